@@ -1,0 +1,75 @@
+// Builds the process's services and the Koa application from them.
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import { Redis } from 'ioredis';
+import type { AppConfig } from './config.js';
+import { createOrm } from './core/db.js';
+import { AppError } from './core/errors.js';
+import { createLogger, type Logger } from './core/logger.js';
+import type { Services } from './core/services.js';
+import { authenticate } from './http/authenticate.js';
+import { errorEnvelope } from './http/envelope.js';
+import { buildOpenApi, renderDocsPage } from './http/openapi.js';
+import { mountRoutes } from './http/pipeline.js';
+import { RateLimiter } from './http/rateLimiter.js';
+import { requestLog } from './http/requestLog.js';
+import { LoginGuard } from './modules/accounts/loginGuard.js';
+import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
+import { routes } from './routes.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export async function createServices(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
+  const orm = await createOrm(config.databaseUrl);
+  // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  await new Promise<void>((resolve) => {
+    if (redis.status === 'ready') return resolve();
+    redis.once('ready', () => resolve());
+    setTimeout(resolve, 2000).unref(); // start degraded rather than not at all
+  });
+  return {
+    config,
+    orm,
+    redis,
+    logger,
+    rateLimiter: new RateLimiter(redis, { keyPrefix: config.redisPrefix }),
+    loginGuard: new LoginGuard(redis, config.redisPrefix),
+    keyUsage: new KeyUsageRecorder(orm, logger),
+  };
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  await services.keyUsage.close();
+  services.redis.disconnect();
+  await services.orm.close(true);
+}
+
+export function buildApp(services: Services): Koa {
+  const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
+  const router = new Router();
+  mountRoutes(router, routes, services);
+
+  const openApi = buildOpenApi(routes, services.config);
+  router.get('/api/openapi.json', (ctx) => { ctx.body = openApi; });
+  const docsPage = renderDocsPage(openApi);
+  router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = docsPage; });
+
+  app.use(requestLog(services.logger));
+  app.use(errorEnvelope(services.config));
+  app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
+  app.use(authenticate(services));
+  app.use(router.routes());
+  // Nothing matched: 405 when the path exists with another method, 404 otherwise, both enveloped.
+  app.use(async (ctx) => {
+    const match = router.match(ctx.path, ctx.method);
+    if (match.path.length > 0 && !match.route) {
+      ctx.set('Allow', [...new Set(match.path.flatMap((l) => l.methods))].join(', '));
+      throw new AppError('method_not_allowed', { method: ctx.method, path: ctx.path });
+    }
+    throw new AppError('route_not_found', { method: ctx.method, path: ctx.path });
+  });
+  return app;
+}

@@ -1,0 +1,51 @@
+// Every error code the API can answer with, in one place (decisions §1). The OpenAPI document
+// lists this table too, so clients can rely on the codes being stable.
+
+export const ERROR_CODES = {
+  validation_failed: { status: 400, message: 'Validation failed: {reason}' },
+  validation_unknown_field: { status: 400, message: "Unknown field '{field}'" },
+  malformed_json: { status: 400, message: 'Request body is not valid JSON' },
+  entity_reference_invalid: { status: 400, message: "{entity} with ID '{id}' does not exist or is not accessible ({field})" },
+  entity_network_mismatch: { status: 400, message: "{entity} with ID '{id}' is on another network" },
+  auth_not_authenticated: { status: 401, message: 'Not authenticated' },
+  auth_invalid_credentials: { status: 401, message: 'Invalid email or password' },
+  auth_permission_denied: { status: 403, message: 'Permission denied: {required} role required' },
+  auth_api_access_disabled: { status: 403, message: 'API access is disabled for this organization' },
+  entity_access_denied: { status: 403, message: "You don't have access to this {entity}" },
+  entity_not_found: { status: 404, message: "{entity} with ID '{id}' not found" },
+  route_not_found: { status: 404, message: 'No route for {method} {path}' },
+  method_not_allowed: { status: 405, message: 'Method {method} not allowed on {path}' },
+  entity_modified: { status: 409, message: '{entity} was modified by someone else (expected {expected}, actual {actual})' },
+  entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },
+  entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
+  payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
+  unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
+  auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },
+  rate_limit_exceeded: { status: 429, message: 'Rate limit exceeded. Try again in {retry_after} seconds.' },
+  internal_error: { status: 500, message: 'Internal server error (request {request_id})' },
+  service_unavailable: { status: 503, message: 'Service unavailable: {reason}' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export type ErrorParams = Record<string, string | number | boolean | null>;
+
+/** The one error type handlers throw; the pipeline turns it into the envelope. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(readonly code: ErrorCode, readonly params: ErrorParams = {}, message?: string) {
+    super(message ?? fillTemplate(ERROR_CODES[code].message, params));
+    this.status = ERROR_CODES[code].status;
+  }
+}
+
+function fillTemplate(template: string, params: ErrorParams): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? ''));
+}
+
+// Shorthands for the errors that every module raises.
+export const notFound = (entity: string, id: string) => new AppError('entity_not_found', { entity, id });
+export const accessDenied = (entity: string, id: string) => new AppError('entity_access_denied', { entity, id });
+export const alreadyExists = (entity: string, field: string, value: string) =>
+  new AppError('entity_already_exists', { entity, field, value });
+export const invalidReference = (entity: string, id: string, field: string) =>
+  new AppError('entity_reference_invalid', { entity, id, field });

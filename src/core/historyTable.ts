@@ -1,0 +1,192 @@
+// The repository of every history-bearing (SCD2) resource. One class, configured per table:
+// tenancy filtering, "as of" reads, optimistic locking and history listing are written here
+// once. The triggers installed by `history_enable()` (see the foundation migration) record the
+// states, so writes here are ordinary INSERT/UPDATE/DELETE statements.
+import type { Db } from './db.js';
+import { AppError, accessDenied, notFound } from './errors.js';
+import type { Scope } from './scope.js';
+
+export interface TableSpec {
+  /** Live table; its states live in `${table}_history`. */
+  table: string;
+  /** Display name used in error params ("Tag", "Network"). */
+  entity: string;
+  /** Columns of the live table, in response order. */
+  columns: readonly string[];
+  /** The column that places a row on a network (`network_id`, or `id` for networks themselves); absent for org-level rows. */
+  networkColumn?: string;
+  /** Unique constraints of the live table → the body field they guard (answered as 409). */
+  unique?: Record<string, string>;
+}
+
+export interface OrderTerm {
+  column: string;
+  direction: 'asc' | 'desc';
+}
+
+export interface ListQuery {
+  /** Extra conditions, ANDed: SQL over alias `t` with `?` placeholders, and their params. */
+  where?: Array<[string, unknown[]]>;
+  order: OrderTerm[];
+  limit: number; // 0 = no limit
+  offset: number;
+  at?: string;
+}
+
+export type Row = Record<string, unknown>;
+
+/** PostgreSQL's UTC text ('2026-11-22 11:53:52.8329+00') → ISO 8601 with microseconds. */
+export function isoTimestamp(value: unknown): string | null {
+  if (value == null) return null;
+  const text = String(value);
+  const m = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:\+00(?::00)?|Z)$/.exec(text);
+  if (!m) return new Date(text).toISOString();
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`;
+}
+
+const isTimestampColumn = (c: string) => c.endsWith('_at') || c === 'valid_from' || c === 'valid_to';
+
+export class HistoryTable {
+  private readonly selectList: string;
+  private readonly timestampColumns: string[];
+
+  constructor(readonly spec: TableSpec) {
+    this.selectList = spec.columns.map((c) => `t.${c}`).join(', ');
+    this.timestampColumns = [...spec.columns, 'valid_to'].filter(isTimestampColumn);
+  }
+
+  /** Live rows, or the states valid at `at`: both expose the same columns plus valid_to. */
+  private source(at: string | undefined): { from: string; where: string[]; params: unknown[] } {
+    if (!at) return { from: `${this.spec.table} t`, where: [], params: [] };
+    return {
+      from: `${this.spec.table}_history t`,
+      where: ['tstzrange(t.valid_from, t.valid_to) @> ?::timestamptz'],
+      params: [at],
+    };
+  }
+
+  private validTo(at: string | undefined): string {
+    return at ? 't.valid_to' : 'null::timestamptz as valid_to';
+  }
+
+  /** Rows leave the repository in API shape: timestamps as ISO 8601 with microseconds. */
+  toResponse(row: Row): Row {
+    const out: Row = { ...row };
+    for (const c of this.timestampColumns) if (c in out) out[c] = isoTimestamp(out[c]);
+    delete out.total_count;
+    return out;
+  }
+
+  /** Tenancy for one row: another organization's is 404, a network outside the scope is 403. */
+  private assertVisible(scope: Scope, row: Row | undefined, id: string): Row {
+    if (!row || row.organization_id !== scope.organizationId) throw notFound(this.spec.entity, id);
+    const net = this.spec.networkColumn;
+    if (net && !scope.networkIds.has(String(row[net]))) throw accessDenied(this.spec.entity, id);
+    return row;
+  }
+
+  async get(db: Db, scope: Scope, id: string, at?: string, lock = false): Promise<Row> {
+    const src = this.source(at);
+    const row = await db.one(
+      `select ${this.selectList}, ${this.validTo(at)} from ${src.from}
+       where ${[...src.where, 't.id = ?'].join(' and ')}${lock ? ' for update' : ''}`,
+      [...src.params, id],
+    );
+    return this.toResponse(this.assertVisible(scope, row, id));
+  }
+
+  async list(db: Db, scope: Scope, q: ListQuery): Promise<{ rows: Row[]; total: number }> {
+    const src = this.source(q.at);
+    const where = [...src.where, 't.organization_id = ?'];
+    const params: unknown[] = [...src.params, scope.organizationId];
+    if (this.spec.networkColumn) {
+      where.push(`t.${this.spec.networkColumn} = any(?::uuid[])`);
+      params.push([...scope.networkIds]);
+    }
+    for (const [sql, p] of q.where ?? []) {
+      where.push(sql);
+      params.push(...p);
+    }
+    // Ordering is total: ties always break by id.
+    const order = [...q.order.map((o) => `t.${o.column} ${o.direction}`), 't.id asc'].join(', ');
+    const page = q.limit > 0 ? ` limit ${q.limit} offset ${q.offset}` : ` offset ${q.offset}`;
+    const body = `from ${src.from} where ${where.join(' and ')}`;
+    const rows = await db.query(
+      `select ${this.selectList}, ${this.validTo(q.at)}, count(*) over () as total_count ${body} order by ${order}${page}`,
+      params,
+    );
+    let total = rows.length ? Number(rows[0]!.total_count) : 0;
+    if (!rows.length && q.offset > 0) {
+      total = Number((await db.one<{ n: string }>(`select count(*) as n ${body}`, params))!.n);
+    }
+    return { rows: rows.map((r) => this.toResponse(r)), total };
+  }
+
+  /** A unique violation is the client's conflict (409), not a server error. */
+  private async guardUnique<T>(values: Row, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      const e = err as { code?: string; constraint?: string; message?: string };
+      const constraint = Object.keys(this.spec.unique ?? {}).find((c) => e.constraint === c || e.message?.includes(`"${c}"`));
+      if (constraint) {
+        const field = this.spec.unique![constraint]!;
+        throw new AppError('entity_already_exists', { entity: this.spec.entity, field, value: String(values[field]) });
+      }
+      throw err;
+    }
+  }
+
+  async insert(db: Db, values: Row): Promise<Row> {
+    const cols = Object.keys(values);
+    return this.guardUnique(values, async () => (await db.one(
+      `insert into ${this.spec.table} (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})
+       returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
+      cols.map((c) => values[c]),
+    ))!).then((r) => this.toResponse(r));
+  }
+
+  /**
+   * Updates a visible row. With `expectedUpdatedAt` the comparison is part of the UPDATE itself,
+   * so of N concurrent writers holding the same value exactly one matches (the row lock
+   * serialises them and the losers re-read the new updated_at).
+   */
+  async update(db: Db, scope: Scope, id: string, values: Row, expectedUpdatedAt?: string | null): Promise<Row> {
+    await this.get(db, scope, id);
+    const cols = Object.keys(values);
+    const params: unknown[] = [...cols.map((c) => values[c]), id];
+    let check = '';
+    if (expectedUpdatedAt) {
+      check = ' and updated_at = ?::timestamptz';
+      params.push(expectedUpdatedAt);
+    }
+    const row = await this.guardUnique(values, () => db.one(
+      `update ${this.spec.table} set ${cols.map((c) => `${c} = ?`).join(', ')} where id = ?${check}
+       returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
+      params,
+    ));
+    if (row) return this.toResponse(row);
+    const current = await this.get(db, scope, id);
+    throw new AppError('entity_modified', {
+      entity: this.spec.entity,
+      id,
+      expected: isoTimestamp(expectedUpdatedAt),
+      actual: isoTimestamp(current.updated_at),
+    });
+  }
+
+  async remove(db: Db, scope: Scope, id: string): Promise<void> {
+    await this.get(db, scope, id, undefined, true);
+    await db.query(`delete from ${this.spec.table} where id = ?`, [id]);
+  }
+
+  /** Every state of one entity, newest first; a deleted entity keeps its history. */
+  async history(db: Db, scope: Scope, id: string): Promise<Row[]> {
+    const rows = await db.query(
+      `select ${this.selectList}, t.valid_to from ${this.spec.table}_history t where t.id = ? order by t.valid_from desc`,
+      [id],
+    );
+    this.assertVisible(scope, rows[0], id);
+    return rows.map((r) => this.toResponse(r));
+  }
+}

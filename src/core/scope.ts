@@ -1,0 +1,39 @@
+// Tenancy in one place. Every request that passes authentication carries a Scope: the
+// organization, the role and the concrete set of networks the principal may touch now.
+// Repositories take a Scope and filter by it, so no query can forget the tenant.
+import { AppError, accessDenied, notFound } from './errors.js';
+import type { Role } from '../modules/accounts/entities.js';
+
+export const ROLE_RANK: Record<Role, number> = { Owner: 4, Admin: 3, Member: 2, Viewer: 1 };
+
+export type PrincipalKind = 'session' | 'api_key' | 'daemon';
+
+export interface Scope {
+  kind: PrincipalKind;
+  organizationId: string;
+  userId: string;
+  role: Role;
+  /** The networks this principal may see: user's grants (all for Owner/Admin) ∩ the key's list. */
+  networkIds: ReadonlySet<string>;
+  apiKeyId?: string;
+}
+
+export function hasRole(scope: Scope, required: Role): boolean {
+  return ROLE_RANK[scope.role] >= ROLE_RANK[required];
+}
+
+export function requireRole(scope: Scope, required: Role): void {
+  if (!hasRole(scope, required)) throw new AppError('auth_permission_denied', { required });
+}
+
+/**
+ * The one authorization check over a set of network ids: every id must be a network of the
+ * caller's organization (else 404, never revealing another tenant) and inside the caller's
+ * scope (else 403). `knownNetworkIds` are the org's networks that exist, looked up by the caller.
+ */
+export function assertNetworksVisible(scope: Scope, requested: Iterable<string>, orgNetworkIds: ReadonlySet<string>): void {
+  for (const id of requested) {
+    if (!orgNetworkIds.has(id)) throw notFound('Network', id);
+    if (!scope.networkIds.has(id)) throw accessDenied('Network', id);
+  }
+}

@@ -1,0 +1,57 @@
+// Runs before routing on /api: resolves the caller (Bearer wins over the cookie) and spends a
+// token of its rate-limit bucket. A bad credential is remembered, not thrown: public routes
+// still answer, protected ones answer 401 in the pipeline, and the request is limited per IP.
+import type { Context, Next } from 'koa';
+import { Db } from '../core/db.js';
+import { AppError } from '../core/errors.js';
+import type { Scope } from '../core/scope.js';
+import type { Services } from '../core/services.js';
+import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromSession } from '../modules/accounts/principal.js';
+
+/** Free of the limiter (decisions §4). */
+const UNLIMITED = new Set(['/api/health', '/api/version']);
+
+export function sessionCookieOptions(services: Services) {
+  return { httpOnly: true, sameSite: 'lax' as const, secure: services.config.secureCookies, path: '/', maxAge: SESSION_TTL_MS, overwrite: true };
+}
+
+async function resolve(ctx: Context, services: Services): Promise<Scope | undefined> {
+  const authorization = ctx.get('Authorization');
+  const db = new Db(services.orm.em.fork());
+  if (authorization) {
+    const match = /^Bearer ([A-Za-z0-9_\-.]{1,200})$/.exec(authorization);
+    if (!match || !match[1]!.startsWith('scp_u_')) throw new AppError('auth_not_authenticated');
+    const scope = await scopeFromApiKey(db, match[1]!);
+    services.keyUsage.touch(scope.apiKeyId!);
+    return scope;
+  }
+  const sessionId = ctx.cookies.get(SESSION_COOKIE);
+  if (!sessionId) return undefined;
+  const { scope, refreshed } = await scopeFromSession(db, sessionId);
+  if (refreshed) {
+    if (services.config.secureCookies) ctx.cookies.secure = true;
+    ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
+  }
+  return scope;
+}
+
+export function authenticate(services: Services) {
+  return async (ctx: Context, next: Next) => {
+    if (!ctx.path.startsWith('/api/') || UNLIMITED.has(ctx.path)) return next();
+    try {
+      ctx.state.scope = await resolve(ctx, services);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      ctx.state.authError = err;
+    }
+    const scope = ctx.state.scope as Scope | undefined;
+    const [key, policy]: [string, BucketPolicy] = scope
+      ? [`user:${scope.userId}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket
+      : [`ip:${ctx.ip}`, RATE_POLICIES.anonymous];
+    const decision = await services.rateLimiter.take(key, policy);
+    ctx.set(rateLimitHeaders(decision));
+    if (!decision.allowed) throw new AppError('rate_limit_exceeded', { retry_after: decision.retryAfterSeconds });
+    return next();
+  };
+}

@@ -1,0 +1,81 @@
+// The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
+import type { Context, Next } from 'koa';
+import Joi from 'joi';
+import { AppError, type ErrorParams } from '../core/errors.js';
+import type { AppConfig } from '../config.js';
+
+export interface Pagination {
+  total_count: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+/** What a list handler returns; the pipeline turns it into data + meta.pagination. */
+export class Page<T = unknown> {
+  constructor(readonly items: T[], readonly pagination: Pagination) {}
+
+  static of<T>(items: T[], total: number, limit: number, offset: number): Page<T> {
+    return new Page(items, { total_count: total, limit, offset, has_more: limit > 0 && offset + items.length < total });
+  }
+}
+
+export function meta(config: AppConfig, extra: Record<string, unknown> = {}) {
+  return { api_version: config.apiVersion, server_version: config.serverVersion, ...extra };
+}
+
+export function sendError(ctx: Context, config: AppConfig, err: AppError): void {
+  ctx.status = err.status;
+  const body: Record<string, unknown> = { success: false, error: err.message, code: err.code };
+  if (Object.keys(err.params).length) body.params = err.params;
+  body.meta = meta(config);
+  ctx.body = body;
+}
+
+/** Translates whatever a request threw into an AppError; anything unexpected is a logged 500. */
+export function toAppError(err: unknown, requestId: string): AppError {
+  if (err instanceof AppError) return err;
+  if (Joi.isError(err)) return fromJoi(err as Joi.ValidationError, 'body');
+  const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean; code?: string; constraint?: string };
+  const status = e.status ?? e.statusCode;
+  if (status === 413 || e.type === 'entity.too.large') return new AppError('payload_too_large', { limit: 1048576 });
+  if (status === 415) return new AppError('unsupported_media_type');
+  if (status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected|invalid/i.test(e.message ?? ''))) {
+    return new AppError('malformed_json');
+  }
+  if (status && status >= 400 && status < 500 && e.expose) {
+    return new AppError('validation_failed', { field: 'body', reason: e.message ?? 'bad request' });
+  }
+  // PostgreSQL refusing input that slipped past validation (e.g. out-of-range number): still the client's fault.
+  if (e.code === '22P02' || e.code === '22003' || e.code === '22007' || e.code === '22008') {
+    return new AppError('validation_failed', { field: 'request', reason: 'value out of range or malformed' });
+  }
+  return new AppError('internal_error', { request_id: requestId });
+}
+
+export function fromJoi(err: Joi.ValidationError, where: 'body' | 'query' | 'params'): AppError {
+  const detail = err.details[0]!;
+  const path = detail.path.join('.');
+  const field = where === 'body' ? path || 'body' : path ? `${where}.${path}` : where;
+  if (detail.type === 'object.unknown') return new AppError('validation_unknown_field', { field }, `Unknown field '${field}'`);
+  const reason = detail.message.replace(/"/g, "'");
+  return new AppError('validation_failed', { field, reason }, `Validation failed: ${reason}`);
+}
+
+/** Outermost middleware: every error below becomes an envelope; 500s are logged with the stack. */
+export function errorEnvelope(config: AppConfig) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (err) {
+      const appError = toAppError(err, ctx.state.requestId);
+      if (appError.code === 'internal_error') ctx.state.log?.error({ err }, 'unhandled error');
+      if (appError.code === 'rate_limit_exceeded' || appError.code === 'auth_login_locked') {
+        ctx.set('Retry-After', String(appError.params.retry_after));
+      }
+      sendError(ctx, config, appError);
+    }
+  };
+}
+
+export type { ErrorParams };

@@ -1,0 +1,140 @@
+// Shared token buckets in Redis, with an in-process fallback when Redis is down.
+//
+// One Lua script per request = one round trip, atomic across any number of API
+// processes, and the clock is Redis's own TIME so processes with skewed clocks
+// still agree. Each bucket is a single small hash {u, t} that PEXPIREs when it
+// would be full anyway (a missing key *is* a full bucket), so memory does not
+// grow per request.
+import type { Redis } from 'ioredis';
+import { takeToken, UNITS_PER_TOKEN, type BucketPolicy, type BucketState, type RateDecision } from '../core/tokenBucket.js';
+
+/**
+ * Lua port of takeToken() in src/core/tokenBucket.ts. THE TWO MUST STAY IN STEP
+ * (same units, same order of operations); test/http/rateLimiter.spec.ts checks it.
+ * KEYS[1] = bucket hash; ARGV = capacity, refillPerMinute[, nowMs (tests only)].
+ * Hash fields: u = tokens in units of 1/60000 token (integer), t = updatedAt ms.
+ * Returns {allowed 0|1, remaining, resetSeconds, retryAfterSeconds}.
+ */
+export const TAKE_TOKEN_LUA = `
+local UNIT = ${UNITS_PER_TOKEN}
+local rate = tonumber(ARGV[2])
+local cap = tonumber(ARGV[1]) * UNIT
+local now = tonumber(ARGV[3])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local h = redis.call('HMGET', KEYS[1], 'u', 't')
+local units = tonumber(h[1])
+local updated = tonumber(h[2])
+if not units or not updated then
+  units = cap
+  updated = now
+end
+local elapsed = math.max(0, now - updated)
+units = math.min(cap, units + elapsed * rate)
+updated = math.max(updated, now)
+local allowed = 0
+if units >= UNIT then
+  units = units - UNIT
+  allowed = 1
+end
+local missing = cap - units
+redis.call('HSET', KEYS[1], 'u', units, 't', updated)
+-- expire once it would be full anyway: the missing key then reads as full
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(missing / rate)))
+local retry = 0
+if allowed == 0 then
+  retry = math.max(1, math.ceil((UNIT - units) / (rate * 1000)))
+end
+return {allowed, math.floor(units / UNIT), math.ceil(missing / (rate * 1000)), retry}
+`;
+
+const COMMAND = 'rateLimitTake';
+type TakeCommand = (key: string, capacity: number, refillPerMinute: number, nowMs?: number) => Promise<[number, number, number, number]>;
+
+/** Register the script on a client (idempotent); exported for the agreement test. */
+export function defineTakeCommand(redis: Redis): TakeCommand {
+  const r = redis as unknown as Record<string, TakeCommand>;
+  if (typeof r[COMMAND] !== 'function') redis.defineCommand(COMMAND, { lua: TAKE_TOKEN_LUA, numberOfKeys: 1 });
+  return (...args) => r[COMMAND](...args);
+}
+
+// Fallback map housekeeping: sweep full buckets at most this often, and never
+// keep more than MAX_LOCAL entries (oldest first out: a dropped bucket just
+// reads as full, i.e. slightly lenient while degraded).
+const SWEEP_EVERY_MS = 5_000;
+const MAX_LOCAL = 50_000;
+
+export class RateLimiter {
+  private readonly take_: TakeCommand;
+  private readonly keyPrefix: string;
+  private readonly redisTimeoutMs: number;
+  private readonly local = new Map<string, { state: BucketState; fullAtMs: number }>();
+  private lastSweepMs = 0;
+  private degraded_ = false;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: { keyPrefix?: string; redisTimeoutMs?: number } = {},
+  ) {
+    this.keyPrefix = opts.keyPrefix ?? '';
+    this.redisTimeoutMs = opts.redisTimeoutMs ?? 100;
+    this.take_ = defineTakeCommand(redis);
+  }
+
+  /** True while the last decision came from the in-process fallback. */
+  get degraded(): boolean {
+    return this.degraded_;
+  }
+
+  async take(key: string, policy: BucketPolicy): Promise<RateDecision> {
+    // Not connected: don't queue or wait, answer locally right away.
+    if (this.redis.status === 'ready') {
+      try {
+        const [allowed, remaining, resetSeconds, retryAfterSeconds] = await this.withTimeout(
+          this.take_(`${this.keyPrefix}rl:${key}`, policy.capacity, policy.refillPerMinute),
+        );
+        this.degraded_ = false;
+        return { allowed: allowed === 1, remaining, resetSeconds, retryAfterSeconds, limit: policy.refillPerMinute };
+      } catch {
+        // fall through: errors and timeouts are treated like an outage
+      }
+    }
+    this.degraded_ = true;
+    return this.takeLocal(key, policy);
+  }
+
+  // A timed-out script may still run in Redis later; counting that request in
+  // both buckets is harmless (it only errs on the strict side, once).
+  private withTimeout<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('rate limiter: redis timeout')), this.redisTimeoutMs);
+    });
+    p.catch(() => {}); // a late rejection after the timeout must not be unhandled
+    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private takeLocal(key: string, policy: BucketPolicy): RateDecision {
+    const now = Date.now();
+    this.sweep(now);
+    const { decision, state } = takeToken(this.local.get(key)?.state, now, policy);
+    // Re-insert so Map order is least-recently-used first (for the MAX_LOCAL cap).
+    this.local.delete(key);
+    const missingMs = ((policy.capacity - state.tokens) * 60_000) / policy.refillPerMinute;
+    this.local.set(key, { state, fullAtMs: state.updatedAtMs + missingMs });
+    return decision;
+  }
+
+  private sweep(now: number): void {
+    if (now - this.lastSweepMs >= SWEEP_EVERY_MS) {
+      this.lastSweepMs = now;
+      for (const [k, v] of this.local) if (v.fullAtMs <= now) this.local.delete(k);
+    }
+    for (const k of this.local.keys()) {
+      if (this.local.size < MAX_LOCAL) break;
+      this.local.delete(k);
+    }
+  }
+}

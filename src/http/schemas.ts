@@ -1,0 +1,80 @@
+// Joi fragments shared by every module: ids, names, pagination, `at`, colours.
+import Joi from 'joi';
+import { AppError } from '../core/errors.js';
+
+export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uuidv3', 'uuidv4', 'uuidv5', 'uuidv6', 'uuidv7', 'uuidv8'] });
+export const idParams = Joi.object({ id: uuid().required() });
+export const name = () => Joi.string().trim().min(1).max(100);
+export const description = () => Joi.string().max(500).allow(null, '').empty('').default(null);
+export const timestamp = () => Joi.string().isoDate();
+
+export const COLORS = [
+  'Pink', 'Rose', 'Red', 'Amber', 'Orange', 'Green', 'Emerald', 'Teal', 'Cyan',
+  'Blue', 'Indigo', 'Purple', 'Fuchsia', 'Violet', 'Sky', 'Gray', 'Lime', 'Yellow',
+] as const;
+export const color = () => Joi.string().valid(...COLORS);
+
+/** A tag-id list: duplicates collapse (decisions §6); existence is checked by the service. */
+export const tagIds = () =>
+  Joi.array().items(uuid()).max(100).custom((ids: string[]) => [...new Set(ids)]);
+
+/**
+ * `at`: an ISO 8601 instant with an offset, not in the future (decisions §5). Kept as a string so
+ * PostgreSQL compares it at microsecond precision.
+ */
+export const at = () =>
+  Joi.string()
+    .pattern(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:?\d\d)$/, 'ISO 8601 date-time with offset')
+    .custom((value: string) => {
+      if (Number.isNaN(Date.parse(value))) throw new Error('is not a valid date-time');
+      if (Date.parse(value) > Date.now() + 1000) throw new Error('must not be in the future');
+      return value;
+    });
+
+export const pagination = {
+  limit: Joi.number().integer().min(0).max(1000).default(50),
+  offset: Joi.number().integer().min(0).max(2147483647).default(0),
+};
+
+/** Query of a paginated list with `at`, plus the route's own filters. */
+export const listQuery = (extra: Record<string, Joi.Schema> = {}) => Joi.object({ ...pagination, at: at(), ...extra });
+
+export const orderQuery = (fields: readonly string[]) => ({
+  group_by: Joi.string().valid(...fields).allow(null),
+  order_by: Joi.string().valid(...fields).allow(null),
+  order_direction: Joi.string().valid('asc', 'desc').allow(null).default('asc'),
+});
+
+/** Turns group_by / order_by / order_direction into order terms (decisions §3). */
+export function orderTerms(
+  q: { group_by?: string | null; order_by?: string | null; order_direction?: 'asc' | 'desc' | null },
+  columns: Record<string, string>,
+  fallback: string,
+): Array<{ column: string; direction: 'asc' | 'desc' }> {
+  const terms: Array<{ column: string; direction: 'asc' | 'desc' }> = [];
+  if (q.group_by) terms.push({ column: columns[q.group_by]!, direction: 'asc' });
+  if (q.order_by) terms.push({ column: columns[q.order_by]!, direction: q.order_direction ?? 'asc' });
+  if (!terms.length) terms.push({ column: columns[fallback]!, direction: q.order_direction ?? 'asc' });
+  return terms;
+}
+
+/**
+ * Server-owned fields a client may send back from what it read (GET, change, PUT): accepted and
+ * ignored (decisions §1, mass assignment). Anything else unknown is validation_unknown_field.
+ */
+export const SERVER_OWNED = [
+  'organization_id', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'lineage_id', 'source',
+  'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'version_status', 'last_used_at', 'user_id',
+] as const;
+
+export function body(keys: Record<string, Joi.Schema>, ignored: readonly string[] = SERVER_OWNED) {
+  const strip = Object.fromEntries(ignored.filter((k) => !(k in keys)).map((k) => [k, Joi.any().strip()]));
+  return Joi.object({ ...strip, ...keys }).unknown(false);
+}
+
+/** A body `id` must equal the path id when sent (a client echoing the resource back). */
+export function assertSameId(pathId: string, bodyId: string | undefined): void {
+  if (bodyId !== undefined && bodyId !== pathId) {
+    throw new AppError('validation_failed', { field: 'id', reason: 'must equal the id in the path' });
+  }
+}

@@ -1,0 +1,79 @@
+// Who is calling: resolves a Bearer key or a session cookie to a Scope in one query.
+import type { Db } from '../../core/db.js';
+import { AppError } from '../../core/errors.js';
+import { sha256Hex } from '../../core/secrets.js';
+import { ROLE_RANK, type Scope } from '../../core/scope.js';
+import type { Role } from './entities.js';
+
+export const SESSION_COOKIE = 'session_id';
+export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
+/** Sliding expiry is written at most once an hour per session, not on every request. */
+const SESSION_REFRESH_MS = 3600 * 1000;
+
+// The networks a user sees: all of the org's for Owner/Admin, the granted ones otherwise.
+const USER_NETWORKS = `array(
+  select n.id from networks n
+  where n.organization_id = u.organization_id
+    and (u.permissions in ('Owner', 'Admin')
+         or exists (select 1 from user_network_access a where a.user_id = u.id and a.network_id = n.id)))`;
+
+interface KeyRow {
+  key_id: string; user_id: string; organization_id: string; user_role: Role; key_role: Role;
+  key_networks: string[] | null; is_enabled: boolean; expired: boolean; api_access_enabled: boolean; network_ids: string[];
+}
+
+interface SessionRow {
+  user_id: string; organization_id: string; user_role: Role; network_ids: string[]; expires_in_ms: number;
+}
+
+const minRole = (a: Role, b: Role): Role => (ROLE_RANK[a] <= ROLE_RANK[b] ? a : b);
+
+export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
+  const row = await db.one<KeyRow>(
+    `select k.id as key_id, u.id as user_id, u.organization_id, u.permissions as user_role, k.permissions as key_role,
+            k.network_ids as key_networks, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired,
+            o.api_access_enabled, ${USER_NETWORKS} as network_ids
+     from user_api_keys k join users u on u.id = k.user_id join organizations o on o.id = u.organization_id
+     where k.key_hash = ?`,
+    [sha256Hex(token)],
+  );
+  if (!row || !row.is_enabled || row.expired) throw new AppError('auth_not_authenticated');
+  if (!row.api_access_enabled) throw new AppError('auth_api_access_disabled');
+  // The key sees the intersection of its own list with what its user sees now (decisions §2).
+  const keyNetworks = row.key_networks ? new Set(row.key_networks) : null;
+  return {
+    kind: 'api_key',
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    role: minRole(row.key_role, row.user_role),
+    networkIds: new Set(row.network_ids.filter((id) => !keyNetworks || keyNetworks.has(id))),
+    apiKeyId: row.key_id,
+  };
+}
+
+/** Resolves a session; returns whether its sliding expiry was extended (the cookie is then re-sent). */
+export async function scopeFromSession(db: Db, sessionId: string): Promise<{ scope: Scope; refreshed: boolean }> {
+  const idHash = sha256Hex(sessionId);
+  const row = await db.one<SessionRow>(
+    `select u.id as user_id, u.organization_id, u.permissions as user_role, ${USER_NETWORKS} as network_ids,
+            (extract(epoch from (s.expires_at - now())) * 1000)::float8 as expires_in_ms
+     from sessions s join users u on u.id = s.user_id
+     where s.id_hash = ? and s.expires_at > now()`,
+    [idHash],
+  );
+  if (!row) throw new AppError('auth_not_authenticated');
+  const refreshed = SESSION_TTL_MS - row.expires_in_ms > SESSION_REFRESH_MS;
+  if (refreshed) {
+    await db.query(`update sessions set expires_at = now() + make_interval(secs => ?) where id_hash = ?`, [SESSION_TTL_MS / 1000, idHash]);
+  }
+  return {
+    scope: {
+      kind: 'session',
+      organizationId: row.organization_id,
+      userId: row.user_id,
+      role: row.user_role,
+      networkIds: new Set(row.network_ids),
+    },
+    refreshed,
+  };
+}

@@ -1,0 +1,28 @@
+import Joi from 'joi';
+import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { ROLES } from './entities.js';
+
+export const email = () => Joi.string().trim().email({ tlds: false }).max(254);
+export const password = () => Joi.string().min(10).max(200);
+export const role = () => Joi.string().valid(...ROLES);
+
+export const registerBody = body({ email: email().required(), password: password().required(), organization_name: name().required() });
+export const loginBody = body({ email: email().required(), password: Joi.string().max(200).required() });
+export const userCreateBody = body({
+  email: email().required(), password: password().required(), permissions: role().default('Viewer'),
+  network_ids: Joi.array().items(uuid()).unique().max(1000).default([]),
+});
+export const userUpdateBody = body({
+  id: uuid(), email: Joi.any().strip(), permissions: role().required(),
+  network_ids: Joi.array().items(uuid()).unique().max(1000).default([]),
+});
+export const organizationBody = body({ id: uuid(), name: name().required(), api_access_enabled: Joi.boolean().required() });
+export const userListQuery = Joi.object(pagination);
+
+export const userResponse = Joi.object({
+  id: uuid(), email: Joi.string(), organization_id: uuid(), permissions: role(), network_ids: Joi.array().items(uuid()),
+  created_at: timestamp(), updated_at: timestamp(),
+}).label('User');
+export const organizationResponse = Joi.object({
+  id: uuid(), name: Joi.string(), api_access_enabled: Joi.boolean(), created_at: timestamp(), updated_at: timestamp(),
+}).label('Organization');

@@ -1,0 +1,194 @@
+// Register, login, logout, the current user; users of an organization; the organization itself.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Db } from '../../core/db.js';
+import { AppError, invalidReference, notFound } from '../../core/errors.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, randomBase62, sha256Hex, verifyPassword } from '../../core/secrets.js';
+import { ROLE_RANK, type Scope } from '../../core/scope.js';
+import type { Services } from '../../core/services.js';
+import { Page } from '../../http/envelope.js';
+import { networkService } from '../networks/service.js';
+import { Organization, Session, User, type Role } from './entities.js';
+import { SESSION_TTL_MS } from './principal.js';
+
+export interface UserView {
+  id: string; email: string; organization_id: string; permissions: Role; network_ids: string[];
+  created_at: string; updated_at: string;
+}
+
+/** The networks a user sees: all for Owner/Admin, the granted ones otherwise. */
+async function userNetworkIds(db: Db, user: User): Promise<string[]> {
+  const rows = ROLE_RANK[user.permissions] >= ROLE_RANK.Admin
+    ? await db.query<{ id: string }>(`select id from networks where organization_id = ? order by created_at, id`, [user.organizationId])
+    : await db.query<{ id: string }>(
+        `select n.id from user_network_access a join networks n on n.id = a.network_id where a.user_id = ? order by n.created_at, n.id`,
+        [user.id],
+      );
+  return rows.map((r) => r.id);
+}
+
+async function toView(db: Db, user: User): Promise<UserView> {
+  return {
+    id: user.id, email: user.email, organization_id: user.organizationId, permissions: user.permissions,
+    network_ids: await userNetworkIds(db, user),
+    created_at: new Date(user.createdAt).toISOString(), updated_at: new Date(user.updatedAt).toISOString(),
+  };
+}
+
+const em = (db: Db) => db.em as EntityManager;
+
+async function assertEmailFree(db: Db, email: string): Promise<void> {
+  if (await em(db).findOne(User, { email: email.toLowerCase() })) throw new AppError('entity_already_exists', { entity: 'User', field: 'email', value: email });
+}
+
+/** Network grants name networks of the caller's organization (400 otherwise). */
+async function assertOrgNetworks(db: Db, scope: Scope, ids: string[]): Promise<void> {
+  const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = any(?::uuid[])`, [scope.organizationId, ids]);
+  const known = new Set(rows.map((r) => r.id));
+  const missing = ids.find((id) => !known.has(id));
+  if (missing) throw invalidReference('Network', missing, 'network_ids');
+}
+
+/** An admin may only hand out roles up to their own, and only the Owner touches an Owner. */
+function assertMayAssign(scope: Scope, role: Role): void {
+  if (ROLE_RANK[role] > ROLE_RANK[scope.role]) throw new AppError('auth_permission_denied', { required: role });
+}
+
+export const accountService = {
+  async register(db: Db, services: Services, input: { email: string; password: string; organization_name: string }) {
+    const passwordHash = await hashPassword(input.password);
+    return db.transaction(async (tx) => {
+      await assertEmailFree(tx, input.email);
+      const org = em(tx).create(Organization, { id: randomUUID(), name: input.organization_name, apiAccessEnabled: true });
+      await em(tx).flush(); // ids are plain columns, not relations: the ORM cannot order these inserts itself
+      const user = em(tx).create(User, {
+        id: randomUUID(), organizationId: org.id, email: input.email.toLowerCase(), passwordHash, permissions: 'Owner',
+      });
+      await em(tx).flush();
+      if (services.config.createDefaultNetwork) {
+        const ownerScope: Scope = { kind: 'session', organizationId: org.id, userId: user.id, role: 'Owner', networkIds: new Set() };
+        await networkService.create(tx, ownerScope, { name: 'Default', description: null, tags: [] });
+      }
+      return toView(tx, user);
+    });
+  },
+
+  /** Checks the password (with lockout) and opens a session; returns the user and the new session id. */
+  async login(db: Db, services: Services, input: { email: string; password: string }) {
+    await services.loginGuard.assertNotLocked(input.email);
+    const user = await em(db).findOne(User, { email: input.email.toLowerCase() });
+    // Unknown emails cost the same time as wrong passwords, so timing does not reveal accounts.
+    const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !ok) {
+      await services.loginGuard.recordFailure(input.email);
+      throw new AppError('auth_invalid_credentials');
+    }
+    await services.loginGuard.clear(input.email);
+    const sessionId = randomBase62(43); // a fresh id at every login (session fixation)
+    em(db).create(Session, { idHash: sha256Hex(sessionId), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) });
+    await em(db).flush();
+    return { user: await toView(db, user), sessionId };
+  },
+
+  async logout(db: Db, sessionId: string | undefined): Promise<void> {
+    if (sessionId) await db.query(`delete from sessions where id_hash = ?`, [sha256Hex(sessionId)]);
+  },
+
+  async me(db: Db, scope: Scope): Promise<UserView> {
+    const user = await em(db).findOne(User, { id: scope.userId });
+    if (!user) throw new AppError('auth_not_authenticated');
+    return toView(db, user);
+  },
+
+  // ---- Users of the organization (Admin) ----
+  async listUsers(db: Db, scope: Scope, q: { limit: number; offset: number }) {
+    const [users, total] = await em(db).findAndCount(
+      User,
+      { organizationId: scope.organizationId },
+      { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit || undefined, offset: q.offset },
+    );
+    return Page.of(await Promise.all(users.map((u) => toView(db, u))), total, q.limit, q.offset);
+  },
+
+  async findUser(db: Db, scope: Scope, id: string): Promise<User> {
+    const user = await em(db).findOne(User, { id, organizationId: scope.organizationId });
+    if (!user) throw notFound('User', id);
+    return user;
+  },
+
+  async getUser(db: Db, scope: Scope, id: string) {
+    return toView(db, await this.findUser(db, scope, id));
+  },
+
+  async createUser(db: Db, scope: Scope, input: { email: string; password: string; permissions: Role; network_ids: string[] }) {
+    assertMayAssign(scope, input.permissions);
+    const passwordHash = await hashPassword(input.password);
+    return db.transaction(async (tx) => {
+      await assertEmailFree(tx, input.email);
+      await assertOrgNetworks(tx, scope, input.network_ids);
+      const user = em(tx).create(User, {
+        id: randomUUID(), organizationId: scope.organizationId, email: input.email.toLowerCase(), passwordHash, permissions: input.permissions,
+      });
+      await em(tx).flush();
+      await this.grantNetworks(tx, user.id, input.network_ids);
+      return toView(tx, user);
+    });
+  },
+
+  async updateUser(db: Db, scope: Scope, id: string, input: { permissions: Role; network_ids: string[] }) {
+    return db.transaction(async (tx) => {
+      const user = await this.findUser(tx, scope, id);
+      assertMayAssign(scope, user.permissions);
+      assertMayAssign(scope, input.permissions);
+      await assertOrgNetworks(tx, scope, input.network_ids);
+      if (user.permissions === 'Owner' && input.permissions !== 'Owner') await this.assertAnotherOwner(tx, scope, user.id);
+      user.permissions = input.permissions;
+      await em(tx).flush();
+      await this.grantNetworks(tx, user.id, input.network_ids);
+      return toView(tx, user);
+    });
+  },
+
+  async removeUser(db: Db, scope: Scope, id: string) {
+    await db.transaction(async (tx) => {
+      const user = await this.findUser(tx, scope, id);
+      assertMayAssign(scope, user.permissions);
+      if (user.permissions === 'Owner') await this.assertAnotherOwner(tx, scope, user.id);
+      await em(tx).remove(user).flush();
+    });
+  },
+
+  async grantNetworks(db: Db, userId: string, networkIds: string[]) {
+    await db.query(`delete from user_network_access where user_id = ?`, [userId]);
+    if (networkIds.length) {
+      await db.query(`insert into user_network_access (user_id, network_id) select ?, unnest(?::uuid[])`, [userId, networkIds]);
+    }
+  },
+
+  /** An organization never loses its last Owner. */
+  async assertAnotherOwner(db: Db, scope: Scope, userId: string) {
+    const others = await em(db).count(User, { organizationId: scope.organizationId, permissions: 'Owner', id: { $ne: userId } });
+    if (!others) throw new AppError('entity_in_use', { entity: 'User', id: userId, used_by: 'organization (last Owner)' }, 'The last Owner of an organization cannot be removed or demoted');
+  },
+
+  // ---- The organization (Owner) ----
+  async getOrganization(db: Db, scope: Scope) {
+    const org = await em(db).findOneOrFail(Organization, { id: scope.organizationId });
+    return orgView(org);
+  },
+
+  async updateOrganization(db: Db, scope: Scope, input: { name: string; api_access_enabled: boolean }) {
+    const org = await em(db).findOneOrFail(Organization, { id: scope.organizationId });
+    org.name = input.name;
+    org.apiAccessEnabled = input.api_access_enabled;
+    await em(db).flush();
+    return orgView(org);
+  },
+};
+
+function orgView(org: Organization) {
+  return {
+    id: org.id, name: org.name, api_access_enabled: org.apiAccessEnabled,
+    created_at: new Date(org.createdAt).toISOString(), updated_at: new Date(org.updatedAt).toISOString(),
+  };
+}

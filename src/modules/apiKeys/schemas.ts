@@ -1,0 +1,23 @@
+import Joi from 'joi';
+import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { role } from '../accounts/schemas.js';
+
+const fields = {
+  id: uuid(),
+  name: name().required(),
+  permissions: role(),
+  network_ids: Joi.array().items(uuid()).unique().max(1000).allow(null),
+  expires_at: timestamp().allow(null),
+  is_enabled: Joi.boolean(),
+  key: Joi.any().strip(),
+};
+export const apiKeyCreateBody = body(fields);
+export const apiKeyUpdateBody = body(fields);
+export const apiKeyListQuery = Joi.object(pagination);
+
+export const apiKeyResponse = Joi.object({
+  id: uuid(), name: Joi.string(), user_id: uuid(), organization_id: uuid(), permissions: role(),
+  network_ids: Joi.array().items(uuid()).allow(null), expires_at: timestamp().allow(null), is_enabled: Joi.boolean(),
+  last_used_at: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
+}).label('UserApiKey');
+export const apiKeyCreated = Joi.object({ api_key: apiKeyResponse, key: Joi.string().pattern(/^scp_u_[0-9A-Za-z]{32}$/) }).label('UserApiKeyCreated');

@@ -1,0 +1,20 @@
+import Joi from 'joi';
+import { body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+
+export const NETWORK_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
+
+export const networkListQuery = listQuery(orderQuery(NETWORK_ORDER_FIELDS));
+
+export const networkWrite = body({
+  id: uuid(),
+  name: name().required(),
+  description: description(),
+  tags: tagIds().default([]),
+  expected_updated_at: timestamp().allow(null),
+});
+
+export const networkResponse = Joi.object({
+  id: uuid(), organization_id: uuid(), name: Joi.string(), description: Joi.string().allow(null),
+  tags: Joi.array().items(uuid()), lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(),
+  valid_from: timestamp(), valid_to: timestamp().allow(null),
+}).label('Network');

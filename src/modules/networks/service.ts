@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { HistoryTable } from '../../core/historyTable.js';
+import { assertNetworksVisible, type Scope } from '../../core/scope.js';
+import { Page } from '../../http/envelope.js';
+import { assertSameId, orderTerms } from '../../http/schemas.js';
+import { tagService } from '../tags/service.js';
+
+export const networkTable = new HistoryTable({
+  table: 'networks',
+  entity: 'Network',
+  columns: ['id', 'organization_id', 'name', 'description', 'tags', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
+  networkColumn: 'id', // a network is in scope when it is one of the caller's networks
+});
+
+export interface NetworkInput {
+  id?: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  expected_updated_at?: string | null;
+}
+
+const ORDER_COLUMNS = { name: 'name', created_at: 'created_at', updated_at: 'updated_at' };
+
+export const networkService = {
+  async list(db: Db, scope: Scope, q: Record<string, any>) {
+    const { rows, total } = await networkTable.list(db, scope, {
+      order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+    });
+    return Page.of(rows, total, q.limit, q.offset);
+  },
+
+  get: (db: Db, scope: Scope, id: string, at?: string) => networkTable.get(db, scope, id, at),
+
+  async create(db: Db, scope: Scope, input: NetworkInput) {
+    return db.transaction(async (tx) => {
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      return networkTable.insert(tx, {
+        id: randomUUID(), organization_id: scope.organizationId, name: input.name, description: input.description, tags: input.tags,
+      });
+    });
+  },
+
+  async update(db: Db, scope: Scope, id: string, input: NetworkInput) {
+    assertSameId(id, input.id);
+    return db.transaction(async (tx) => {
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      return networkTable.update(tx, scope, id, { name: input.name, description: input.description, tags: input.tags }, input.expected_updated_at);
+    });
+  },
+
+  remove: (db: Db, scope: Scope, id: string) => networkTable.remove(db, scope, id),
+
+  history: (db: Db, scope: Scope, id: string) => networkTable.history(db, scope, id),
+
+  /**
+   * The `network_id` filter of every network-level list (decisions §3): a network of the org in
+   * scope narrows the list; outside the scope is 403; unknown or another org's is 404.
+   */
+  async assertFilterable(db: Db, scope: Scope, networkId: string): Promise<void> {
+    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = ?`, [scope.organizationId, networkId]);
+    assertNetworksVisible(scope, [networkId], new Set(rows.map((r) => r.id)));
+  },
+};

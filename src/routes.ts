@@ -1,0 +1,9 @@
+// Every endpoint of the API, module by module.
+import type { RouteDef } from './http/pipeline.js';
+import { systemRoutes } from './modules/system/routes.js';
+import { accountRoutes } from './modules/accounts/routes.js';
+import { apiKeyRoutes } from './modules/apiKeys/routes.js';
+import { networkRoutes } from './modules/networks/routes.js';
+import { tagRoutes } from './modules/tags/routes.js';
+
+export const routes: RouteDef[] = [...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes];

@@ -1,0 +1,214 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { RATE_POLICIES, takeToken, type BucketPolicy, type BucketState } from '../../src/core/tokenBucket.js';
+import { defineTakeCommand, RateLimiter } from '../../src/http/rateLimiter.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('http/rateLimiter (real Redis)', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  before(async () => {
+    redis = new Redis(REDIS_URL);
+    await redis.ping();
+  });
+  beforeEach(() => {
+    prefix = `test:${randomUUID()}:`;
+  });
+  afterEach(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+  });
+  after(() => redis.disconnect());
+
+  async function takeN(rl: RateLimiter, key: string, policy: BucketPolicy, n: number) {
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(await rl.take(key, policy));
+    return out;
+  }
+
+  it('allows 150 immediate takes for a user, denies the 151st with Retry-After >= 1', async () => {
+    const rl = new RateLimiter(redis, { keyPrefix: prefix });
+    // all 151 in one burst (well under 200 ms) so no token is refilled meanwhile
+    const ds = await Promise.all(Array.from({ length: 151 }, () => rl.take('user:1', RATE_POLICIES.user)));
+    expect(ds.filter((d) => d.allowed).length).to.equal(150);
+    const last = ds[150];
+    expect(last.allowed).to.equal(false);
+    expect(last.retryAfterSeconds).to.be.at.least(1);
+    expect(last).to.include({ remaining: 0, limit: 300 });
+    expect(rl.degraded).to.equal(false);
+  });
+
+  it('two limiters on two connections (two API processes) share one bucket', async () => {
+    const other = new Redis(REDIS_URL);
+    try {
+      await other.ping();
+      const a = new RateLimiter(redis, { keyPrefix: prefix });
+      const b = new RateLimiter(other, { keyPrefix: prefix });
+      const ds = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).take('ip:10.0.0.1', RATE_POLICIES.anonymous)),
+      );
+      expect(ds.filter((d) => d.allowed).length).to.equal(10);
+      // and a different key is a different bucket
+      expect((await b.take('ip:10.0.0.2', RATE_POLICIES.anonymous)).remaining).to.equal(9);
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it('the Lua script agrees with takeToken for a sequence of takes (real TIME)', async () => {
+    // 1 token/min: the few ms this test takes cannot move any whole-token value,
+    // so Redis's decisions must equal the pure ones exactly.
+    const policy = { capacity: 5, refillPerMinute: 1 };
+    const rl = new RateLimiter(redis, { keyPrefix: prefix });
+    const got = await takeN(rl, 'seq', policy, 8);
+    let state: BucketState | undefined;
+    const want = [];
+    for (let i = 0; i < 8; i++) {
+      const r = takeToken(state, 0, policy);
+      want.push(r.decision);
+      state = r.state;
+    }
+    expect(got.map((d) => d.remaining)).to.deep.equal([4, 3, 2, 1, 0, 0, 0, 0]);
+    expect(got).to.deep.equal(want);
+  });
+
+  it('the Lua script agrees with takeToken exactly, including fractional refills (explicit clock)', async () => {
+    const take = defineTakeCommand(redis);
+    const policies: BucketPolicy[] = [...Object.values(RATE_POLICIES), { capacity: 3, refillPerMinute: 7 }];
+    let seed = 42;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (const [pi, policy] of policies.entries()) {
+      const key = `${prefix}rl:agree:${pi}`;
+      let state: BucketState | undefined;
+      let now = 1_700_000_000_000;
+      for (let i = 0; i < 400; i++) {
+        now += [0, 0, 1, 7, 33, 199, 1499][rand(7)];
+        const { decision, state: next } = takeToken(state, now, policy);
+        state = next;
+        const [allowed, remaining, reset, retry] = await take(key, policy.capacity, policy.refillPerMinute, now);
+        expect({ allowed: allowed === 1, remaining, resetSeconds: reset, retryAfterSeconds: retry }, `step ${i}`).to.deep.equal({
+          allowed: decision.allowed,
+          remaining: decision.remaining,
+          resetSeconds: decision.resetSeconds,
+          retryAfterSeconds: decision.retryAfterSeconds,
+        });
+        const [u, t] = await redis.hmget(key, 'u', 't');
+        expect(Number(u) / 60_000).to.equal(state.tokens);
+        expect(Number(t)).to.equal(state.updatedAtMs);
+      }
+    }
+  });
+
+  it('keeps one small hash per bucket with a TTL of about the time to refill fully', async () => {
+    const rl = new RateLimiter(redis, { keyPrefix: prefix });
+    await Promise.all(Array.from({ length: 300 }, () => rl.take('user:ttl', RATE_POLICIES.user)));
+    expect(await redis.keys(`${prefix}*`)).to.deep.equal([`${prefix}rl:user:ttl`]);
+    expect(await redis.hlen(`${prefix}rl:user:ttl`)).to.equal(2);
+    // empty user bucket: 150 tokens at 5/s = 30 s to full
+    const ttl = await redis.pttl(`${prefix}rl:user:ttl`);
+    expect(ttl).to.be.within(29_000, 30_000);
+    // a single take from full → expires after ~200 ms
+    await rl.take('user:one', RATE_POLICIES.user);
+    expect(await redis.pttl(`${prefix}rl:user:one`)).to.be.within(1, 200);
+  });
+
+  describe('fallback when Redis is unavailable', () => {
+    it('answers in-process (same math) within a few ms and reports degraded', async () => {
+      const dead = new Redis('redis://127.0.0.1:1', {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      const rl = new RateLimiter(dead, { keyPrefix: prefix });
+      const t0 = performance.now();
+      const ds = await takeN(rl, 'user:fb', RATE_POLICIES.user, 151);
+      const elapsed = performance.now() - t0;
+      expect(elapsed).to.be.below(50);
+      expect(ds.slice(0, 150).every((d) => d.allowed)).to.equal(true);
+      expect(ds[0]).to.include({ remaining: 149, limit: 300 });
+      expect(ds[150].allowed).to.equal(false);
+      expect(ds[150].retryAfterSeconds).to.be.at.least(1);
+      expect(rl.degraded).to.equal(true);
+      dead.disconnect();
+    });
+
+    it('a disconnected client falls back; degraded clears after the next successful Redis call', async () => {
+      const client = new Redis(REDIS_URL);
+      await client.ping();
+      const rl = new RateLimiter(client, { keyPrefix: prefix });
+      expect((await rl.take('k', RATE_POLICIES.anonymous)).allowed).to.equal(true);
+      expect(rl.degraded).to.equal(false);
+      client.disconnect();
+      const t0 = performance.now();
+      const d = await rl.take('k', RATE_POLICIES.anonymous);
+      expect(performance.now() - t0).to.be.below(20);
+      expect(d.allowed).to.equal(true);
+      expect(rl.degraded).to.equal(true);
+      await client.connect();
+      await client.ping();
+      expect((await rl.take('k', RATE_POLICIES.anonymous)).remaining).to.equal(8); // the Redis bucket again
+      expect(rl.degraded).to.equal(false);
+      client.disconnect();
+    });
+
+    it('keeps the in-process map small: buckets that would be full are dropped', async () => {
+      const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, retryStrategy: () => null });
+      const rl = new RateLimiter(dead);
+      const local = (rl as unknown as { local: Map<string, unknown> }).local;
+      const realNow = Date.now;
+      let now = realNow();
+      Date.now = () => now;
+      try {
+        for (let i = 0; i < 1000; i++) await rl.take(`ip:${i}`, RATE_POLICIES.anonymous);
+        expect(local.size).to.equal(1000);
+        now += 6_000; // > 1.5 s to refill one anonymous token, > the 5 s sweep interval
+        await rl.take('ip:new', RATE_POLICIES.anonymous);
+        expect(local.size).to.equal(1);
+      } finally {
+        Date.now = realNow;
+        dead.disconnect();
+      }
+    });
+
+    it('a Redis that stops answering is abandoned after redisTimeoutMs', async () => {
+      // TCP proxy to the real Redis that we can freeze (stop forwarding), so the
+      // client stays 'ready' but its commands hang.
+      let frozen = false;
+      const sockets: Socket[] = [];
+      const url = new URL(REDIS_URL);
+      const server: Server = createServer((client) => {
+        const upstream = connect(Number(url.port || 6379), url.hostname);
+        sockets.push(client, upstream);
+        client.on('data', (d) => frozen || upstream.write(d));
+        upstream.on('data', (d) => frozen || client.write(d));
+        client.on('error', () => {});
+        upstream.on('error', () => {});
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      const viaProxy = new Redis({ port, host: '127.0.0.1', password: url.password || undefined });
+      try {
+        await viaProxy.ping();
+        const rl = new RateLimiter(viaProxy, { keyPrefix: prefix, redisTimeoutMs: 50 });
+        expect((await rl.take('k', RATE_POLICIES.daemon)).remaining).to.equal(299);
+        expect(rl.degraded).to.equal(false);
+        frozen = true;
+        const t0 = performance.now();
+        const d = await rl.take('k', RATE_POLICIES.daemon);
+        expect(performance.now() - t0).to.be.within(45, 150);
+        expect(d).to.include({ allowed: true, remaining: 299, limit: 600 }); // fresh local bucket
+        expect(rl.degraded).to.equal(true);
+      } finally {
+        viaProxy.disconnect();
+        sockets.forEach((s) => s.destroy());
+        await new Promise((r) => server.close(r));
+      }
+    });
+  });
+});

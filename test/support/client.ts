@@ -1,0 +1,54 @@
+// A small HTTP client for tests: JSON in, envelope out, with a user's credentials.
+import { expect } from 'chai';
+
+export interface Credential {
+  cookie?: string;
+  bearer?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { auth?: Credential; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.auth?.cookie) headers.Cookie = opts.auth.cookie;
+  if (opts.auth?.bearer) headers.Authorization = `Bearer ${opts.auth.bearer}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(baseUrl + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON: left as text so the assertion shows it */
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Asserts an enveloped error with the given status and code. */
+export function expectError(res: ApiResponse, status: number, code: string): void {
+  expect(res.status, JSON.stringify(res.body)).to.equal(status);
+  expect(res.body).to.include({ success: false, code });
+  expect(res.body.error).to.be.a('string').and.not.empty;
+  expect(res.body.meta).to.have.property('api_version', 1);
+  expect(res.body.meta.server_version).to.match(/^\d+\.\d+\.\d+/);
+}
+
+export function expectOk(res: ApiResponse, status = 200): any {
+  expect(res.status, JSON.stringify(res.body)).to.equal(status);
+  expect(res.body.success).to.equal(true);
+  expect(res.body.meta).to.have.property('api_version', 1);
+  return res.body.data;
+}
