@@ -6,7 +6,18 @@ export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uui
 export const idParams = Joi.object({ id: uuid().required() });
 export const name = () => Joi.string().trim().min(1).max(100);
 export const description = () => Joi.string().max(500).allow(null, '').empty('').default(null);
-export const timestamp = () => Joi.string().isoDate();
+const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:?\d\d)$/;
+/**
+ * An ISO 8601 instant with an offset, kept as the client's string: Joi's isoDate() would round it
+ * through a JS Date to milliseconds, and updated_at is compared at microsecond precision.
+ */
+export const timestamp = () =>
+  Joi.string()
+    .pattern(ISO_INSTANT, 'ISO 8601 date-time with offset')
+    .custom((value: string) => {
+      if (Number.isNaN(Date.parse(value))) throw new Error('is not a valid date-time');
+      return value;
+    });
 
 export const COLORS = [
   'Pink', 'Rose', 'Red', 'Amber', 'Orange', 'Green', 'Emerald', 'Teal', 'Cyan',
@@ -23,13 +34,10 @@ export const tagIds = () =>
  * PostgreSQL compares it at microsecond precision.
  */
 export const at = () =>
-  Joi.string()
-    .pattern(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:?\d\d)$/, 'ISO 8601 date-time with offset')
-    .custom((value: string) => {
-      if (Number.isNaN(Date.parse(value))) throw new Error('is not a valid date-time');
-      if (Date.parse(value) > Date.now() + 1000) throw new Error('must not be in the future');
-      return value;
-    });
+  timestamp().custom((value: string) => {
+    if (Date.parse(value) > Date.now() + 1000) throw new Error('must not be in the future');
+    return value;
+  });
 
 export const pagination = {
   limit: Joi.number().integer().min(0).max(1000).default(50),

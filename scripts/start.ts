@@ -1,0 +1,33 @@
+// `npm start`: finds or starts PostgreSQL and Redis, applies migrations, then runs the API and
+// the worker as two processes (as the Procfile does) and stops both when either stops.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createOrm, migrate } from '../src/core/db.js';
+import { ensureServices } from './services.js';
+
+const { databaseUrl, redisUrl } = await ensureServices();
+const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl };
+
+const orm = await createOrm(databaseUrl, 2);
+const applied = await migrate(orm);
+await orm.close(true);
+if (applied.length) console.error(`[start] migrations applied: ${applied.join(', ')}`);
+
+const children: ChildProcess[] = [
+  spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: 'inherit' }),
+  spawn(process.execPath, ['--import', 'tsx', 'workers/index.ts'], { env, stdio: 'inherit' }),
+];
+
+let exitCode: number | null = null;
+function stopAll(code: number) {
+  if (exitCode !== null) return;
+  exitCode = code;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+}
+for (const child of children) {
+  child.on('exit', (code) => {
+    stopAll(code ?? 1);
+    if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(exitCode ?? 0);
+  });
+}
+process.on('SIGTERM', () => stopAll(0));
+process.on('SIGINT', () => stopAll(0));
