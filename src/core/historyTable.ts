@@ -4,7 +4,7 @@
 // states, so writes here are ordinary INSERT/UPDATE/DELETE statements.
 import type { Db } from './db.js';
 import { AppError, accessDenied, notFound } from './errors.js';
-import type { Scope } from './scope.js';
+import { canSeeNetwork, type Scope } from './scope.js';
 
 export interface TableSpec {
   /** Live table; its states live in `${table}_history`. */
@@ -81,7 +81,7 @@ export class HistoryTable {
   private assertVisible(scope: Scope, row: Row | undefined, id: string): Row {
     if (!row || row.organization_id !== scope.organizationId) throw notFound(this.spec.entity, id);
     const net = this.spec.networkColumn;
-    if (net && !scope.networkIds.has(String(row[net]))) throw accessDenied(this.spec.entity, id);
+    if (net && !canSeeNetwork(scope, String(row[net]))) throw accessDenied(this.spec.entity, id);
     return row;
   }
 
@@ -99,7 +99,7 @@ export class HistoryTable {
     const src = this.source(q.at);
     const where = [...src.where, 't.organization_id = ?'];
     const params: unknown[] = [...src.params, scope.organizationId];
-    if (this.spec.networkColumn) {
+    if (this.spec.networkColumn && !scope.allNetworks) {
       where.push(`t.${this.spec.networkColumn} = any(?::uuid[])`);
       params.push([...scope.networkIds]);
     }

@@ -15,7 +15,16 @@ export interface Scope {
   role: Role;
   /** The networks this principal may see: user's grants (all for Owner/Admin) ∩ the key's list. */
   networkIds: ReadonlySet<string>;
+  /**
+   * Owner/Admin without a key restriction: every network of the organization, including ones
+   * deleted since (so their history and `at` reads stay visible).
+   */
+  allNetworks: boolean;
   apiKeyId?: string;
+}
+
+export function canSeeNetwork(scope: Scope, networkId: string): boolean {
+  return scope.allNetworks || scope.networkIds.has(networkId);
 }
 
 export function hasRole(scope: Scope, required: Role): boolean {
@@ -34,6 +43,6 @@ export function requireRole(scope: Scope, required: Role): void {
 export function assertNetworksVisible(scope: Scope, requested: Iterable<string>, orgNetworkIds: ReadonlySet<string>): void {
   for (const id of requested) {
     if (!orgNetworkIds.has(id)) throw notFound('Network', id);
-    if (!scope.networkIds.has(id)) throw accessDenied('Network', id);
+    if (!canSeeNetwork(scope, id)) throw accessDenied('Network', id);
   }
 }

@@ -47,6 +47,7 @@ export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
     userId: row.user_id,
     role: minRole(row.key_role, row.user_role),
     networkIds: new Set(row.network_ids.filter((id) => !keyNetworks || keyNetworks.has(id))),
+    allNetworks: !keyNetworks && ROLE_RANK[row.user_role] >= ROLE_RANK.Admin,
     apiKeyId: row.key_id,
   };
 }
@@ -73,6 +74,7 @@ export async function scopeFromSession(db: Db, sessionId: string): Promise<{ sco
       userId: row.user_id,
       role: row.user_role,
       networkIds: new Set(row.network_ids),
+      allNetworks: ROLE_RANK[row.user_role] >= ROLE_RANK.Admin,
     },
     refreshed,
   };

@@ -66,7 +66,7 @@ export const accountService = {
       });
       await em(tx).flush();
       if (services.config.createDefaultNetwork) {
-        const ownerScope: Scope = { kind: 'session', organizationId: org.id, userId: user.id, role: 'Owner', networkIds: new Set() };
+        const ownerScope: Scope = { kind: 'session', organizationId: org.id, userId: user.id, role: 'Owner', networkIds: new Set(), allNetworks: true };
         await networkService.create(tx, ownerScope, { name: 'Default', description: null, tags: [] });
       }
       return toView(tx, user);
