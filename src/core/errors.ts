@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, message: 'Method {method} not allowed on {path}' },
   entity_modified: { status: 409, message: '{entity} was modified by someone else (expected {expected}, actual {actual})' },
   entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },
+  ip_address_out_of_range: { status: 400, message: "IP address {ip} is not inside subnet {subnet}" },
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
@@ -49,3 +50,26 @@ export const alreadyExists = (entity: string, field: string, value: string) =>
   new AppError('entity_already_exists', { entity, field, value });
 export const invalidReference = (entity: string, id: string, field: string) =>
   new AppError('entity_reference_invalid', { entity, id, field });
+
+/**
+ * Unique constraints of the schema → what they protect. A violation (raised by PostgreSQL, also at
+ * commit for deferred ones) is the client's conflict: 409 entity_already_exists, never a 500.
+ */
+export const UNIQUE_CONSTRAINTS: Record<string, { entity: string; field: string }> = {
+  tags_org_name_uq: { entity: 'Tag', field: 'name' },
+  users_email_key: { entity: 'User', field: 'email' },
+  ports_host_number_protocol_uq: { entity: 'Port', field: 'number/protocol' },
+};
+
+/** Maps a PostgreSQL unique violation to 409, using the key in its detail as the value. */
+export function fromUniqueViolation(err: { code?: string; constraint?: string; message?: string; detail?: string }): AppError | undefined {
+  if (err.code !== '23505') return undefined;
+  const text = `${err.message ?? ''} ${err.detail ?? ''}`;
+  const name = err.constraint ?? /constraint "([^"]+)"/.exec(text)?.[1];
+  const known = name ? UNIQUE_CONSTRAINTS[name] : undefined;
+  if (!known) return undefined;
+  // "Key (organization_id, name)=(…, prod) already exists": drop the scoping column(s) of the key.
+  const tuple = /Key \(([^)]*)\)=\((.*?)\) already exists/.exec(text);
+  const values = tuple ? tuple[2]!.split(', ') : [];
+  return alreadyExists(known.entity, known.field, values.slice(values.length > 1 ? 1 : 0).join('/'));
+}

@@ -15,8 +15,6 @@ export interface TableSpec {
   columns: readonly string[];
   /** The column that places a row on a network (`network_id`, or `id` for networks themselves); absent for org-level rows. */
   networkColumn?: string;
-  /** Unique constraints of the live table → the body field they guard (answered as 409). */
-  unique?: Record<string, string>;
 }
 
 export interface OrderTerm {
@@ -122,28 +120,13 @@ export class HistoryTable {
     return { rows: rows.map((r) => this.toResponse(r)), total };
   }
 
-  /** A unique violation is the client's conflict (409), not a server error. */
-  private async guardUnique<T>(values: Row, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (err) {
-      const e = err as { code?: string; constraint?: string; message?: string };
-      const constraint = Object.keys(this.spec.unique ?? {}).find((c) => e.constraint === c || e.message?.includes(`"${c}"`));
-      if (constraint) {
-        const field = this.spec.unique![constraint]!;
-        throw new AppError('entity_already_exists', { entity: this.spec.entity, field, value: String(values[field]) });
-      }
-      throw err;
-    }
-  }
-
   async insert(db: Db, values: Row): Promise<Row> {
     const cols = Object.keys(values);
-    return this.guardUnique(values, async () => (await db.one(
+    return (await db.one(
       `insert into ${this.spec.table} (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})
        returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
       cols.map((c) => values[c]),
-    ))!).then((r) => this.toResponse(r));
+    ).then((r) => this.toResponse(r!)));
   }
 
   /**
@@ -160,11 +143,11 @@ export class HistoryTable {
       check = ' and updated_at = ?::timestamptz';
       params.push(expectedUpdatedAt);
     }
-    const row = await this.guardUnique(values, () => db.one(
+    const row = await db.one(
       `update ${this.spec.table} set ${cols.map((c) => `${c} = ?`).join(', ')} where id = ?${check}
        returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
       params,
-    ));
+    );
     if (row) return this.toResponse(row);
     const current = await this.get(db, scope, id);
     throw new AppError('entity_modified', {

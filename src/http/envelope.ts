@@ -1,7 +1,7 @@
 // The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
 import type { Context, Next } from 'koa';
 import Joi from 'joi';
-import { AppError, type ErrorParams } from '../core/errors.js';
+import { AppError, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
 import type { AppConfig } from '../config.js';
 
 export interface Pagination {
@@ -46,6 +46,8 @@ export function toAppError(err: unknown, requestId: string): AppError {
   if (status && status >= 400 && status < 500 && e.expose) {
     return new AppError('validation_failed', { field: 'body', reason: e.message ?? 'bad request' });
   }
+  const conflict = fromUniqueViolation(e as Parameters<typeof fromUniqueViolation>[0]);
+  if (conflict) return conflict;
   // PostgreSQL refusing input that slipped past validation (e.g. out-of-range number): still the client's fault.
   if (e.code === '22P02' || e.code === '22003' || e.code === '22007' || e.code === '22008') {
     return new AppError('validation_failed', { field: 'request', reason: 'value out of range or malformed' });

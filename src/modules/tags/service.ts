@@ -10,7 +10,6 @@ export const tagTable = new HistoryTable({
   table: 'tags',
   entity: 'Tag',
   columns: ['id', 'organization_id', 'name', 'description', 'color', 'is_application', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
-  unique: { tags_org_name_uq: 'name' },
 });
 
 /** Tables whose rows carry a `tags uuid[]` column; a deleted tag is removed from all of them. */
