@@ -5,5 +5,7 @@ import { accountRoutes } from './modules/accounts/routes.js';
 import { apiKeyRoutes } from './modules/apiKeys/routes.js';
 import { networkRoutes } from './modules/networks/routes.js';
 import { tagRoutes } from './modules/tags/routes.js';
+import { hostRoutes } from './modules/hosts/routes.js';
+import { subnetRoutes } from './modules/subnets/routes.js';
 
-export const routes: RouteDef[] = [...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes];
+export const routes: RouteDef[] = [...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes];

@@ -3,7 +3,7 @@
 // once. The triggers installed by `history_enable()` (see the foundation migration) record the
 // states, so writes here are ordinary INSERT/UPDATE/DELETE statements.
 import type { Db } from './db.js';
-import { AppError, accessDenied, notFound } from './errors.js';
+import { AppError, accessDenied, invalidReference, notFound } from './errors.js';
 import { canSeeNetwork, type Scope } from './scope.js';
 
 export interface TableSpec {
@@ -15,6 +15,10 @@ export interface TableSpec {
   columns: readonly string[];
   /** The column that places a row on a network (`network_id`, or `id` for networks themselves); absent for org-level rows. */
   networkColumn?: string;
+  /** jsonb columns: written as JSON text (arrays would otherwise travel as PostgreSQL arrays). */
+  jsonColumns?: string[];
+  /** bigint columns, answered as JSON numbers (the driver reads int8 as text). */
+  bigintColumns?: string[];
 }
 
 export interface OrderTerm {
@@ -71,6 +75,7 @@ export class HistoryTable {
   toResponse(row: Row): Row {
     const out: Row = { ...row };
     for (const c of this.timestampColumns) if (c in out) out[c] = isoTimestamp(out[c]);
+    for (const c of this.spec.bigintColumns ?? []) if (out[c] != null) out[c] = Number(out[c]);
     delete out.total_count;
     return out;
   }
@@ -120,7 +125,61 @@ export class HistoryTable {
     return { rows: rows.map((r) => this.toResponse(r)), total };
   }
 
-  async insert(db: Db, values: Row): Promise<Row> {
+  /**
+   * Children of already-authorized parents (the parent's read checked tenancy), live or as of
+   * `at`, in the given order. One query for a whole page of parents.
+   */
+  async byParent(db: Db, column: string, parentIds: string[], at: string | undefined, order: string): Promise<Row[]> {
+    if (!parentIds.length) return [];
+    const src = this.source(at);
+    const rows = await db.query(
+      `select ${this.selectList}, ${this.validTo(at)} from ${src.from}
+       where ${[...src.where, `t.${column} = any(?::uuid[])`].join(' and ')} order by ${order}`,
+      [...src.params, parentIds],
+    );
+    return rows.map((r) => this.toResponse(r));
+  }
+
+  /**
+   * Makes the children of some owners exactly `rows` (decisions §6): rows missing from the list
+   * are deleted, listed ids are updated, new ids created; all set-based, three statements. A
+   * listed id that belongs to another owner is 400 naming it (the upsert's WHERE refuses it).
+   * `updatable` are the columns an update may change; rows must carry every column to insert.
+   */
+  async syncChildren(
+    db: Db,
+    owner: { column: string; ids: string[] },
+    rows: Row[],
+    updatable: string[],
+    field: string,
+  ): Promise<void> {
+    const ids = rows.map((r) => r.id as string);
+    await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))`, [owner.ids, ids]);
+    if (!rows.length) return;
+    const cols = Object.keys(rows[0]!);
+    const t = this.spec.table;
+    const written = await db.query<{ id: string }>(
+      `insert into ${t} (${cols.join(', ')}) select ${cols.join(', ')} from jsonb_populate_recordset(null::${t}, ?::jsonb)
+       on conflict (id) do update set ${updatable.map((c) => `${c} = excluded.${c}`).join(', ')}
+       where ${t}.${owner.column} = excluded.${owner.column}
+       returning id`,
+      [JSON.stringify(rows)],
+    );
+    if (written.length !== rows.length) {
+      const done = new Set(written.map((w) => w.id));
+      throw invalidReference(this.spec.entity, ids.find((id) => !done.has(id))!, field);
+    }
+  }
+
+  /** Values ready to bind: jsonb columns as JSON text. */
+  private bindable(values: Row): Row {
+    const out = { ...values };
+    for (const c of this.spec.jsonColumns ?? []) if (out[c] !== undefined && out[c] !== null) out[c] = JSON.stringify(out[c]);
+    return out;
+  }
+
+  async insert(db: Db, input: Row): Promise<Row> {
+    const values = this.bindable(input);
     const cols = Object.keys(values);
     return (await db.one(
       `insert into ${this.spec.table} (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})
@@ -134,8 +193,9 @@ export class HistoryTable {
    * so of N concurrent writers holding the same value exactly one matches (the row lock
    * serialises them and the losers re-read the new updated_at).
    */
-  async update(db: Db, scope: Scope, id: string, values: Row, expectedUpdatedAt?: string | null): Promise<Row> {
+  async update(db: Db, scope: Scope, id: string, input: Row, expectedUpdatedAt?: string | null): Promise<Row> {
     await this.get(db, scope, id);
+    const values = this.bindable(input);
     const cols = Object.keys(values);
     const params: unknown[] = [...cols.map((c) => values[c]), id];
     let check = '';

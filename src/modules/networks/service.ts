@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
+import { invalidReference } from '../../core/errors.js';
 import { HistoryTable } from '../../core/historyTable.js';
 import { assertNetworksVisible, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
@@ -53,6 +54,16 @@ export const networkService = {
   remove: (db: Db, scope: Scope, id: string) => networkTable.remove(db, scope, id),
 
   history: (db: Db, scope: Scope, id: string) => networkTable.history(db, scope, id),
+
+  /**
+   * A `network_id` in a body (creating a network-level entity): unknown or another org's is 400
+   * entity_reference_invalid, outside the caller's scope 403.
+   */
+  async assertWritable(db: Db, scope: Scope, networkId: string, field = 'network_id'): Promise<void> {
+    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = ?`, [scope.organizationId, networkId]);
+    if (!rows.length) throw invalidReference('Network', networkId, field);
+    assertNetworksVisible(scope, [networkId], new Set([networkId]));
+  },
 
   /**
    * The `network_id` filter of every network-level list (decisions §3): a network of the org in

@@ -13,7 +13,7 @@ export const tagTable = new HistoryTable({
 });
 
 /** Tables whose rows carry a `tags uuid[]` column; a deleted tag is removed from all of them. */
-export const TAGGED_TABLES: string[] = ['networks'];
+export const TAGGED_TABLES: string[] = ['networks', 'subnets', 'hosts', 'services', 'dependencies'];
 
 export interface TagInput {
   id?: string;

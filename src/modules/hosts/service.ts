@@ -1,0 +1,175 @@
+// Hosts: list, read, create and replace with their children (spec §4.2, decisions §6), delete.
+// Every write is one transaction: a failure at any step changes nothing.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { AppError, accessDenied, invalidReference } from '../../core/errors.js';
+import type { Row } from '../../core/historyTable.js';
+import { canSeeNetwork, type Scope } from '../../core/scope.js';
+import { Page } from '../../http/envelope.js';
+import { assertSameId, orderTerms } from '../../http/schemas.js';
+import { bindingTable } from '../bindings/table.js';
+import { ipAddressTable } from '../ipAddresses/table.js';
+import { networkService } from '../networks/service.js';
+import { portTable } from '../ports/table.js';
+import { serviceTable } from '../services/table.js';
+import { tagService } from '../tags/service.js';
+import { planIpAddresses, planPorts, planServices, type IpAddressInput, type PortInput, type ServiceInput } from './hostSync.js';
+import { withChildren } from './hostView.js';
+import { hostTable } from './table.js';
+
+export interface HostInput {
+  id?: string;
+  name: string;
+  network_id?: string;
+  hostname: string | null;
+  description: string | null;
+  hidden: boolean;
+  tags: string[];
+  virtualization: object | null;
+  credential_assignments?: object[] | null;
+  expected_updated_at?: string | null;
+  ip_addresses?: IpAddressInput[] | null;
+  ports?: PortInput[] | null;
+  services?: ServiceInput[] | null;
+}
+
+const ORDER_COLUMNS = { name: 'name', hostname: 'hostname', created_at: 'created_at', updated_at: 'updated_at', last_seen_at: 'last_seen_at' };
+const MANUAL = { type: 'Manual' };
+
+/** Subnets of IP addresses: visible, on the host's network, and containing the address. */
+async function assertSubnets(db: Db, scope: Scope, host: Row, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
+  if (!ips.length) return;
+  const rows = await db.query<{ subnet_id: string; ip_address: string; found: string | null; network_id: string; cidr: string; inside: boolean }>(
+    `select x.subnet_id, x.ip_address, s.id as found, s.network_id, s.cidr::text as cidr, (x.ip_address::inet <<= s.cidr) as inside
+     from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
+     left join subnets s on s.id = x.subnet_id and s.organization_id = ?`,
+    [JSON.stringify(ips.map((i) => ({ subnet_id: i.subnet_id, ip_address: i.ip_address }))), scope.organizationId],
+  );
+  for (const r of rows) {
+    if (!r.found || !canSeeNetwork(scope, r.network_id)) throw invalidReference('Subnet', r.subnet_id, 'ip_addresses.subnet_id');
+    if (r.network_id !== host.network_id) throw new AppError('entity_network_mismatch', { entity: 'Subnet', id: r.subnet_id });
+    if (!r.inside) throw new AppError('ip_address_out_of_range', { ip: r.ip_address, subnet: r.cidr });
+  }
+}
+
+/** Bindings point at ports and IP addresses of this host (after their sync in the same transaction). */
+async function assertBindingTargets(db: Db, hostId: string, bindings: Array<{ port_id: string | null; ip_address_id: string | null }>): Promise<void> {
+  const portIds = [...new Set(bindings.map((b) => b.port_id).filter((x): x is string => !!x))];
+  const ipIds = [...new Set(bindings.map((b) => b.ip_address_id).filter((x): x is string => !!x))];
+  const [ports, ips] = await Promise.all([
+    db.query<{ id: string }>(`select id from ports where host_id = ? and id = any(?::uuid[])`, [hostId, portIds]),
+    db.query<{ id: string }>(`select id from ip_addresses where host_id = ? and id = any(?::uuid[])`, [hostId, ipIds]),
+  ]);
+  const knownPorts = new Set(ports.map((p) => p.id));
+  const knownIps = new Set(ips.map((p) => p.id));
+  const badPort = portIds.find((id) => !knownPorts.has(id));
+  if (badPort) throw invalidReference('Port', badPort, 'services.bindings.port_id');
+  const badIp = ipIds.find((id) => !knownIps.has(id));
+  if (badIp) throw invalidReference('IPAddress', badIp, 'services.bindings.ip_address_id');
+}
+
+async function syncChildren(db: Db, scope: Scope, host: Row, input: HostInput): Promise<void> {
+  const owned = { organization_id: host.organization_id, network_id: host.network_id, host_id: host.id };
+  const hostOwner = { column: 'host_id', ids: [host.id as string] };
+  if (input.ip_addresses) {
+    const ips = planIpAddresses(input.ip_addresses);
+    await assertSubnets(db, scope, host, ips);
+    await ipAddressTable.syncChildren(db, hostOwner, ips.map((i) => ({ ...owned, ...i })), ['subnet_id', 'ip_address', 'mac_address', 'name', 'position'], 'ip_addresses.id');
+  }
+  if (input.ports) {
+    const ports = planPorts(input.ports);
+    await portTable.syncChildren(db, hostOwner, ports.map((p) => ({ ...owned, ...p })), ['number', 'protocol', 'type'], 'ports.id');
+  }
+  if (input.services) {
+    const services = planServices(input.services);
+    await tagService.assertTagsExist(db, scope, [...new Set(services.flatMap((s) => s.tags))], 'services.tags');
+    await serviceTable.syncChildren(
+      db, hostOwner,
+      services.map(({ bindings: _b, ...s }) => ({ ...owned, ...s, source: MANUAL })),
+      ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id',
+    );
+    const bindings = services.flatMap((s) => s.bindings.map((b) => ({ ...b, service_id: s.id })));
+    await assertBindingTargets(db, host.id as string, bindings);
+    const { host_id: _h, ...bindingOwned } = owned;
+    await bindingTable.syncChildren(
+      db, { column: 'service_id', ids: services.map((s) => s.id) },
+      bindings.map((b) => ({ ...bindingOwned, ...b })), ['type', 'port_id', 'ip_address_id'], 'services.bindings.id',
+    );
+    // Bindings of services that were dropped went with them (ON DELETE CASCADE).
+  }
+}
+
+export const hostService = {
+  async list(db: Db, scope: Scope, q: Record<string, any>) {
+    const where: Array<[string, unknown[]]> = [];
+    if (q.network_id) {
+      await networkService.assertFilterable(db, scope, q.network_id);
+      where.push(['t.network_id = ?', [q.network_id]]);
+    }
+    if (q.tag_ids?.length) where.push(['t.tags && ?::uuid[]', [q.tag_ids]]);
+    if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
+    if (q.q) {
+      const like = `%${String(q.q).replace(/[\\%_]/g, '\\$&')}%`;
+      where.push(['(t.name ilike ? or t.hostname ilike ?)', [like, like]]);
+    }
+    const { rows, total } = await hostTable.list(db, scope, {
+      where, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+    });
+    return Page.of(await withChildren(db, rows, q.at), total, q.limit, q.offset);
+  },
+
+  async get(db: Db, scope: Scope, id: string, at?: string) {
+    return (await withChildren(db, [await hostTable.get(db, scope, id, at)], at))[0]!;
+  },
+
+  async create(db: Db, scope: Scope, input: HostInput) {
+    return db.transaction(async (tx) => {
+      await networkService.assertWritable(tx, scope, input.network_id!);
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      const host = await hostTable.insert(tx, {
+        id: input.id ?? randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, name: input.name,
+        hostname: input.hostname, description: input.description, hidden: input.hidden, tags: input.tags, source: MANUAL,
+        virtualization: input.virtualization, credential_assignments: input.credential_assignments ?? [],
+      });
+      await syncChildren(tx, scope, host, input);
+      return this.get(tx, scope, host.id as string);
+    });
+  },
+
+  async update(db: Db, scope: Scope, id: string, input: HostInput) {
+    assertSameId(id, input.id);
+    return db.transaction(async (tx) => {
+      await hostTable.get(tx, scope, id, undefined, true); // 404 / 403, and serialises writers of this host
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      const values: Row = {
+        name: input.name, hostname: input.hostname, description: input.description, hidden: input.hidden,
+        tags: input.tags, virtualization: input.virtualization,
+      };
+      if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
+      const host = await hostTable.update(tx, scope, id, values, input.expected_updated_at);
+      await syncChildren(tx, scope, host, input);
+      return this.get(tx, scope, id);
+    });
+  },
+
+  async remove(db: Db, scope: Scope, id: string) {
+    await db.transaction(async (tx) => {
+      await hostTable.remove(tx, scope, id);
+    });
+  },
+
+  /** Deletes the listed hosts that exist; any one outside the scope refuses the whole request. */
+  async bulkRemove(db: Db, scope: Scope, ids: string[]) {
+    return db.transaction(async (tx) => {
+      const rows = await tx.query<{ id: string; network_id: string }>(
+        `select id, network_id from hosts where organization_id = ? and id = any(?::uuid[]) for update`, [scope.organizationId, ids],
+      );
+      const outside = rows.find((r) => !canSeeNetwork(scope, r.network_id));
+      if (outside) throw accessDenied('Host', outside.id);
+      await tx.query(`delete from hosts where id = any(?::uuid[])`, [rows.map((r) => r.id)]);
+      return { deleted_count: rows.length, requested_count: ids.length };
+    });
+  },
+
+  history: (db: Db, scope: Scope, id: string) => hostTable.history(db, scope, id),
+};

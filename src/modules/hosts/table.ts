@@ -1,0 +1,10 @@
+import { HistoryTable } from '../../core/historyTable.js';
+
+/** The `hosts` table and its history twin (see src/core/historyTable.ts). */
+export const hostTable = new HistoryTable({
+  table: 'hosts',
+  entity: 'Host',
+  columns: ['id', 'organization_id', 'network_id', 'name', 'hostname', 'description', 'hidden', 'tags', 'source', 'virtualization', 'credential_assignments', 'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
+  networkColumn: 'network_id',
+  jsonColumns: ['source', 'virtualization', 'credential_assignments'],
+});

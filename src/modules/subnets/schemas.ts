@@ -1,0 +1,26 @@
+import Joi from 'joi';
+import { body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+
+export const SUBNET_TYPES = [
+  'Internet', 'Remote', 'Gateway', 'VpnTunnel', 'Dmz', 'Lan', 'WiFi', 'IoT', 'Guest', 'DockerBridge',
+  'MacVlan', 'IpVlan', 'Management', 'Storage', 'Unknown', 'None',
+] as const;
+
+const fields = {
+  id: uuid(),
+  cidr: Joi.string().ip({ cidr: 'required' }).required(),
+  name: name().required(),
+  description: description(),
+  subnet_type: Joi.string().valid(...SUBNET_TYPES).default('None'),
+  tags: tagIds().default([]),
+  expected_updated_at: timestamp().allow(null),
+};
+export const subnetCreate = body({ ...fields, network_id: uuid().required() });
+export const subnetUpdate = body({ ...fields, network_id: Joi.any().strip() });
+export const subnetListQuery = listQuery({ ...orderQuery(['name', 'cidr', 'created_at', 'updated_at']), network_id: uuid() });
+
+export const subnetResponse = Joi.object({
+  id: uuid(), organization_id: uuid(), network_id: uuid(), cidr: Joi.string(), name: Joi.string(), description: Joi.string().allow(null),
+  subnet_type: Joi.string(), source: Joi.object(), tags: Joi.array().items(uuid()), lineage_id: uuid(), created_at: timestamp(),
+  updated_at: timestamp(), valid_from: timestamp(), valid_to: timestamp().allow(null),
+}).label('Subnet');

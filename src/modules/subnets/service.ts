@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { AppError } from '../../core/errors.js';
+import type { Scope } from '../../core/scope.js';
+import { assertSameId } from '../../http/schemas.js';
+import { listNetworkScoped } from '../networks/scopedList.js';
+import { networkService } from '../networks/service.js';
+import { tagService } from '../tags/service.js';
+import { subnetTable } from './table.js';
+
+export interface SubnetInput {
+  id?: string; cidr: string; name: string; description: string | null; subnet_type: string; tags: string[];
+  network_id?: string; expected_updated_at?: string | null;
+}
+
+export const subnetService = {
+  list: (db: Db, scope: Scope, q: Record<string, any>) =>
+    listNetworkScoped(subnetTable, db, scope, q, { order: { name: 'name', cidr: 'cidr', created_at: 'created_at', updated_at: 'updated_at' } }),
+
+  get: (db: Db, scope: Scope, id: string, at?: string) => subnetTable.get(db, scope, id, at),
+
+  async create(db: Db, scope: Scope, input: SubnetInput) {
+    return db.transaction(async (tx) => {
+      await networkService.assertWritable(tx, scope, input.network_id!);
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      return subnetTable.insert(tx, {
+        id: input.id ?? randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, cidr: input.cidr,
+        name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags, source: { type: 'Manual' },
+      });
+    });
+  },
+
+  async update(db: Db, scope: Scope, id: string, input: SubnetInput) {
+    assertSameId(id, input.id);
+    return db.transaction(async (tx) => {
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      const current = await subnetTable.get(tx, scope, id, undefined, true);
+      if (current.cidr !== input.cidr) await assertNoAddressOutside(tx, id, input.cidr);
+      return subnetTable.update(tx, scope, id, {
+        cidr: input.cidr, name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags,
+      }, input.expected_updated_at);
+    });
+  },
+
+  /** A subnet that IP addresses still use is not deleted (their hosts would silently lose them). */
+  async remove(db: Db, scope: Scope, id: string) {
+    await db.transaction(async (tx) => {
+      await subnetTable.get(tx, scope, id, undefined, true);
+      const used = await tx.one<{ n: string }>(`select count(*) as n from ip_addresses where subnet_id = ?`, [id]);
+      if (Number(used!.n) > 0) throw new AppError('entity_in_use', { entity: 'Subnet', id, used_by: `${used!.n} IP address(es)` });
+      await subnetTable.remove(tx, scope, id);
+    });
+  },
+
+  history: (db: Db, scope: Scope, id: string) => subnetTable.history(db, scope, id),
+};
+
+/** Narrowing a subnet must keep every address of it inside. */
+async function assertNoAddressOutside(db: Db, subnetId: string, cidr: string): Promise<void> {
+  const outside = await db.one<{ ip_address: string }>(
+    `select ip_address::text from ip_addresses where subnet_id = ? and not (ip_address <<= ?::cidr) limit 1`, [subnetId, cidr],
+  );
+  if (outside) throw new AppError('ip_address_out_of_range', { ip: outside.ip_address, subnet: cidr });
+}
