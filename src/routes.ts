@@ -7,5 +7,14 @@ import { networkRoutes } from './modules/networks/routes.js';
 import { tagRoutes } from './modules/tags/routes.js';
 import { hostRoutes } from './modules/hosts/routes.js';
 import { subnetRoutes } from './modules/subnets/routes.js';
+import { ipAddressRoutes } from './modules/ipAddresses/routes.js';
+import { portRoutes } from './modules/ports/routes.js';
+import { serviceRoutes } from './modules/services/routes.js';
+import { bindingRoutes } from './modules/bindings/routes.js';
+import { interfaceRoutes } from './modules/interfaces/routes.js';
+import { dependencyRoutes } from './modules/dependencies/routes.js';
 
-export const routes: RouteDef[] = [...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes];
+export const routes: RouteDef[] = [
+  ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes,
+  ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
+];

@@ -1,0 +1,3 @@
+import { defineRoutes } from '../../http/pipeline.js';
+
+export const portRoutes = defineRoutes([]);
