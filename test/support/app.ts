@@ -1,7 +1,8 @@
 // A real API on a random port, over a database of its own, for one test.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { buildApp, closeServices, createServices } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
@@ -9,7 +10,13 @@ import { createOrm, migrate, quoteIdent } from '../../src/core/db.js';
 import type { Services } from '../../src/core/services.js';
 import { createLogger } from '../../src/core/logger.js';
 
-const TEMPLATE = 'netinv_test_template';
+// The template is named after the migrations' content: unchanged migrations reuse it, and test
+// runs in parallel (or of other checkouts) never drop a template another run is cloning.
+const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
+const TEMPLATE = `netinv_tpl_${createHash('sha256')
+  .update(readdirSync(MIGRATIONS_DIR).sort().map((f) => readFileSync(new URL(f, MIGRATIONS_DIR), 'utf8')).join('\0'))
+  .digest('hex')
+  .slice(0, 12)}`;
 
 function serverUrl(database: string): string {
   const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory');
@@ -27,12 +34,22 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
-/** Drops and rebuilds the template so it always holds the current migrations. */
+/** Builds the template once per migrations content (under a lock, renamed into place when complete). */
 export async function prepareTemplate(): Promise<void> {
-  await adminQuery(`drop database if exists ${TEMPLATE} with (force)`);
-  const orm = await createOrm(serverUrl(TEMPLATE), 2);
-  await migrate(orm);
-  await orm.close(true);
+  const client = new pg.Client({ connectionString: serverUrl('postgres') });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock(hashtext($1))', [TEMPLATE]);
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [TEMPLATE]);
+    if (rowCount) return;
+    const building = `${TEMPLATE}_${randomBytes(3).toString('hex')}`;
+    const orm = await createOrm(serverUrl(building), 2);
+    await migrate(orm);
+    await orm.close(true);
+    await client.query(`alter database ${quoteIdent(building)} rename to ${quoteIdent(TEMPLATE)}`);
+  } finally {
+    await client.end(); // also releases the lock
+  }
 }
 
 export interface TestApp {

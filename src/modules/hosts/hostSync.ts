@@ -14,14 +14,16 @@ export interface ServiceInput {
 
 const invalid = (field: string, reason: string) => new AppError('validation_failed', { field, reason }, `Validation failed: ${field} ${reason}`);
 
-/** Positions are all given (then exactly 0..n-1) or none (then the list order). */
-export function assignPositions<T extends { position?: number }>(items: T[], field: string): Array<T & { position: number }> {
-  const given = items.filter((i) => i.position !== undefined).length;
-  if (given === 0) return items.map((item, index) => ({ ...item, position: index }));
-  if (given !== items.length) throw invalid(field, 'positions must be all specified or all omitted');
-  const sorted = items.map((i) => i.position!).sort((a, b) => a - b);
-  if (sorted.some((p, index) => p !== index)) throw invalid(field, `positions must be exactly 0..${items.length - 1}`);
-  return items as Array<T & { position: number }>;
+/**
+ * Positions: when every item carries one and together they are exactly 0..n-1, they are kept;
+ * otherwise the list order is the order. (A client that echoes what it read and appends a new
+ * item, or drops one, must not get a 400 for positions it never meant to manage.)
+ */
+export function assignPositions<T extends { position?: number }>(items: T[]): Array<T & { position: number }> {
+  const given = items.map((i) => i.position);
+  const permutation = given.every((p) => p !== undefined) && [...given].sort((a, b) => a! - b!).every((p, index) => p === index);
+  if (permutation) return items as Array<T & { position: number }>;
+  return items.map((item, index) => ({ ...item, position: index }));
 }
 
 /** Gives every new child its id and refuses an id listed twice. */
@@ -46,7 +48,7 @@ export function planPorts(ports: PortInput[]) {
 }
 
 export function planIpAddresses(ips: IpAddressInput[]) {
-  return assignPositions(withIds(ips, 'ip_addresses'), 'ip_addresses');
+  return assignPositions(withIds(ips, 'ip_addresses'));
 }
 
 /**
@@ -55,7 +57,7 @@ export function planIpAddresses(ips: IpAddressInput[]) {
  * all addresses; a port is bound by at most one service of the host.
  */
 export function planServices(services: ServiceInput[]) {
-  const planned = assignPositions(withIds(services, 'services'), 'services');
+  const planned = assignPositions(withIds(services, 'services'));
   const portOwner = new Map<string, number>();
   const bindingIds = new Set<string>();
   return planned.map((service, s) => {
