@@ -2,7 +2,8 @@
 import Joi from 'joi';
 import { AppError } from '../core/errors.js';
 
-export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uuidv3', 'uuidv4', 'uuidv5', 'uuidv6', 'uuidv7', 'uuidv8'] });
+// Ids are compared as PostgreSQL prints them (lower case), so input is normalised once here.
+export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uuidv3', 'uuidv4', 'uuidv5', 'uuidv6', 'uuidv7', 'uuidv8'] }).lowercase();
 export const idParams = Joi.object({ id: uuid().required() });
 export const name = () => Joi.string().trim().min(1).max(100);
 export const description = () => Joi.string().max(500).allow(null, '').empty('').default(null);

@@ -42,3 +42,65 @@ export async function createKey(url: string, session: Credential, body: Record<s
   const data = expectOk(await call(url, 'POST', '/api/v1/auth/keys', { auth: session, body: { name: 'key', ...body } }), 201);
   return { id: data.api_key.id, key: data.key };
 }
+
+// ---- Calls from a chosen loopback address (appended for test/http/{tenancy,rateLimit}.spec.ts) ----
+// Anonymous callers are rate limited per client IP (capacity 10, decisions §4). Linux routes all of
+// 127.0.0.0/8 to the loopback interface, so a test can act as many distinct anonymous clients.
+import { request as httpRequest } from 'node:http';
+import type { ApiResponse } from './client.js';
+
+let loopbackCounter = 0;
+
+/** A loopback address not handed out before in this process (127.1.0.1, 127.1.0.2, …). */
+export function freshLoopbackIp(): string {
+  loopbackCounter += 1;
+  const n = loopbackCounter;
+  return `127.${1 + (Math.floor(n / (254 * 256)) % 127)}.${Math.floor(n / 254) % 256}.${1 + (n % 254)}`;
+}
+
+/** Like `call()`, but the TCP connection is opened from `ip` (the API then sees that client IP). */
+export function callFrom(
+  ip: string,
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { auth?: Credential; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.auth?.cookie) headers.Cookie = opts.auth.cookie;
+  if (opts.auth?.bearer) headers.Authorization = `Bearer ${opts.auth.bearer}`;
+  let payload: Buffer | undefined;
+  if (opts.body !== undefined) {
+    payload = Buffer.from(JSON.stringify(opts.body));
+    headers['Content-Type'] ??= 'application/json';
+    headers['Content-Length'] = String(payload.length);
+  }
+  const url = new URL(baseUrl + path);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, localAddress: ip, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            /* left as text */
+          }
+          const h = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) h.append(name, v);
+          }
+          resolve({ status: res.statusCode ?? 0, headers: h, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Db } from '../../core/db.js';
-import { AppError, invalidReference, notFound } from '../../core/errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomBase62, sha256Hex, verifyPassword } from '../../core/secrets.js';
 import { ROLE_RANK, type Scope } from '../../core/scope.js';
 import type { Services } from '../../core/services.js';
@@ -39,14 +39,6 @@ const em = (db: Db) => db.em as EntityManager;
 
 async function assertEmailFree(db: Db, email: string): Promise<void> {
   if (await em(db).findOne(User, { email: email.toLowerCase() })) throw new AppError('entity_already_exists', { entity: 'User', field: 'email', value: email });
-}
-
-/** Network grants name networks of the caller's organization (400 otherwise). */
-async function assertOrgNetworks(db: Db, scope: Scope, ids: string[]): Promise<void> {
-  const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = any(?::uuid[])`, [scope.organizationId, ids]);
-  const known = new Set(rows.map((r) => r.id));
-  const missing = ids.find((id) => !known.has(id));
-  if (missing) throw invalidReference('Network', missing, 'network_ids');
 }
 
 /** An admin may only hand out roles up to their own, and only the Owner touches an Owner. */
@@ -125,7 +117,7 @@ export const accountService = {
     const passwordHash = await hashPassword(input.password);
     return db.transaction(async (tx) => {
       await assertEmailFree(tx, input.email);
-      await assertOrgNetworks(tx, scope, input.network_ids);
+      await networkService.assertReferenced(tx, scope, input.network_ids, 'network_ids');
       const user = em(tx).create(User, {
         id: randomUUID(), organizationId: scope.organizationId, email: input.email.toLowerCase(), passwordHash, permissions: input.permissions,
       });
@@ -140,7 +132,7 @@ export const accountService = {
       const user = await this.findUser(tx, scope, id);
       assertMayAssign(scope, user.permissions);
       assertMayAssign(scope, input.permissions);
-      await assertOrgNetworks(tx, scope, input.network_ids);
+      await networkService.assertReferenced(tx, scope, input.network_ids, 'network_ids');
       if (user.permissions === 'Owner' && input.permissions !== 'Owner') await this.assertAnotherOwner(tx, scope, user.id);
       user.permissions = input.permissions;
       await em(tx).flush();

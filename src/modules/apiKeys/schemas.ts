@@ -12,7 +12,7 @@ const fields = {
   key: Joi.any().strip(),
 };
 export const apiKeyCreateBody = body(fields);
-export const apiKeyUpdateBody = body(fields);
+export const apiKeyUpdateBody = body({ ...fields, name: name() });
 export const apiKeyListQuery = Joi.object(pagination);
 
 export const apiKeyResponse = Joi.object({

@@ -4,14 +4,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { randomBase62, sha256Hex } from '../../core/secrets.js';
-import { assertNetworksVisible, ROLE_RANK, type Scope } from '../../core/scope.js';
+import { ROLE_RANK, type Scope } from '../../core/scope.js';
+import { networkService } from '../networks/service.js';
 import { Page } from '../../http/envelope.js';
 import { UserApiKey, type Role } from '../accounts/entities.js';
 
 export const API_KEY_PREFIX = 'scp_u_';
 
 export interface ApiKeyInput {
-  name: string;
+  name?: string;
   permissions?: Role;
   network_ids?: string[] | null;
   expires_at?: string | null;
@@ -34,9 +35,9 @@ async function assertWithinCreator(db: Db, scope: Scope, input: ApiKeyInput): Pr
   if (input.permissions && ROLE_RANK[input.permissions] > ROLE_RANK[scope.role]) {
     throw new AppError('auth_permission_denied', { required: input.permissions });
   }
-  if (input.network_ids?.length) {
-    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = any(?::uuid[])`, [scope.organizationId, input.network_ids]);
-    assertNetworksVisible(scope, input.network_ids, new Set(rows.map((r) => r.id)));
+  await networkService.assertReferenced(db, scope, input.network_ids ?? [], 'network_ids');
+  if (input.expires_at && Date.parse(input.expires_at) <= Date.now()) {
+    throw new AppError('validation_failed', { field: 'expires_at', reason: 'must be in the future' });
   }
 }
 
@@ -47,7 +48,7 @@ export const apiKeyService = {
     await assertWithinCreator(db, scope, input);
     const key = newKey();
     const apiKey = em(db).create(UserApiKey, {
-      id: randomUUID(), organizationId: scope.organizationId, userId: scope.userId, name: input.name, keyHash: sha256Hex(key),
+      id: randomUUID(), organizationId: scope.organizationId, userId: scope.userId, name: input.name!, keyHash: sha256Hex(key),
       permissions: input.permissions ?? scope.role, networkIds: input.network_ids ?? null,
       expiresAt: input.expires_at ? new Date(input.expires_at) : null, isEnabled: input.is_enabled ?? true, lastUsedAt: null,
     });
@@ -77,7 +78,7 @@ export const apiKeyService = {
   async update(db: Db, scope: Scope, id: string, input: ApiKeyInput) {
     const key = await this.find(db, scope, id);
     await assertWithinCreator(db, scope, input);
-    key.name = input.name;
+    if (input.name !== undefined) key.name = input.name;
     if (input.permissions !== undefined) key.permissions = input.permissions;
     if (input.network_ids !== undefined) key.networkIds = input.network_ids;
     if (input.expires_at !== undefined) key.expiresAt = input.expires_at ? new Date(input.expires_at) : null;

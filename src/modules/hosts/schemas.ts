@@ -61,7 +61,7 @@ const children = {
 };
 
 export const hostCreate = body({
-  id: uuid(),
+  id: Joi.any().strip(), // the server names new hosts
   name: name().required(),
   network_id: uuid().required(),
   hostname: Joi.string().max(253).allow(null, '').empty('').default(null),

@@ -2,12 +2,14 @@
 // Every write is one transaction: a failure at any step changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
-import { AppError, accessDenied, invalidReference } from '../../core/errors.js';
+import { accessDenied } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
 import { assertSameId, orderTerms } from '../../http/schemas.js';
+import { assertBindingTargets } from '../bindings/service.js';
 import { bindingTable } from '../bindings/table.js';
+import { assertIpAddressesInSubnets } from '../ipAddresses/service.js';
 import { ipAddressTable } from '../ipAddresses/table.js';
 import { networkService } from '../networks/service.js';
 import { portTable } from '../ports/table.js';
@@ -36,44 +38,12 @@ export interface HostInput {
 const ORDER_COLUMNS = { name: 'name', hostname: 'hostname', created_at: 'created_at', updated_at: 'updated_at', last_seen_at: 'last_seen_at' };
 const MANUAL = { type: 'Manual' };
 
-/** Subnets of IP addresses: visible, on the host's network, and containing the address. */
-async function assertSubnets(db: Db, scope: Scope, host: Row, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
-  if (!ips.length) return;
-  const rows = await db.query<{ subnet_id: string; ip_address: string; found: string | null; network_id: string; cidr: string; inside: boolean }>(
-    `select x.subnet_id, x.ip_address, s.id as found, s.network_id, s.cidr::text as cidr, (x.ip_address::inet <<= s.cidr) as inside
-     from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
-     left join subnets s on s.id = x.subnet_id and s.organization_id = ?`,
-    [JSON.stringify(ips.map((i) => ({ subnet_id: i.subnet_id, ip_address: i.ip_address }))), scope.organizationId],
-  );
-  for (const r of rows) {
-    if (!r.found || !canSeeNetwork(scope, r.network_id)) throw invalidReference('Subnet', r.subnet_id, 'ip_addresses.subnet_id');
-    if (r.network_id !== host.network_id) throw new AppError('entity_network_mismatch', { entity: 'Subnet', id: r.subnet_id });
-    if (!r.inside) throw new AppError('ip_address_out_of_range', { ip: r.ip_address, subnet: r.cidr });
-  }
-}
-
-/** Bindings point at ports and IP addresses of this host (after their sync in the same transaction). */
-async function assertBindingTargets(db: Db, hostId: string, bindings: Array<{ port_id: string | null; ip_address_id: string | null }>): Promise<void> {
-  const portIds = [...new Set(bindings.map((b) => b.port_id).filter((x): x is string => !!x))];
-  const ipIds = [...new Set(bindings.map((b) => b.ip_address_id).filter((x): x is string => !!x))];
-  const [ports, ips] = await Promise.all([
-    db.query<{ id: string }>(`select id from ports where host_id = ? and id = any(?::uuid[])`, [hostId, portIds]),
-    db.query<{ id: string }>(`select id from ip_addresses where host_id = ? and id = any(?::uuid[])`, [hostId, ipIds]),
-  ]);
-  const knownPorts = new Set(ports.map((p) => p.id));
-  const knownIps = new Set(ips.map((p) => p.id));
-  const badPort = portIds.find((id) => !knownPorts.has(id));
-  if (badPort) throw invalidReference('Port', badPort, 'services.bindings.port_id');
-  const badIp = ipIds.find((id) => !knownIps.has(id));
-  if (badIp) throw invalidReference('IPAddress', badIp, 'services.bindings.ip_address_id');
-}
-
 async function syncChildren(db: Db, scope: Scope, host: Row, input: HostInput): Promise<void> {
   const owned = { organization_id: host.organization_id, network_id: host.network_id, host_id: host.id };
   const hostOwner = { column: 'host_id', ids: [host.id as string] };
   if (input.ip_addresses) {
     const ips = planIpAddresses(input.ip_addresses);
-    await assertSubnets(db, scope, host, ips);
+    await assertIpAddressesInSubnets(db, scope, host.network_id as string, ips, 'ip_addresses.subnet_id');
     await ipAddressTable.syncChildren(db, hostOwner, ips.map((i) => ({ ...owned, ...i })), ['subnet_id', 'ip_address', 'mac_address', 'name', 'position'], 'ip_addresses.id');
   }
   if (input.ports) {
@@ -89,7 +59,7 @@ async function syncChildren(db: Db, scope: Scope, host: Row, input: HostInput): 
       ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id',
     );
     const bindings = services.flatMap((s) => s.bindings.map((b) => ({ ...b, service_id: s.id })));
-    await assertBindingTargets(db, host.id as string, bindings);
+    await assertBindingTargets(db, host.id as string, bindings, 'services.bindings.');
     const { host_id: _h, ...bindingOwned } = owned;
     await bindingTable.syncChildren(
       db, { column: 'service_id', ids: services.map((s) => s.id) },
@@ -127,7 +97,7 @@ export const hostService = {
       await networkService.assertWritable(tx, scope, input.network_id!);
       await tagService.assertTagsExist(tx, scope, input.tags);
       const host = await hostTable.insert(tx, {
-        id: input.id ?? randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, name: input.name,
+        id: randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, name: input.name,
         hostname: input.hostname, description: input.description, hidden: input.hidden, tags: input.tags, source: MANUAL,
         virtualization: input.virtualization, credential_assignments: input.credential_assignments ?? [],
       });

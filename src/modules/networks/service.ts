@@ -56,13 +56,24 @@ export const networkService = {
   history: (db: Db, scope: Scope, id: string) => networkTable.history(db, scope, id),
 
   /**
+   * Network ids named in a body (grants, key scopes): unknown or another org's is 400
+   * entity_reference_invalid naming the id; in the org but outside the caller's scope, 403.
+   */
+  async assertReferenced(db: Db, scope: Scope, ids: string[], field: string): Promise<void> {
+    if (!ids.length) return;
+    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = any(?::uuid[])`, [scope.organizationId, ids]);
+    const known = new Set(rows.map((r) => r.id));
+    const missing = ids.find((id) => !known.has(id));
+    if (missing) throw invalidReference('Network', missing, field);
+    assertNetworksVisible(scope, ids, known);
+  },
+
+  /**
    * A `network_id` in a body (creating a network-level entity): unknown or another org's is 400
    * entity_reference_invalid, outside the caller's scope 403.
    */
   async assertWritable(db: Db, scope: Scope, networkId: string, field = 'network_id'): Promise<void> {
-    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = ?`, [scope.organizationId, networkId]);
-    if (!rows.length) throw invalidReference('Network', networkId, field);
-    assertNetworksVisible(scope, [networkId], new Set([networkId]));
+    await this.assertReferenced(db, scope, [networkId], field);
   },
 
   /**

@@ -15,7 +15,7 @@ const fields = {
   tags: tagIds().default([]),
   expected_updated_at: timestamp().allow(null),
 };
-export const subnetCreate = body({ ...fields, network_id: uuid().required() });
+export const subnetCreate = body({ ...fields, id: Joi.any().strip(), network_id: uuid().required() });
 export const subnetUpdate = body({ ...fields, network_id: Joi.any().strip() });
 export const subnetListQuery = listQuery({ ...orderQuery(['name', 'cidr', 'created_at', 'updated_at']), network_id: uuid() });
 

@@ -24,7 +24,7 @@ export const subnetService = {
       await networkService.assertWritable(tx, scope, input.network_id!);
       await tagService.assertTagsExist(tx, scope, input.tags);
       return subnetTable.insert(tx, {
-        id: input.id ?? randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, cidr: input.cidr,
+        id: randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, cidr: input.cidr,
         name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags, source: { type: 'Manual' },
       });
     });

@@ -1,0 +1,20 @@
+import Joi from 'joi';
+import { listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { ipAddressInput } from '../hosts/schemas.js';
+import { childResponseFields } from '../hosts/children.js';
+
+export const IP_ADDRESS_ORDER_FIELDS = ['ip_address', 'name', 'position', 'created_at', 'updated_at'] as const;
+
+/** The host-request IP address (hosts/schemas.ts) plus its host; network and organization come from the host. */
+export const ipAddressCreate = ipAddressInput.keys({ host_id: uuid().required() });
+/** Full replace; `host_id` may be echoed back but an address does not move to another host. */
+export const ipAddressUpdate = ipAddressInput.keys({ host_id: uuid(), expected_updated_at: timestamp().allow(null) });
+
+export const ipAddressListQuery = listQuery({
+  ...orderQuery(IP_ADDRESS_ORDER_FIELDS), network_id: uuid(), host_id: uuid(), subnet_id: uuid(),
+});
+
+export const ipAddressResponse = Joi.object({
+  ...childResponseFields(), host_id: uuid(), subnet_id: uuid(), ip_address: Joi.string(), mac_address: Joi.string().allow(null),
+  name: Joi.string().allow(null), position: Joi.number().integer(),
+}).label('IPAddress');

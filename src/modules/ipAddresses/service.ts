@@ -1,0 +1,87 @@
+// IP addresses of hosts (spec §2.3): an address lies inside its subnet, and the subnet is on its
+// host's network; network and organization always come from the host.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { AppError, invalidReference } from '../../core/errors.js';
+import { canSeeNetwork, type Scope } from '../../core/scope.js';
+import { assertSameId } from '../../http/schemas.js';
+import { listNetworkScoped } from '../networks/scopedList.js';
+import { assertSameParent, compactPositions, lockHost, placeAt, referencedHost, TIME_ORDER } from '../hosts/children.js';
+import { ipAddressTable } from './table.js';
+
+export interface IpAddressWrite {
+  id?: string; host_id?: string; subnet_id: string; ip_address: string; mac_address: string | null; name: string | null;
+  position?: number; expected_updated_at?: string | null;
+}
+
+/**
+ * Subnets of IP addresses to be written on a host of `networkId`: each subnet must be visible
+ * (unknown, another organization's or out of scope: 400 entity_reference_invalid), on that network
+ * (400 entity_network_mismatch) and contain its address (400 ip_address_out_of_range). One query
+ * for any number of addresses; hosts/service.ts `assertSubnets` can be this function.
+ */
+export async function assertIpAddressesInSubnets(
+  db: Db, scope: Scope, networkId: string, ips: Array<{ subnet_id: string; ip_address: string }>, field = 'subnet_id',
+): Promise<void> {
+  if (!ips.length) return;
+  const rows = await db.query<{ subnet_id: string; ip_address: string; found: string | null; network_id: string; cidr: string; inside: boolean }>(
+    `select x.subnet_id, x.ip_address, s.id as found, s.network_id, s.cidr::text as cidr, (x.ip_address::inet <<= s.cidr) as inside
+     from jsonb_to_recordset(?::jsonb) as x(n int, subnet_id uuid, ip_address text)
+     left join subnets s on s.id = x.subnet_id and s.organization_id = ?
+     order by x.n`,
+    [JSON.stringify(ips.map((i, n) => ({ n, subnet_id: i.subnet_id, ip_address: i.ip_address }))), scope.organizationId],
+  );
+  for (const r of rows) {
+    if (!r.found || !canSeeNetwork(scope, r.network_id)) throw invalidReference('Subnet', r.subnet_id, field);
+    if (r.network_id !== networkId) throw new AppError('entity_network_mismatch', { entity: 'Subnet', id: r.subnet_id });
+    if (!r.inside) throw new AppError('ip_address_out_of_range', { ip: r.ip_address, subnet: r.cidr });
+  }
+}
+
+const ORDER = { ip_address: 'ip_address', name: 'name', position: 'position', ...TIME_ORDER };
+
+export const ipAddressService = {
+  list: (db: Db, scope: Scope, q: Record<string, any>) =>
+    listNetworkScoped(ipAddressTable, db, scope, q, { filters: ['host_id', 'subnet_id'], order: ORDER }),
+
+  get: (db: Db, scope: Scope, id: string, at?: string) => ipAddressTable.get(db, scope, id, at),
+
+  async create(db: Db, scope: Scope, input: IpAddressWrite) {
+    return db.transaction(async (tx) => {
+      const host = await referencedHost(tx, scope, input.host_id!);
+      await assertIpAddressesInSubnets(tx, scope, host.network_id, [input]);
+      const id = randomUUID(); // a body id is ignored (server-owned, like every create's)
+      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: host.id }, id, input.position);
+      return ipAddressTable.insert(tx, {
+        id, organization_id: host.organization_id, network_id: host.network_id, host_id: host.id, subnet_id: input.subnet_id,
+        ip_address: input.ip_address, mac_address: input.mac_address, name: input.name, position,
+      });
+    });
+  },
+
+  async update(db: Db, scope: Scope, id: string, input: IpAddressWrite) {
+    assertSameId(id, input.id);
+    return db.transaction(async (tx) => {
+      const current = await ipAddressTable.get(tx, scope, id);
+      assertSameParent('host_id', current.host_id, input.host_id, 'An IP address');
+      await lockHost(tx, current.host_id as string);
+      await assertIpAddressesInSubnets(tx, scope, current.network_id as string, [input]);
+      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string }, id, input.position);
+      return ipAddressTable.update(tx, scope, id, {
+        subnet_id: input.subnet_id, ip_address: input.ip_address, mac_address: input.mac_address, name: input.name, position,
+      }, input.expected_updated_at);
+    });
+  },
+
+  /** Its bindings go with it (and leave every dependency); interfaces pointing at it keep no address. */
+  async remove(db: Db, scope: Scope, id: string) {
+    await db.transaction(async (tx) => {
+      const current = await ipAddressTable.get(tx, scope, id);
+      await lockHost(tx, current.host_id as string);
+      await ipAddressTable.remove(tx, scope, id);
+      await compactPositions(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string });
+    });
+  },
+
+  history: (db: Db, scope: Scope, id: string) => ipAddressTable.history(db, scope, id),
+};

@@ -1,0 +1,829 @@
+// Tenancy, roles and credentials over every protected route (decisions §1, §2), plus API key
+// management and login.
+//
+// The route matrix enumerates `routes` from src/routes.ts: every protected route must have an entry in
+// FIXTURES (a concrete, valid request), else the matrix fails — so a new route is covered as soon as it
+// exists. Routes are checked one module (path prefix) per test, each test over a fresh app and world;
+// a test reports every failing route of its module at once.
+//
+// Anonymous requests are rate limited per client IP at capacity 10 (decisions §4); every request here
+// that is expected to end up anonymous (401s, logins, refused keys) is sent from a fresh loopback
+// address (`callFrom(freshLoopbackIp(), …)`) so that the limiter never answers in place of what is tested.
+import { expect } from 'chai';
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { routes } from '../../src/routes.js';
+import type { RouteDef } from '../../src/http/pipeline.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectError, expectOk, type ApiResponse, type Credential } from '../support/client.js';
+import {
+  callFrom, createKey, createNetwork, createUser, freshLoopbackIp, login, PASSWORD, registerTenant, type Tenant,
+} from '../support/world.js';
+
+// ---- Roles as the product decisions define them (not imported from src, on purpose) ----------
+type Role = 'Owner' | 'Admin' | 'Member' | 'Viewer';
+const ROLES: Role[] = ['Viewer', 'Member', 'Admin', 'Owner'];
+const RANK: Record<Role, number> = { Viewer: 1, Member: 2, Admin: 3, Owner: 4 };
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const base62 = (n: number) => Array.from({ length: n }, () => BASE62[randomInt(62)]).join('');
+const uniq = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+const KEY_FORMAT = /^scp_u_[0-9A-Za-z]{32}$/;
+
+// Values that must not collide within one host / organization.
+let counter = 0;
+const next = () => ++counter;
+const portNumber = () => 1000 + (next() % 60000);
+const ifIndex = () => 100 + next();
+const freshCidr = () => { const n = next(); return `172.${16 + ((n >> 8) % 16)}.${n % 256}.0/24`; };
+
+// ---- The world every matrix test starts from -------------------------------------------------
+interface Person {
+  id: string;
+  auth: Credential;
+  /** The person's own API key, created with the default role (the person's). */
+  key: { id: string; key: string };
+}
+
+/** One network of an organization with one entity of each network-level kind on it. */
+interface Place {
+  network: string;
+  cidr: string;
+  ipPrefix: string;
+  subnet: string;
+  host: string;
+  ipAddress: string;
+  /** Bound to `service` by `binding`. */
+  port: string;
+  /** Bound by nobody. */
+  freePort: string;
+  service: string;
+  binding: string;
+  interface: string;
+  dependency: string;
+}
+
+const ipIn = (p: Place) => `${p.ipPrefix}.${10 + (next() % 240)}`;
+
+async function makePlace(url: string, auth: Credential, network: string, n: number): Promise<Place> {
+  const post = async (path: string, body: unknown) => expectOk(await call(url, 'POST', path, { auth, body }), 201).id as string;
+  const ipPrefix = `10.${n}.0`;
+  const cidr = `${ipPrefix}.0/24`;
+  const subnet = await post('/api/v1/subnets', { cidr, name: `lan-${n}`, network_id: network });
+  const host = await post('/api/v1/hosts', { name: `host-${n}`, network_id: network });
+  const ipAddress = await post('/api/v1/ip-addresses', { host_id: host, subnet_id: subnet, ip_address: `${ipPrefix}.5` });
+  const port = await post('/api/v1/ports', { host_id: host, number: 80, protocol: 'Tcp' });
+  const freePort = await post('/api/v1/ports', { host_id: host, number: 443, protocol: 'Tcp' });
+  const service = await post('/api/v1/services', { host_id: host, name: `web-${n}`, service_definition: 'Nginx' });
+  const binding = await post('/api/v1/bindings', { service_id: service, type: 'Port', port_id: port });
+  const iface = await post('/api/v1/interfaces', { host_id: host, if_index: 1 });
+  const dependency = await post('/api/v1/dependencies', {
+    name: `dep-${n}`, network_id: network, color: 'Blue', members: { type: 'Services', service_ids: [service] },
+  });
+  return { network, cidr, ipPrefix, subnet, host, ipAddress, port, freePort, service, binding, interface: iface, dependency };
+}
+
+interface World {
+  a: Tenant;
+  b: Tenant;
+  owner: Person;
+  admin: Person;
+  member: Person;
+  viewer: Person;
+  bOwner: Person;
+  /** A's "Default" network, granted to the Member and the Viewer. */
+  sharedNet: string;
+  /** A second network of A that nobody below Admin is granted. */
+  privateNet: string;
+  /** A's network-level entities on the shared network, and their twins on the private one. */
+  inside: Place;
+  outside: Place;
+  tagId: string;
+  /** A spare Viewer of A for the /users/:id routes. */
+  targetUserId: string;
+  /** Keys of A's Owner limited to a lower role. */
+  roleKeys: Record<'Viewer' | 'Member' | 'Admin', string>;
+  /** A's Owner's key, Owner role, limited to `sharedNet`. */
+  scopedKey: string;
+  disabledKey: string;
+  expiredKey: string;
+  /** Organization B's entities of every kind. */
+  bPlace: Place;
+  bTagId: string;
+}
+
+async function setExpiredInDb(app: TestApp, keyId: string): Promise<void> {
+  await app.services.orm.em.fork().execute(`update user_api_keys set expires_at = now() - interval '1 minute' where id = ?`, [keyId]);
+}
+
+async function buildWorld(app: TestApp): Promise<World> {
+  const url = app.url;
+  const a = await registerTenant(url, 'alpha');
+  const privateNet = await createNetwork(url, a.owner, 'Private');
+  const ownerKey = await createKey(url, a.owner);
+  const person = async (permissions: Role, nets: string[]): Promise<Person> => {
+    const u = await createUser(url, a.owner, permissions, nets);
+    return { ...u, key: await createKey(url, u.auth) };
+  };
+  const admin = await person('Admin', []);
+  const member = await person('Member', [a.defaultNetworkId]);
+  const viewer = await person('Viewer', [a.defaultNetworkId]);
+  const target = expectOk(await call(url, 'POST', '/api/v1/users', {
+    auth: a.owner, body: { email: `${uniq('target')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] },
+  }), 201);
+  const tag = expectOk(await call(url, 'POST', '/api/v1/tags', { auth: a.owner, body: { name: 'alpha-tag', color: 'Green' } }), 201);
+  const roleKeys = {
+    Viewer: (await createKey(url, a.owner, { name: 'viewer-role', permissions: 'Viewer' })).key,
+    Member: (await createKey(url, a.owner, { name: 'member-role', permissions: 'Member' })).key,
+    Admin: (await createKey(url, a.owner, { name: 'admin-role', permissions: 'Admin' })).key,
+  };
+  const scopedKey = (await createKey(url, a.owner, { name: 'scoped', network_ids: [a.defaultNetworkId] })).key;
+  // Disabled: created enabled, then turned off through the API.
+  const disabled = await createKey(url, a.owner, { name: 'disabled' });
+  expectOk(await call(url, 'PUT', `/api/v1/auth/keys/${disabled.id}`, { auth: a.owner, body: { name: 'disabled', is_enabled: false } }));
+  // Expired: created with an expiry ahead, then moved into the past in the database.
+  const expired = await createKey(url, a.owner, { name: 'expired', expires_at: new Date(Date.now() + 3600_000).toISOString() });
+  await setExpiredInDb(app, expired.id);
+  const inside = await makePlace(url, a.owner, a.defaultNetworkId, 1);
+  const outside = await makePlace(url, a.owner, privateNet, 2);
+
+  const b = await registerTenant(url, 'beta');
+  const bOwner = { id: b.ownerId, auth: b.owner, key: await createKey(url, b.owner) };
+  const bPlace = await makePlace(url, b.owner, b.defaultNetworkId, 1);
+  const bTag = expectOk(await call(url, 'POST', '/api/v1/tags', { auth: b.owner, body: { name: 'beta-tag', color: 'Green' } }), 201);
+  return {
+    a, b, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer, bOwner,
+    sharedNet: a.defaultNetworkId, privateNet, inside, outside, tagId: tag.id, targetUserId: target.id,
+    roleKeys, scopedKey, disabledKey: disabled.key, expiredKey: expired.key, bPlace, bTagId: bTag.id,
+  };
+}
+
+// ---- One concrete request per protected route -------------------------------------------------
+type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency';
+type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey';
+type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency';
+/** The ids a request may name: a place's, plus the organization-level ones. */
+type Ids = Place & { tag: string; user: string; apiKey: string };
+
+interface Fixture {
+  /** The lowest role allowed (decisions §2: Viewer reads; Member writes inventory; Admin manages tags, networks, users; Owner the organization). */
+  role: Role;
+  /** Key management and organization settings: a signed-in session only (decisions §2). */
+  sessionOnly?: boolean;
+  /** What `:id` names. */
+  id?: IdKind;
+  /** A valid body. */
+  body?: (p: Ids) => unknown;
+  /** A query string (with `?`). */
+  query?: (p: Ids) => string;
+  /** Network-level: the entity that a request aimed at a network outside the caller's reach is refused on (403 entity_access_denied). */
+  outside?: Entity;
+  /** The allowed call runs on a freshly made entity of this kind (default: the `:id` of a DELETE), so the world stays whole. */
+  fresh?: IdKind;
+  /** A create: the kind of entity it makes. */
+  creates?: IdKind;
+  /** Kinds the body must name fresh at every create (e.g. a port nobody binds yet). */
+  freshInBody?: PlaceKind[];
+  /** Status of the allowed call (default 200). */
+  status?: number;
+  /** More checks on the allowed call. */
+  check?: (data: any, ctx: { app: TestApp; w: World; who: Person; ids: Ids }) => Promise<void> | void;
+}
+
+const net = (p: Ids) => `?network_id=${p.network}`;
+
+/** The standard routes of a network-level resource: list, create, get, replace, delete, history. */
+function inventory(path: string, kind: PlaceKind, entity: Entity, create: { body: (p: Ids) => unknown; outside: Entity; freshInBody?: PlaceKind[] }, put: (p: Ids) => unknown): Record<string, Fixture> {
+  return {
+    [`GET ${path}`]: { role: 'Viewer', query: net, outside: 'Network' },
+    [`POST ${path}`]: { role: 'Member', status: 201, creates: kind, body: create.body, outside: create.outside, freshInBody: create.freshInBody },
+    [`GET ${path}/:id`]: { role: 'Viewer', id: kind, outside: entity },
+    [`PUT ${path}/:id`]: { role: 'Member', id: kind, body: put, outside: entity },
+    [`DELETE ${path}/:id`]: { role: 'Member', id: kind, outside: entity },
+    [`GET ${path}/:id/history`]: { role: 'Viewer', id: kind, outside: entity },
+  };
+}
+
+const FIXTURES: Record<string, Fixture> = {
+  'GET /api/auth/me': { role: 'Viewer' },
+  'POST /api/auth/me': { role: 'Viewer' },
+
+  'GET /api/v1/users': { role: 'Admin' },
+  'POST /api/v1/users': {
+    role: 'Admin', status: 201, creates: 'user',
+    body: () => ({ email: `${uniq('new')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] }),
+  },
+  'GET /api/v1/users/:id': { role: 'Admin', id: 'user' },
+  'PUT /api/v1/users/:id': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Member', network_ids: [p.network] }) },
+  'DELETE /api/v1/users/:id': { role: 'Admin', id: 'user' },
+
+  'GET /api/v1/organizations/current': { role: 'Viewer' },
+  'PUT /api/v1/organizations/current': { role: 'Owner', sessionOnly: true, body: () => ({ name: 'Alpha renamed', api_access_enabled: true }) },
+
+  'POST /api/v1/auth/keys': { role: 'Viewer', sessionOnly: true, status: 201, creates: 'apiKey', body: () => ({ name: uniq('key') }) },
+  'GET /api/v1/auth/keys': { role: 'Viewer', sessionOnly: true },
+  'GET /api/v1/auth/keys/:id': { role: 'Viewer', sessionOnly: true, id: 'apiKey' },
+  'PUT /api/v1/auth/keys/:id': { role: 'Viewer', sessionOnly: true, id: 'apiKey', body: () => ({ name: uniq('renamed') }) },
+  'POST /api/v1/auth/keys/:id/rotate': { role: 'Viewer', sessionOnly: true, id: 'apiKey', fresh: 'apiKey' },
+  'DELETE /api/v1/auth/keys/:id': { role: 'Viewer', sessionOnly: true, id: 'apiKey' },
+
+  'GET /api/v1/networks': { role: 'Viewer' },
+  'POST /api/v1/networks': { role: 'Admin', status: 201, creates: 'network', body: () => ({ name: uniq('net') }) },
+  'GET /api/v1/networks/:id': { role: 'Viewer', id: 'network', outside: 'Network' },
+  'PUT /api/v1/networks/:id': { role: 'Admin', id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
+  'DELETE /api/v1/networks/:id': { role: 'Admin', id: 'network', outside: 'Network' },
+  'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
+
+  'GET /api/v1/tags': { role: 'Viewer' },
+  'POST /api/v1/tags': { role: 'Admin', status: 201, creates: 'tag', body: () => ({ name: uniq('tag'), color: 'Blue' }) },
+  'GET /api/v1/tags/:id': { role: 'Viewer', id: 'tag' },
+  'PUT /api/v1/tags/:id': { role: 'Admin', id: 'tag', body: () => ({ name: uniq('tag'), color: 'Red' }) },
+  'DELETE /api/v1/tags/:id': { role: 'Admin', id: 'tag' },
+  'GET /api/v1/tags/:id/history': { role: 'Viewer', id: 'tag' },
+
+  ...inventory('/api/v1/subnets', 'subnet', 'Subnet',
+    { body: (p) => ({ cidr: freshCidr(), name: uniq('lan'), network_id: p.network }), outside: 'Network' },
+    (p) => ({ cidr: p.cidr, name: uniq('lan') })),
+
+  ...inventory('/api/v1/hosts', 'host', 'Host',
+    { body: (p) => ({ name: uniq('host'), network_id: p.network }), outside: 'Network' },
+    (p) => ({ id: p.host, name: uniq('host'), hidden: false, tags: [] })),
+  'POST /api/v1/hosts/bulk-delete': {
+    role: 'Member', body: (p) => [p.host], outside: 'Host', fresh: 'host',
+    check: async (data, { app, w, who, ids }) => {
+      expect(data).to.deep.equal({ deleted_count: 1, requested_count: 1 });
+      expectError(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: who.auth }), 404, 'entity_not_found');
+      for (const id of [w.inside.host, w.outside.host]) expectOk(await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: w.owner.auth }));
+    },
+  },
+
+  ...inventory('/api/v1/ip-addresses', 'ipAddress', 'IPAddress',
+    { body: (p) => ({ host_id: p.host, subnet_id: p.subnet, ip_address: ipIn(p) }), outside: 'Host' },
+    (p) => ({ subnet_id: p.subnet, ip_address: ipIn(p) })),
+
+  ...inventory('/api/v1/ports', 'port', 'Port',
+    { body: (p) => ({ host_id: p.host, number: portNumber(), protocol: 'Udp' }), outside: 'Host' },
+    () => ({ number: portNumber(), protocol: 'Tcp' })),
+
+  ...inventory('/api/v1/services', 'service', 'Service',
+    { body: (p) => ({ host_id: p.host, name: uniq('svc'), service_definition: 'Nginx' }), outside: 'Host' },
+    () => ({ name: uniq('svc'), service_definition: 'PostgreSQL' })),
+
+  ...inventory('/api/v1/bindings', 'binding', 'Binding',
+    { body: (p) => ({ service_id: p.service, type: 'Port', port_id: p.freePort }), outside: 'Service', freshInBody: ['freePort'] },
+    (p) => ({ type: 'Port', port_id: p.port })),
+
+  ...inventory('/api/v1/interfaces', 'interface', 'Interface',
+    { body: (p) => ({ host_id: p.host, if_index: ifIndex() }), outside: 'Host' },
+    () => ({ if_index: ifIndex(), if_name: 'eth0' })),
+
+  ...inventory('/api/v1/dependencies', 'dependency', 'Dependency',
+    { body: (p) => ({ name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } }), outside: 'Network' },
+    (p) => ({
+      name: uniq('dep'), network_id: p.network, color: 'Teal', dependency_type: 'RequestPath', edge_style: 'Straight',
+      members: { type: 'Services', service_ids: [p.service] }, tags: [],
+    })),
+};
+
+/** The only routes that answer without a credential (decisions §2, §8). */
+const PUBLIC_ROUTES = [
+  'GET /api/version', 'GET /api/health', 'GET /api/ready',
+  'POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/logout',
+];
+
+const routeKey = (r: RouteDef) => `${r.method.toUpperCase()} ${r.path}`;
+const protectedRoutes = routes.filter((r) => r.auth !== 'public');
+/** Routes by module: `/api/v1/tags/:id/history` → `/api/v1/tags`, `/api/auth/me` → `/api/auth/me`. */
+const moduleOf = (r: RouteDef) => r.path.split('/').slice(0, 4).join('/');
+const modules = [...new Set(protectedRoutes.map(moduleOf))];
+
+/** Makes a fresh entity of a kind, on the shared network (by the Owner; an API key for `who`). */
+async function makeFresh(kind: IdKind, app: TestApp, w: World, who: Person): Promise<string> {
+  const p = w.inside;
+  const post = async (path: string, body: unknown) => expectOk(await call(app.url, 'POST', path, { auth: w.owner.auth, body }), 201).id as string;
+  switch (kind) {
+    case 'tag': return post('/api/v1/tags', { name: uniq('tag'), color: 'Gray' });
+    case 'network': return post('/api/v1/networks', { name: uniq('net') });
+    case 'user': return post('/api/v1/users', { email: `${uniq('fresh')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] });
+    case 'apiKey': return (await createKey(app.url, who.auth, { name: uniq('fresh') })).id;
+    case 'subnet': return post('/api/v1/subnets', { cidr: freshCidr(), name: uniq('lan'), network_id: p.network });
+    case 'host': return post('/api/v1/hosts', { name: uniq('host'), network_id: p.network });
+    case 'ipAddress': return post('/api/v1/ip-addresses', { host_id: p.host, subnet_id: p.subnet, ip_address: ipIn(p) });
+    case 'port': case 'freePort': return post('/api/v1/ports', { host_id: p.host, number: portNumber(), protocol: 'Tcp' });
+    case 'service': return post('/api/v1/services', { host_id: p.host, name: uniq('svc'), service_definition: 'Nginx' });
+    case 'binding': return post('/api/v1/bindings', { service_id: p.service, type: 'Port', port_id: await makeFresh('port', app, w, who) });
+    case 'interface': return post('/api/v1/interfaces', { host_id: p.host, if_index: ifIndex() });
+    case 'dependency': return post('/api/v1/dependencies', { name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } });
+  }
+}
+
+interface Built {
+  method: string;
+  path: string;
+  /** The id of A's that the request names (the path id, else the network of a `network_id` filter). */
+  id?: string;
+  body?: unknown;
+  ids: Ids;
+}
+
+/** A concrete request for `route`, as `who` would send it (an API key `:id` is `who`'s own key), aimed at `place`. */
+function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place = w.inside, over: Partial<Ids> = {}): Built {
+  const ids: Ids = { ...place, tag: w.tagId, user: w.targetUserId, apiKey: who.key.id, ...over };
+  const id = fx.id ? ids[fx.id] : undefined;
+  const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
+    if (param !== 'id' || !id) throw new Error(`the fixture gives no value for :${param}`);
+    return id;
+  });
+  return {
+    method: route.method.toUpperCase(),
+    path: path + (fx.query?.(ids) ?? ''),
+    id: id ?? (fx.query ? ids.network : undefined),
+    body: fx.body?.(ids),
+    ids,
+  };
+}
+
+const send = (app: TestApp, req: Built, auth?: Credential, headers?: Record<string, string>) =>
+  call(app.url, req.method, req.path, { auth, body: req.body, headers });
+/** Anonymous outcomes (401) are sent from a fresh client IP: see the header of this file. */
+const sendFresh = (app: TestApp, req: Built, auth?: Credential, headers?: Record<string, string>) =>
+  callFrom(freshLoopbackIp(), app.url, req.method, req.path, { auth, body: req.body, headers });
+
+function expectDenied(res: ApiResponse, required: string | undefined, what: string): void {
+  expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(403);
+  expectError(res, 403, 'auth_permission_denied');
+  if (required) expect(res.body.params, what).to.deep.include({ required });
+}
+
+/** Every check of the matrix for one route; throws on the first failure. */
+async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void> {
+  const key = routeKey(route);
+  const fx = FIXTURES[key];
+  if (!fx) throw new Error(`no fixture in test/http/tenancy.spec.ts FIXTURES for the protected route ${key}`);
+  const req = build(route, fx, w, w.owner);
+  const sessionOf: Record<Role, Person> = { Owner: w.owner, Admin: w.admin, Member: w.member, Viewer: w.viewer };
+
+  // 1. No usable credential: 401, whatever the route.
+  const unusable: Array<[string, Credential | undefined, Record<string, string> | undefined]> = [
+    ['no credential', undefined, undefined],
+    ['a garbage Bearer token', { bearer: 'garbage' }, undefined],
+    ['an unknown scheme', undefined, { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a well-formed unknown key', { bearer: `scp_u_${base62(32)}` }, undefined],
+    ['a disabled key', { bearer: w.disabledKey }, undefined],
+    ['an expired key', { bearer: w.expiredKey }, undefined],
+    ['a garbage Bearer beside a valid session cookie (Bearer wins)', { cookie: w.owner.auth.cookie, bearer: 'scp_u_short' }, undefined],
+  ];
+  for (const [what, auth, headers] of unusable) {
+    const res = await sendFresh(app, req, auth, headers);
+    expect(res.status, `with ${what}: ${JSON.stringify(res.body)}`).to.equal(401);
+    expectError(res, 401, 'auth_not_authenticated');
+  }
+
+  // 2. Session-only routes refuse every API key, even the Owner's full key.
+  if (fx.sessionOnly) expectDenied(await send(app, req, { bearer: w.owner.key.key }), undefined, 'with an Owner API key');
+
+  // 3. Roles below the route's: 403 auth_permission_denied, for sessions and role-limited keys.
+  for (const role of ROLES.filter((r) => RANK[r] < RANK[fx.role])) {
+    const who = sessionOf[role];
+    const own = build(route, fx, w, who);
+    expectDenied(await send(app, own, who.auth), fx.role, `as a ${role} session`);
+    if (!fx.sessionOnly) {
+      expectDenied(await send(app, req, { bearer: w.roleKeys[role as 'Viewer' | 'Member' | 'Admin'] }), fx.role, `with a ${role}-role key of the Owner`);
+      expectDenied(await send(app, own, { bearer: who.key.key }), fx.role, `with the ${role}'s own key`);
+    }
+  }
+
+  // 4. Another organization: the id (or the network of a network_id filter) does not exist for it (404, never 403).
+  if (req.id) {
+    const foreign: Array<[string, Credential]> = [['session', w.bOwner.auth]];
+    if (!fx.sessionOnly) foreign.push(['API key', { bearer: w.bOwner.key.key }]);
+    for (const [what, auth] of foreign) {
+      const res = await send(app, req, auth);
+      expect(res.status, `by another organization's Owner (${what}): ${JSON.stringify(res.body)}`).to.equal(404);
+      expectError(res, 404, 'entity_not_found');
+      expect(res.body.params.id).to.equal(req.id);
+    }
+  }
+
+  // 5. A network of the organization outside the caller's (or the key's) networks: 403 entity_access_denied.
+  if (fx.outside) {
+    const outside = build(route, fx, w, w.owner, w.outside);
+    const entityId: Record<Entity, string> = {
+      Network: outside.ids.network, Subnet: outside.ids.subnet, Host: outside.ids.host, IPAddress: outside.ids.ipAddress, Port: outside.ids.port,
+      Service: outside.ids.service, Binding: outside.ids.binding, Interface: outside.ids.interface, Dependency: outside.ids.dependency,
+    };
+    const callers: Array<[string, Credential]> = [];
+    for (const role of ['Member', 'Viewer'] as const) if (RANK[role] >= RANK[fx.role]) callers.push([`${role} without a grant`, sessionOf[role].auth]);
+    if (!fx.sessionOnly) callers.push(['Owner key scoped to another network', { bearer: w.scopedKey }]);
+    for (const [what, auth] of callers) {
+      const res = await send(app, outside, auth);
+      expect(res.status, `aimed at a network outside the scope, as ${what}: ${JSON.stringify(res.body)}`).to.equal(403);
+      expectError(res, 403, 'entity_access_denied');
+      expect(res.body.params, `aimed at a network outside the scope, as ${what}`).to.deep.include({ entity: fx.outside, id: entityId[fx.outside] });
+    }
+  }
+
+  // 6. The lowest allowed role succeeds with the same request (so the refusals above are about the
+  //    caller, not the request). A destructive call runs on a fresh entity, so the world stays whole.
+  const who = sessionOf[fx.role];
+  const freshKind = fx.fresh ?? (route.method === 'delete' ? fx.id : undefined);
+  const over: Partial<Ids> = freshKind ? { [freshKind]: await makeFresh(freshKind, app, w, who) } : {};
+  for (const kind of fx.freshInBody ?? []) over[kind] = await makeFresh(kind, app, w, who);
+  const own = build(route, fx, w, who, w.inside, over);
+  const data = expectOk(await send(app, own, who.auth), fx.status ?? 200);
+  if (fx.id && route.method !== 'delete') {
+    const items = Array.isArray(data) ? data : [data.api_key ?? data];
+    expect(items, 'answers the entity it names').to.not.be.empty;
+    for (const item of items) expect(item.id, 'answers the entity it names').to.equal(own.id);
+  }
+  if (fx.query) {
+    expect(data, "lists the filtered network's entities").to.be.an('array').that.is.not.empty;
+    for (const item of data) expect(item.network_id, 'filters by network').to.equal(w.inside.network);
+  }
+  await fx.check?.(data, { app, w, who, ids: own.ids });
+  if (route.method === 'delete' && routes.some((r) => r.method === 'get' && r.path === route.path)) {
+    expectError(await call(app.url, 'GET', own.path, { auth: who.auth }), 404, 'entity_not_found');
+  }
+}
+
+describe('http/tenancy: credentials, roles and organizations on every route', () => {
+  let app: TestApp;
+  beforeEach(async () => {
+    app = await startTestApp();
+  });
+  afterEach(() => app.close());
+
+  it('every protected route has a fixture, every fixture is a route, and only the known routes are public', () => {
+    const missing = protectedRoutes.map(routeKey).filter((k) => !FIXTURES[k]);
+    expect(missing, 'protected routes without a fixture in test/http/tenancy.spec.ts').to.deep.equal([]);
+    const stale = Object.keys(FIXTURES).filter((k) => !protectedRoutes.some((r) => routeKey(r) === k));
+    expect(stale, 'fixtures naming no protected route').to.deep.equal([]);
+    expect(routes.filter((r) => r.auth === 'public').map(routeKey)).to.have.members(PUBLIC_ROUTES);
+  });
+
+  describe('route matrix: 401 without a usable credential, 403 below the role or for a key on a session route, 404 across organizations, 403 outside the networks, and the allowed call', () => {
+    let w: World;
+    beforeEach(async () => {
+      w = await buildWorld(app);
+    });
+
+    for (const mod of modules) {
+      const group = protectedRoutes.filter((r) => moduleOf(r) === mod);
+      it(`${mod}: ${group.map((r) => `${r.method.toUpperCase()} ${r.path.slice(mod.length) || '/'}`).join(', ')}`, async () => {
+        const failures: string[] = [];
+        for (const route of group) {
+          try {
+            await checkRoute(app, w, route);
+          } catch (err) {
+            failures.push(`${routeKey(route)}: ${(err as Error).message}`);
+          }
+        }
+        if (failures.length) expect.fail(`${failures.length} of ${group.length} routes failed:\n${failures.join('\n')}`);
+      });
+    }
+
+    it('lists of another organization show none of this one’s entities', async () => {
+      const aIds = new Set([
+        w.tagId, w.sharedNet, w.privateNet, w.owner.id, w.admin.id, w.member.id, w.viewer.id, w.targetUserId,
+        w.owner.key.id, w.admin.key.id, w.member.key.id, w.viewer.key.id, ...Object.values(w.inside), ...Object.values(w.outside),
+      ]);
+      const lists = protectedRoutes.filter((r) => r.method === 'get' && r.paginated);
+      expect(lists.map((r) => r.path)).to.include.members(['/api/v1/tags', '/api/v1/networks', '/api/v1/users', '/api/v1/hosts']);
+      for (const route of lists) {
+        const items = expectOk(await call(app.url, 'GET', `${route.path}?limit=0`, { auth: w.bOwner.auth })) as Array<{ id: string; organization_id?: string }>;
+        expect(items.length, `${route.path} of organization B is empty: give B an entity of that kind in buildWorld`).to.be.greaterThan(0);
+        for (const item of items) {
+          expect(aIds.has(item.id), `${route.path} of organization B shows ${item.id} of A`).to.equal(false);
+          if ('organization_id' in item) expect(item.organization_id, route.path).to.equal(w.b.orgId);
+        }
+      }
+    });
+
+    it('a bulk delete naming another organization’s hosts deletes nothing', async () => {
+      const res = expectOk(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: w.bOwner.auth, body: [w.inside.host, w.outside.host] }));
+      expect(res).to.deep.equal({ deleted_count: 0, requested_count: 2 });
+      for (const id of [w.inside.host, w.outside.host]) expectOk(await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: w.owner.auth }));
+    });
+
+    // Creates ignore (or refuse alike) a body `id`: a taken one, even another organization's, must
+    // answer exactly as a free one, never 500 and never a hint that it exists (decisions §1).
+    it('a create carrying another organization’s id in the body answers as for a free id (never 500, never a hint)', async () => {
+      const bIds: Ids = { ...w.bPlace, tag: w.bTagId, user: w.bOwner.id, apiKey: w.bOwner.key.id };
+      const creates = protectedRoutes.filter((r) => FIXTURES[routeKey(r)]?.creates);
+      expect(creates.length).to.be.greaterThan(10);
+      const outcomes: Array<{ route: string; free: number; taken: number; code?: string }> = [];
+      for (const route of creates) {
+        const fx = FIXTURES[routeKey(route)]!;
+        const caller = w.owner; // the Owner may create anything
+        const attempt = async (id: string) => {
+          const over: Partial<Ids> = {};
+          for (const kind of fx.freshInBody ?? []) over[kind] = await makeFresh(kind, app, w, caller);
+          const req = build(route, fx, w, caller, w.inside, over);
+          return send(app, { ...req, body: { ...(req.body as object), id } }, caller.auth);
+        };
+        const free = await attempt(randomUUID());
+        const taken = await attempt(bIds[fx.creates!]);
+        outcomes.push({ route: routeKey(route), free: free.status, taken: taken.status, code: taken.body.code });
+        if (taken.status === 201) expect((taken.body.data.api_key ?? taken.body.data).organization_id).to.equal(w.a.orgId);
+      }
+      // B's entities are untouched.
+      const untouched = [['/api/v1/hosts', 'host'], ['/api/v1/subnets', 'subnet'], ['/api/v1/services', 'service'], ['/api/v1/dependencies', 'dependency']] as const;
+      for (const [path, kind] of untouched) {
+        expect(expectOk(await call(app.url, 'GET', `${path}/${w.bPlace[kind]}`, { auth: w.bOwner.auth })).organization_id).to.equal(w.b.orgId);
+      }
+      const differing = outcomes.filter((o) => o.taken !== o.free || o.taken >= 500);
+      expect(differing, 'creates whose answer tells that the other organization’s id exists').to.deep.equal([]);
+    });
+  });
+
+  describe('network-level access', () => {
+    let w: World;
+    beforeEach(async () => {
+      w = await buildWorld(app);
+    });
+
+    it('a Member or Viewer without a grant is refused a network of the organization (403), and lists show only the granted ones', async () => {
+      for (const p of [w.member, w.viewer]) {
+        const res = await call(app.url, 'GET', `/api/v1/networks/${w.privateNet}`, { auth: p.auth });
+        expectError(res, 403, 'entity_access_denied');
+        expect(res.body.params).to.deep.equal({ entity: 'Network', id: w.privateNet });
+        expect(expectOk(await call(app.url, 'GET', `/api/v1/networks/${w.sharedNet}`, { auth: p.auth })).id).to.equal(w.sharedNet);
+        const list = await call(app.url, 'GET', '/api/v1/networks', { auth: p.auth });
+        expect(expectOk(list).map((n: { id: string }) => n.id)).to.deep.equal([w.sharedNet]);
+        expect(list.body.meta.pagination.total_count).to.equal(1);
+      }
+      // Owner and Admin see every network of the organization.
+      for (const p of [w.owner, w.admin]) {
+        const ids = expectOk(await call(app.url, 'GET', '/api/v1/networks', { auth: p.auth })).map((n: { id: string }) => n.id);
+        expect(ids).to.have.members([w.sharedNet, w.privateNet]);
+      }
+    });
+
+    it('an API key scoped to one network is refused the others (403) and lists only its own', async () => {
+      const res = await call(app.url, 'GET', `/api/v1/networks/${w.privateNet}`, { auth: { bearer: w.scopedKey } });
+      expectError(res, 403, 'entity_access_denied');
+      expect(res.body.params).to.deep.equal({ entity: 'Network', id: w.privateNet });
+      const list = await call(app.url, 'GET', '/api/v1/networks', { auth: { bearer: w.scopedKey } });
+      expect(expectOk(list).map((n: { id: string }) => n.id)).to.deep.equal([w.sharedNet]);
+      expect(list.body.meta.pagination.total_count).to.equal(1);
+      // The same Owner's unscoped key sees both.
+      const all = expectOk(await call(app.url, 'GET', '/api/v1/networks', { auth: { bearer: w.owner.key.key } }));
+      expect(all.map((n: { id: string }) => n.id)).to.have.members([w.sharedNet, w.privateNet]);
+    });
+
+    it('a key sees the intersection of its networks with what its user sees now', async () => {
+      // The Member's own key (network_ids null) sees only the Member's grant.
+      const list = expectOk(await call(app.url, 'GET', '/api/v1/networks', { auth: { bearer: w.member.key.key } }));
+      expect(list.map((n: { id: string }) => n.id)).to.deep.equal([w.sharedNet]);
+      // Grant the private network to the Member: a key scoped to the shared one still does not see it.
+      expectOk(await call(app.url, 'PUT', `/api/v1/users/${w.member.id}`, {
+        auth: w.owner.auth, body: { permissions: 'Member', network_ids: [w.sharedNet, w.privateNet] },
+      }));
+      const scoped = await createKey(app.url, w.member.auth, { name: 'member-scoped', network_ids: [w.sharedNet] });
+      expectError(await call(app.url, 'GET', `/api/v1/networks/${w.privateNet}`, { auth: { bearer: scoped.key } }), 403, 'entity_access_denied');
+      expectOk(await call(app.url, 'GET', `/api/v1/networks/${w.privateNet}`, { auth: { bearer: w.member.key.key } }));
+      // Revoke the Member's grants: even the scoped key loses the shared network.
+      expectOk(await call(app.url, 'PUT', `/api/v1/users/${w.member.id}`, { auth: w.owner.auth, body: { permissions: 'Member', network_ids: [] } }));
+      expectError(await call(app.url, 'GET', `/api/v1/networks/${w.sharedNet}`, { auth: { bearer: scoped.key } }), 403, 'entity_access_denied');
+      expect(expectOk(await call(app.url, 'GET', '/api/v1/networks', { auth: { bearer: scoped.key } }))).to.deep.equal([]);
+    });
+  });
+
+  describe('organization API access', () => {
+    let w: World;
+    beforeEach(async () => {
+      w = await buildWorld(app);
+    });
+
+    it('turned off by the Owner, keys get 403 auth_api_access_disabled while sessions work; back on, keys work again', async () => {
+      const keys = [w.owner.key.key, w.viewer.key.key, w.scopedKey];
+      for (const k of keys) expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: { bearer: k } }));
+
+      const off = expectOk(await call(app.url, 'PUT', '/api/v1/organizations/current', { auth: w.owner.auth, body: { name: 'Org alpha', api_access_enabled: false } }));
+      expect(off.api_access_enabled).to.equal(false);
+      expect(expectOk(await call(app.url, 'GET', '/api/v1/organizations/current', { auth: w.viewer.auth })).api_access_enabled).to.equal(false);
+
+      // (A refused key is no principal: the request is limited per client IP, hence fresh IPs.)
+      for (const k of keys) {
+        for (const path of ['/api/v1/tags', '/api/auth/me', `/api/v1/networks/${w.sharedNet}`]) {
+          expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', path, { auth: { bearer: k } }), 403, 'auth_api_access_disabled');
+        }
+      }
+      // A disabled or unknown key is still 401, not a hint that the organization exists.
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: { bearer: w.disabledKey } }), 401, 'auth_not_authenticated');
+      // Sessions are unaffected, and so is the other organization's key.
+      expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: w.viewer.auth }));
+      expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: w.owner.auth }));
+      expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: { bearer: w.bOwner.key.key } }));
+
+      const on = expectOk(await call(app.url, 'PUT', '/api/v1/organizations/current', { auth: w.owner.auth, body: { name: 'Org alpha', api_access_enabled: true } }));
+      expect(on.api_access_enabled).to.equal(true);
+      for (const k of keys) expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: { bearer: k } }));
+    });
+  });
+
+  describe('API key management', () => {
+    let t: Tenant;
+    beforeEach(async () => {
+      t = await registerTenant(app.url, 'keys');
+    });
+
+    const allKeyRows = async () => (await app.services.orm.em.fork().execute('select * from user_api_keys')) as Array<Record<string, unknown>>;
+
+    it('shows the plaintext only in the create response; GET and list never do; the table holds only its SHA-256', async () => {
+      const created = await call(app.url, 'POST', '/api/v1/auth/keys', { auth: t.owner, body: { name: 'ci' } });
+      const data = expectOk(created, 201);
+      const plaintext: string = data.key;
+      expect(plaintext).to.match(KEY_FORMAT);
+      expect(data.api_key).to.include({ name: 'ci', permissions: 'Owner', is_enabled: true, user_id: t.ownerId, organization_id: t.orgId });
+      expect(data.api_key).to.not.have.property('key');
+      expect(JSON.stringify(data.api_key)).to.not.include(plaintext.slice(6));
+
+      const hash = sha256Hex(plaintext);
+      const got = await call(app.url, 'GET', `/api/v1/auth/keys/${data.api_key.id}`, { auth: t.owner });
+      expect(expectOk(got).id).to.equal(data.api_key.id);
+      const list = await call(app.url, 'GET', '/api/v1/auth/keys', { auth: t.owner });
+      expect(expectOk(list).map((k: { id: string }) => k.id)).to.deep.equal([data.api_key.id]);
+      for (const res of [got, list]) {
+        const text = JSON.stringify(res.body);
+        expect(text).to.not.include(plaintext.slice(6));
+        expect(text).to.not.include(hash);
+      }
+
+      const rows = await allKeyRows();
+      expect(rows).to.have.length(1);
+      expect(rows[0]!.key_hash).to.equal(hash);
+      for (const [column, value] of Object.entries(rows[0]!)) {
+        expect(JSON.stringify(value) ?? '', `column ${column}`).to.not.include(plaintext.slice(6));
+      }
+      // and the plaintext works
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: plaintext } })).id).to.equal(t.ownerId);
+    });
+
+    it('rotation shows a new plaintext once; the old one stops working (401), the new one works', async () => {
+      const old = await createKey(app.url, t.owner, { name: 'rotating' });
+      expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: old.key } }));
+      const rotated = expectOk(await call(app.url, 'POST', `/api/v1/auth/keys/${old.id}/rotate`, { auth: t.owner }));
+      expect(rotated.key).to.match(KEY_FORMAT);
+      expect(rotated.key).to.not.equal(old.key);
+      expect(rotated.api_key.id).to.equal(old.id);
+      expect(rotated.api_key).to.not.have.property('key');
+
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: old.key } }), 401, 'auth_not_authenticated');
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: rotated.key } })).id).to.equal(t.ownerId);
+
+      const rows = await allKeyRows();
+      expect(rows.map((r) => r.key_hash)).to.deep.equal([sha256Hex(rotated.key)]);
+      const text = JSON.stringify(await call(app.url, 'GET', `/api/v1/auth/keys/${old.id}`, { auth: t.owner }));
+      expect(text).to.not.include(rotated.key.slice(6));
+    });
+
+    it('another user’s key is 404 for every key route, and stays usable', async () => {
+      const mine = await createKey(app.url, t.owner, { name: 'owners' });
+      const admin = await createUser(app.url, t.owner, 'Admin');
+      const attempts: Array<[string, string, unknown]> = [
+        ['GET', `/api/v1/auth/keys/${mine.id}`, undefined],
+        ['PUT', `/api/v1/auth/keys/${mine.id}`, { name: 'stolen', is_enabled: false }],
+        ['POST', `/api/v1/auth/keys/${mine.id}/rotate`, undefined],
+        ['DELETE', `/api/v1/auth/keys/${mine.id}`, undefined],
+      ];
+      for (const [method, path, body] of attempts) {
+        const res = await call(app.url, method, path, { auth: admin.auth, body });
+        expectError(res, 404, 'entity_not_found');
+        expect(res.body.params.id).to.equal(mine.id);
+      }
+      expect(expectOk(await call(app.url, 'GET', '/api/v1/auth/keys', { auth: admin.auth }))).to.deep.equal([]);
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: mine.key } })).id).to.equal(t.ownerId);
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/auth/keys/${mine.id}`, { auth: t.owner })).name).to.equal('owners');
+    });
+
+    it('records last_used_at after a use (once the usage recorder is flushed)', async () => {
+      const k = await createKey(app.url, t.owner, { name: 'usage' });
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/auth/keys/${k.id}`, { auth: t.owner })).last_used_at).to.equal(null);
+      const before = Date.now();
+      expectOk(await call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: { bearer: k.key } }));
+      const after = Date.now();
+      await app.services.keyUsage.flush();
+      const used = expectOk(await call(app.url, 'GET', `/api/v1/auth/keys/${k.id}`, { auth: t.owner })).last_used_at;
+      expect(used).to.be.a('string');
+      const at = Date.parse(used);
+      expect(at).to.be.within(before - 1000, after + 1000);
+    });
+
+    it('a disabled key is 401 until re-enabled; a revoked key is 401 for good', async () => {
+      const k = await createKey(app.url, t.owner, { name: 'toggle' });
+      expectOk(await call(app.url, 'PUT', `/api/v1/auth/keys/${k.id}`, { auth: t.owner, body: { name: 'toggle', is_enabled: false } }));
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_not_authenticated');
+      expectOk(await call(app.url, 'PUT', `/api/v1/auth/keys/${k.id}`, { auth: t.owner, body: { name: 'toggle', is_enabled: true } }));
+      expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }));
+      expectOk(await call(app.url, 'DELETE', `/api/v1/auth/keys/${k.id}`, { auth: t.owner }));
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_not_authenticated');
+    });
+
+    it('a key never exceeds its creator: no higher role (403), no network the creator cannot see (403 entity_access_denied)', async () => {
+      const privateNet = await createNetwork(app.url, t.owner, 'Private');
+      const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
+
+      for (const higher of ['Admin', 'Owner']) {
+        const res = await call(app.url, 'POST', '/api/v1/auth/keys', { auth: member.auth, body: { name: 'up', permissions: higher } });
+        expectError(res, 403, 'auth_permission_denied');
+      }
+      const res = await call(app.url, 'POST', '/api/v1/auth/keys', { auth: member.auth, body: { name: 'wide', network_ids: [privateNet] } });
+      expectError(res, 403, 'entity_access_denied');
+      expect(res.body.params).to.deep.equal({ entity: 'Network', id: privateNet });
+      expect(expectOk(await call(app.url, 'GET', '/api/v1/auth/keys', { auth: member.auth }))).to.deep.equal([]);
+
+      // Within the creator's reach it works, defaults to the creator's role, and cannot be widened by an update.
+      const ok = expectOk(await call(app.url, 'POST', '/api/v1/auth/keys', { auth: member.auth, body: { name: 'fine', network_ids: [t.defaultNetworkId] } }), 201);
+      expect(ok.api_key).to.include({ permissions: 'Member' });
+      expect(ok.api_key.network_ids).to.deep.equal([t.defaultNetworkId]);
+      expectError(await call(app.url, 'PUT', `/api/v1/auth/keys/${ok.api_key.id}`, { auth: member.auth, body: { name: 'fine', permissions: 'Admin' } }), 403, 'auth_permission_denied');
+      expectError(await call(app.url, 'PUT', `/api/v1/auth/keys/${ok.api_key.id}`, { auth: member.auth, body: { name: 'fine', network_ids: [privateNet] } }), 403, 'entity_access_denied');
+      const after = expectOk(await call(app.url, 'GET', `/api/v1/auth/keys/${ok.api_key.id}`, { auth: member.auth }));
+      expect(after).to.include({ permissions: 'Member' });
+      expect(after.network_ids).to.deep.equal([t.defaultNetworkId]);
+      // The key cannot create networks (Admin) even though nothing else stops it.
+      expectError(await call(app.url, 'POST', '/api/v1/networks', { auth: { bearer: ok.key }, body: { name: 'nope' } }), 403, 'auth_permission_denied');
+    });
+  });
+
+  describe('login, logout, me, register', () => {
+    let t: Tenant;
+    let email: string;
+    beforeEach(async () => {
+      t = await registerTenant(app.url, 'login');
+      email = expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).email;
+    });
+
+    /** Every login attempt from its own client IP, so the anonymous rate limit never interferes. */
+    const attempt = (e: string, password: string) =>
+      callFrom(freshLoopbackIp(), app.url, 'POST', '/api/auth/login', { body: { email: e, password } });
+
+    it('a wrong password or an unknown email is 401 auth_invalid_credentials and sets no cookie', async () => {
+      for (const res of [await attempt(email, 'wrong-password-123'), await attempt('nobody-here@example.test', PASSWORD)]) {
+        expectError(res, 401, 'auth_invalid_credentials');
+        expect(res.headers.get('set-cookie')).to.equal(null);
+      }
+    });
+
+    it('a successful login sets an HttpOnly, SameSite=Lax session_id cookie', async () => {
+      const res = await attempt(email, PASSWORD);
+      expect(expectOk(res).id).to.equal(t.ownerId);
+      const cookie = res.headers.get('set-cookie') ?? '';
+      expect(cookie).to.match(/^session_id=[^;]+/);
+      expect(cookie.toLowerCase()).to.include('httponly').and.include('samesite=lax');
+    });
+
+    it('five failures lock the email: even the right password is then 429 auth_login_locked with Retry-After', async () => {
+      for (let i = 0; i < 4; i++) expectError(await attempt(email, `wrong-password-${i}`), 401, 'auth_invalid_credentials');
+      // four failures do not lock, and a success clears the count
+      expectOk(await attempt(email, PASSWORD));
+      for (let i = 0; i < 4; i++) expectError(await attempt(email, `wrong-password-${i}`), 401, 'auth_invalid_credentials');
+      expectOk(await attempt(email, PASSWORD));
+
+      for (let i = 0; i < 5; i++) expectError(await attempt(email, `wrong-password-${i}`), 401, 'auth_invalid_credentials');
+      const locked = await attempt(email, PASSWORD);
+      expectError(locked, 429, 'auth_login_locked');
+      const retryAfter = Number(locked.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 15 * 60);
+      expect(locked.headers.get('set-cookie')).to.equal(null);
+      // Per email: another account still signs in; an existing session still works.
+      const other = await createUser(app.url, t.owner, 'Viewer');
+      expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: other.auth }));
+      expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner }));
+    });
+
+    it('logout deletes the session: its cookie is then 401, another session of the user still works', async () => {
+      const second = await login(app.url, email);
+      expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: second }));
+      expectOk(await call(app.url, 'POST', '/api/auth/logout', { auth: second }));
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: second }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: second }), 401, 'auth_not_authenticated');
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).id).to.equal(t.ownerId);
+    });
+
+    it('GET and POST /api/auth/me return the signed-in user, without secrets', async () => {
+      for (const method of ['GET', 'POST']) {
+        const me = expectOk(await call(app.url, method, '/api/auth/me', { auth: t.owner }));
+        expect(me).to.include({ id: t.ownerId, email, organization_id: t.orgId, permissions: 'Owner' });
+        expect(me.network_ids).to.deep.equal([t.defaultNetworkId]);
+        expect(me).to.not.have.any.keys('password', 'password_hash');
+      }
+    });
+
+    it('register refuses a password under 10 characters (400) and a taken email (409, whatever its case)', async () => {
+      const fresh = `${uniq('reg')}@example.test`;
+      const short = await callFrom(freshLoopbackIp(), app.url, 'POST', '/api/auth/register', { body: { email: fresh, password: '123456789', organization_name: 'Short' } });
+      expectError(short, 400, 'validation_failed');
+      expect(short.body.params.field).to.equal('password');
+      // nothing was created: the email is still free, and 10 characters are enough
+      expectOk(await callFrom(freshLoopbackIp(), app.url, 'POST', '/api/auth/register', { body: { email: fresh, password: '1234567890', organization_name: 'Ten' } }), 201);
+
+      for (const dup of [email, email.toUpperCase()]) {
+        const res = await callFrom(freshLoopbackIp(), app.url, 'POST', '/api/auth/register', { body: { email: dup, password: PASSWORD, organization_name: 'Dup' } });
+        expectError(res, 409, 'entity_already_exists');
+        expect(res.body.params).to.include({ entity: 'User', field: 'email' });
+      }
+    });
+  });
+});
