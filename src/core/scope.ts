@@ -21,6 +21,8 @@ export interface Scope {
    */
   allNetworks: boolean;
   apiKeyId?: string;
+  /** For a daemon: the id it announces in X-Daemon-ID (its existence is checked by the handlers). */
+  daemonId?: string;
 }
 
 export function canSeeNetwork(scope: Scope, networkId: string): boolean {

@@ -7,7 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { Services } from '../core/services.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
-import { SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromSession } from '../modules/accounts/principal.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../modules/accounts/principal.js';
 
 /** Free of the limiter (decisions §4). */
 const UNLIMITED = new Set(['/api/health', '/api/version']);
@@ -21,10 +21,15 @@ async function resolve(ctx: Context, services: Services): Promise<Scope | undefi
   const db = new Db(services.orm.em.fork());
   if (authorization) {
     const match = /^Bearer ([A-Za-z0-9_\-.]{1,200})$/.exec(authorization);
-    if (!match || !match[1]!.startsWith('scp_u_')) throw new AppError('auth_not_authenticated');
-    const scope = await scopeFromApiKey(db, match[1]!);
-    services.keyUsage.touch(scope.apiKeyId!);
-    return scope;
+    if (!match) throw new AppError('auth_not_authenticated');
+    const token = match[1]!;
+    // `scp_u_` is a user key; `scp_d_`, or no known prefix (legacy), a daemon key (reference §3.1).
+    if (token.startsWith('scp_u_')) {
+      const scope = await scopeFromApiKey(db, token);
+      services.keyUsage.touch(scope.apiKeyId!);
+      return scope;
+    }
+    return scopeFromDaemonKey(db, token, ctx.get('X-Daemon-ID') || undefined);
   }
   const sessionId = ctx.cookies.get(SESSION_COOKIE);
   if (!sessionId) return undefined;
@@ -46,9 +51,11 @@ export function authenticate(services: Services) {
       ctx.state.authError = err;
     }
     const scope = ctx.state.scope as Scope | undefined;
-    const [key, policy]: [string, BucketPolicy] = scope
-      ? [`user:${scope.userId}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket
-      : [`ip:${ctx.ip}`, RATE_POLICIES.anonymous];
+    const [key, policy]: [string, BucketPolicy] = !scope
+      ? [`ip:${ctx.ip}`, RATE_POLICIES.anonymous]
+      : scope.kind === 'daemon'
+        ? [`daemon:${scope.daemonId}`, RATE_POLICIES.daemon]
+        : [`user:${scope.userId}`, RATE_POLICIES.user]; // a user's sessions and keys share one bucket
     const decision = await services.rateLimiter.take(key, policy);
     ctx.set(rateLimitHeaders(decision));
     if (!decision.allowed) throw new AppError('rate_limit_exceeded', { retry_after: decision.retryAfterSeconds });

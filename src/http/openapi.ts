@@ -39,7 +39,8 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
     paths[path][r.method] = {
       summary: r.summary,
       tags: [r.group],
-      security: r.auth === 'public' ? [] : r.sessionOnly ? [{ session: [] }] : [{ bearer: [] }, { session: [] }],
+      security: r.auth === 'public' ? [] : r.auth === 'daemon' ? [{ daemon: [] }]
+        : 'sessionOnly' in r && r.sessionOnly ? [{ session: [] }] : [{ bearer: [] }, { session: [] }],
       'x-required-role': r.auth === 'public' ? undefined : r.auth,
       parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query')],
       requestBody: r.body ? { required: true, content: { 'application/json': { schema: toSchema(r.body) } } } : undefined,
@@ -61,6 +62,7 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'User API key `scp_u_…`' },
         session: { type: 'apiKey', in: 'cookie', name: 'session_id' },
+        daemon: { type: 'http', scheme: 'bearer', description: 'Daemon API key `scp_d_…`, with the `X-Daemon-ID` header' },
       },
       schemas: {
         Pagination: {

@@ -47,15 +47,31 @@ export interface PublicRoute extends RouteBase {
   handler: (req: RequestInput<Scope | undefined>) => Promise<unknown>;
 }
 
+/** What a route does when a daemon calls it (Scanopy daemons post subnets and hosts to user routes). */
+export interface DaemonVariant {
+  status?: number;
+  body?: Joi.Schema;
+  query?: Joi.ObjectSchema;
+  handler: (req: RequestInput<Scope>) => Promise<unknown>;
+}
+
 export interface ProtectedRoute extends RouteBase {
   /** The lowest role allowed (decisions §2). */
   auth: Role;
   /** Only a signed-in user (cookie session), not an API key: key management, org settings. */
   sessionOnly?: boolean;
+  /** Daemons may call this route too, with this body and handler. */
+  daemon?: DaemonVariant;
   handler: (req: RequestInput<Scope>) => Promise<unknown>;
 }
 
-export type RouteDef = PublicRoute | ProtectedRoute;
+/** Daemon-only routes (the daemon protocol): `Bearer scp_d_…` with `X-Daemon-ID`. */
+export interface DaemonRoute extends RouteBase {
+  auth: 'daemon';
+  handler: (req: RequestInput<Scope>) => Promise<unknown>;
+}
+
+export type RouteDef = PublicRoute | ProtectedRoute | DaemonRoute;
 
 export const defineRoutes = (routes: RouteDef[]) => routes;
 
@@ -74,6 +90,11 @@ export function authorize(route: RouteDef, ctx: Context): Scope | undefined {
   if (ctx.state.authError) throw ctx.state.authError as AppError;
   const scope = ctx.state.scope as Scope | undefined;
   if (!scope) throw new AppError('auth_not_authenticated');
+  if (route.auth === 'daemon' || scope.kind === 'daemon') {
+    const allowed = route.auth === 'daemon' ? scope.kind === 'daemon' : route.daemon !== undefined;
+    if (!allowed) throw new AppError('auth_permission_denied', { required: route.auth === 'daemon' ? 'daemon' : route.auth });
+    return scope;
+  }
   if (route.sessionOnly && scope.kind !== 'session') {
     throw new AppError('auth_permission_denied', { required: 'session' }, 'This endpoint requires a signed-in user session');
   }
@@ -89,20 +110,24 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
   for (const route of routes) {
     router[route.method](route.path, async (ctx: Context) => {
       const scope = authorize(route, ctx);
-      if (route.body && hasBody(ctx) && !ctx.is('application/json')) throw new AppError('unsupported_media_type');
+      // A daemon on a user route runs the route's daemon variant (its own body and handler).
+      const run = scope?.kind === 'daemon' && route.auth !== 'daemon' && route.auth !== 'public' && route.daemon
+        ? { ...route, ...route.daemon }
+        : route;
+      if (run.body && hasBody(ctx) && !ctx.is('application/json')) throw new AppError('unsupported_media_type');
       const rawBody = (ctx.request as { body?: unknown }).body;
-      const body = route.body ? validate(route.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
+      const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
       const input = {
         params: validate(route.params, ctx.params, 'params') as Record<string, any>,
-        query: validate(route.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
+        query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
         scope,
         db: new Db(services.orm.em.fork()),
         services,
         ctx,
       };
-      const result = await (route.handler as (req: typeof input) => Promise<unknown>)(input);
-      ctx.status = route.status ?? 200;
+      const result = await (run.handler as (req: typeof input) => Promise<unknown>)(input);
+      ctx.status = run.status ?? 200;
       ctx.body =
         result instanceof Page
           ? { success: true, data: result.items, meta: meta(services.config, { pagination: result.pagination }) }

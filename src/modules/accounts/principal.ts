@@ -79,3 +79,40 @@ export async function scopeFromSession(db: Db, sessionId: string): Promise<{ sco
     refreshed,
   };
 }
+
+interface DaemonKeyRow {
+  key_id: string; organization_id: string; network_id: string; user_id: string | null; is_enabled: boolean; expired: boolean;
+}
+
+/**
+ * A daemon: `Bearer scp_d_…` (or a legacy unprefixed key) with `X-Daemon-ID`. Its scope is the
+ * key's one network. Unknown key: 401 `auth_daemon_key_not_created` while no daemon with that id
+ * exists (the daemon's "retry registering" signal), else 401 `auth_not_authenticated`.
+ */
+export async function scopeFromDaemonKey(db: Db, token: string, daemonId: string | undefined): Promise<Scope> {
+  // Without a daemon id this is no daemon; as any unknown token it is 401 (decisions §2).
+  if (!daemonId || !UUID.test(daemonId)) throw new AppError('auth_not_authenticated');
+  const id = daemonId.toLowerCase();
+  const row = await db.one<DaemonKeyRow>(
+    `select k.id as key_id, k.organization_id, k.network_id, k.user_id, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired
+     from daemon_api_keys k where k.key_hash = ?`,
+    [sha256Hex(token)],
+  );
+  if (!row) {
+    const known = await db.one(`select 1 from daemons where id = ?`, [id]);
+    throw new AppError(known ? 'auth_not_authenticated' : 'auth_daemon_key_not_created');
+  }
+  if (!row.is_enabled || row.expired) throw new AppError('auth_not_authenticated');
+  return {
+    kind: 'daemon',
+    organizationId: row.organization_id,
+    userId: row.user_id ?? '',
+    role: 'Member',
+    networkIds: new Set([row.network_id]),
+    allNetworks: false,
+    apiKeyId: row.key_id,
+    daemonId: id,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

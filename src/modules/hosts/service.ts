@@ -2,7 +2,7 @@
 // Every write is one transaction: a failure at any step changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
-import { accessDenied } from '../../core/errors.js';
+import { AppError, accessDenied } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
@@ -69,6 +69,12 @@ async function syncChildren(db: Db, scope: Scope, host: Row, input: HostInput): 
   }
 }
 
+/** A host a daemon runs on is not deleted while the daemon exists (409 entity_in_use). */
+async function assertNoDaemon(db: Db, hostIds: string[]): Promise<void> {
+  const daemon = await db.one<{ id: string; host_id: string }>(`select id, host_id from daemons where host_id = any(?::uuid[]) limit 1`, [hostIds]);
+  if (daemon) throw new AppError('entity_in_use', { entity: 'Host', id: daemon.host_id, used_by: `Daemon ${daemon.id}` });
+}
+
 export const hostService = {
   async list(db: Db, scope: Scope, q: Record<string, any>) {
     const where: Array<[string, unknown[]]> = [];
@@ -124,6 +130,8 @@ export const hostService = {
 
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
+      await hostTable.get(tx, scope, id, undefined, true);
+      await assertNoDaemon(tx, [id]);
       await hostTable.remove(tx, scope, id);
     });
   },
@@ -136,6 +144,7 @@ export const hostService = {
       );
       const outside = rows.find((r) => !canSeeNetwork(scope, r.network_id));
       if (outside) throw accessDenied('Host', outside.id);
+      await assertNoDaemon(tx, rows.map((r) => r.id));
       await tx.query(`delete from hosts where id = any(?::uuid[])`, [rows.map((r) => r.id)]);
       return { deleted_count: rows.length, requested_count: ids.length };
     });
