@@ -7,9 +7,12 @@ import type { AppConfig } from './config.js';
 import { createOrm } from './core/db.js';
 import { AppError } from './core/errors.js';
 import { createLogger, type Logger } from './core/logger.js';
+import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues.js';
 import type { Services } from './core/services.js';
 import { authenticate } from './http/authenticate.js';
 import { errorEnvelope } from './http/envelope.js';
+import { createMetrics, metricsEndpoint } from './http/metrics.js';
+import { queueDashboard } from './http/queueDashboard.js';
 import { buildOpenApi, renderDocsPage } from './http/openapi.js';
 import { mountRoutes } from './http/pipeline.js';
 import { RateLimiter } from './http/rateLimiter.js';
@@ -20,7 +23,11 @@ import { routes } from './routes.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-export async function createServices(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
+export async function createServices(
+  config: AppConfig,
+  logger: Logger = createLogger(config.logLevel),
+  queueSettings: QueueSettings = loadQueueSettings(),
+): Promise<Services> {
   const orm = await createOrm(config.databaseUrl);
   // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
@@ -30,6 +37,8 @@ export async function createServices(config: AppConfig, logger: Logger = createL
     redis.once('ready', () => resolve());
     setTimeout(resolve, 2000).unref(); // start degraded rather than not at all
   });
+  // The queues of src/core/queues.ts, over one fail-fast connection (enqueueing, /metrics, /admin/queues).
+  const queues = openQueues(config, queueSettings, { shared: true });
   return {
     config,
     orm,
@@ -38,11 +47,15 @@ export async function createServices(config: AppConfig, logger: Logger = createL
     rateLimiter: new RateLimiter(redis, { keyPrefix: config.redisPrefix }),
     loginGuard: new LoginGuard(redis, config.redisPrefix),
     keyUsage: new KeyUsageRecorder(orm, logger),
+    queues,
+    queueSettings,
+    metrics: createMetrics(config, queues, redis),
   };
 }
 
 export async function closeServices(services: Services): Promise<void> {
   await services.keyUsage.close();
+  await services.queues.close();
   services.redis.disconnect();
   await services.orm.close(true);
 }
@@ -57,8 +70,10 @@ export function buildApp(services: Services): Koa {
   const docsPage = renderDocsPage(openApi);
   router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = docsPage; });
 
-  app.use(requestLog(services.logger));
+  app.use(requestLog(services.logger, services.metrics.observeRequest));
   app.use(errorEnvelope(services.config));
+  app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
+  app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
   app.use(authenticate(services));
   app.use(router.routes());

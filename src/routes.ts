@@ -13,8 +13,12 @@ import { serviceRoutes } from './modules/services/routes.js';
 import { bindingRoutes } from './modules/bindings/routes.js';
 import { interfaceRoutes } from './modules/interfaces/routes.js';
 import { dependencyRoutes } from './modules/dependencies/routes.js';
+import { daemonKeyRoutes } from './modules/daemonKeys/routes.js';
+import { daemonProtocolRoutes, daemonRoutes } from './modules/daemons/routes.js';
+import { discoveryRoutes } from './modules/discovery/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
+  ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes,
 ];

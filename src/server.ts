@@ -1,5 +1,6 @@
 // The API process: migrate, listen, and stop gracefully on SIGTERM / SIGINT.
 import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics } from 'prom-client';
 import { buildApp, closeServices, createServices } from './app.js';
 import { loadConfig } from './config.js';
 import { migrate } from './core/db.js';
@@ -8,6 +9,8 @@ const config = loadConfig();
 const services = await createServices(config);
 const applied = await migrate(services.orm);
 if (applied.length) services.logger.info({ applied }, 'migrations applied');
+// Process metrics (CPU, memory, event loop) of the API on /metrics next to the request metrics.
+collectDefaultMetrics({ register: services.metrics.registry });
 
 const server = buildApp(services).listen(config.port, () => {
   const { port } = server.address() as AddressInfo;
@@ -18,12 +21,19 @@ let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  services.logger.info({ signal }, 'api shutting down');
-  const deadline = setTimeout(() => process.exit(1), 10_000);
+  const timeoutMs = services.queueSettings.shutdownTimeoutMs;
+  services.logger.info({ signal, timeout_ms: timeoutMs }, 'api shutting down');
+  // In-flight requests get SHUTDOWN_TIMEOUT_MS (10 s) to finish; then the process exits anyway.
+  const deadline = setTimeout(() => {
+    services.logger.warn('shutdown deadline passed with requests still open');
+    process.exit(1);
+  }, timeoutMs);
   deadline.unref();
-  // Stop accepting connections, let in-flight requests finish, then close pools.
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  // Stop accepting connections, close idle keep-alive ones, let in-flight requests finish, then
+  // close the queues, Redis and the database pool.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections?.();
+  await closed;
   await closeServices(services);
   process.exit(0);
 }

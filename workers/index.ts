@@ -1,34 +1,64 @@
-// The worker process (`npm run worker`, Procfile `worker`): one BullMQ worker per queue file,
-// sharing the services of src/. SIGTERM stops taking jobs, lets running ones finish, then closes.
+// The worker process (`npm run worker`, Procfile `worker`): one BullMQ worker per queue, each in its
+// own file, sharing the services of src/ (workers/context.ts):
+//   maintenance     expired-session purge                        workers/maintenance.ts
+//   server-poll     one scheduler per server_poll daemon         workers/serverPoll.ts
+//   discovery-sync  ingest of discovered hosts and subnets       workers/discoverySync.ts
+//   version-status  periodic re-evaluation of version statuses   workers/versionStatus.ts
+//
+// Metrics: this process serves no HTTP. Each job's duration and the version-status change count are
+// added to Redis hashes (src/core/queues.ts SharedMetricsStore) and exposed by the API's /metrics,
+// together with the queue lengths it reads from BullMQ: one scrape target for the whole system.
+//
+// SIGTERM / SIGINT: every worker stops taking jobs and the running ones finish; after
+// SHUTDOWN_TIMEOUT_MS (10 s) the process exits anyway; a job cut off that way is taken up again by a
+// worker once its lock expires. Then queues, Redis and the database are closed.
+import type { Worker } from 'bullmq';
 import { loadConfig } from '../src/config.js';
-import { createOrm } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
+import { loadQueueSettings } from '../src/core/queues.js';
+import { closeWorkerServices, createWorkerServices } from './context.js';
+import { startDiscoverySync } from './discoverySync.js';
 import { startMaintenance } from './maintenance.js';
+import { startServerPoll } from './serverPoll.js';
+import { startVersionStatus } from './versionStatus.js';
 
 const config = loadConfig();
+const settings = loadQueueSettings();
 const logger = createLogger(config.logLevel).child({ process: 'worker' });
-const orm = await createOrm(config.databaseUrl, 5);
-const redis = new URL(config.redisUrl);
-const connection = {
-  host: redis.hostname, port: Number(redis.port || 6379),
-  username: redis.username || undefined, password: redis.password || undefined,
-  maxRetriesPerRequest: null,
-};
-const prefix = `${config.redisPrefix}bull`;
+const services = await createWorkerServices(config, settings, logger);
 
-const maintenance = await startMaintenance({ connection, prefix, orm, logger });
-logger.info({ queues: ['maintenance'] }, 'worker started');
+const workers: Worker[] = [
+  await startMaintenance(services),
+  await startServerPoll(services),
+  await startDiscoverySync(services),
+  await startVersionStatus(services),
+];
+for (const worker of workers) {
+  worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));
+}
+await Promise.all(workers.map((w) => w.waitUntilReady()));
+logger.info({ queues: workers.map((w) => w.name), prefix: services.queues.prefix }, 'worker started');
 
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  logger.info({ signal }, 'worker shutting down');
-  setTimeout(() => process.exit(1), 30_000).unref();
-  await maintenance.worker.close(); // waits for the running job
-  await maintenance.queue.close();
-  await orm.close(true);
-  process.exit(0);
+  logger.info({ signal, timeout_ms: settings.shutdownTimeoutMs }, 'worker shutting down');
+  const deadline = setTimeout(() => {
+    logger.warn('shutdown deadline passed with jobs still running; they will be retried after their lock expires');
+    process.exit(1);
+  }, settings.shutdownTimeoutMs);
+  deadline.unref();
+  try {
+    // close() stops fetching and resolves once the running jobs have finished.
+    await Promise.all(workers.map((w) => w.close()));
+    await closeWorkerServices(services);
+    logger.info('worker stopped');
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err: (err as Error).message }, 'worker shutdown failed');
+    process.exit(1);
+  }
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { Migration20261122000001Foundation } from '../../migrations/Migration20261122000001Foundation.js';
 import { Migration20261122000002Inventory } from '../../migrations/Migration20261122000002Inventory.js';
 import { Migration20261122000003Daemons } from '../../migrations/Migration20261122000003Daemons.js';
+import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migration20261122000004DiscoveryTuning.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -14,6 +15,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000001Foundation', class: Migration20261122000001Foundation },
   { name: 'Migration20261122000002Inventory', class: Migration20261122000002Inventory },
   { name: 'Migration20261122000003Daemons', class: Migration20261122000003Daemons },
+  { name: 'Migration20261122000004DiscoveryTuning', class: Migration20261122000004DiscoveryTuning },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -13,6 +13,9 @@ export const ERROR_CODES = {
   auth_permission_denied: { status: 403, message: 'Permission denied: {required} role required' },
   auth_api_access_disabled: { status: 403, message: 'API access is disabled for this organization' },
   daemon_standby: { status: 403, message: 'Daemon is in standby' },
+  daemon_network_mismatch: { status: 403, message: "The daemon's API key is not valid for network '{network_id}'" },
+  daemon_identity_mismatch: { status: 403, message: "Daemon ID '{daemon_id}' does not match the X-Daemon-ID header" },
+  daemon_mode_mismatch: { status: 400, message: "Daemon '{id}' runs in {mode} mode; this needs a {required} daemon" },
   entity_access_denied: { status: 403, message: "You don't have access to this {entity}" },
   entity_not_found: { status: 404, message: "{entity} with ID '{id}' not found" },
   route_not_found: { status: 404, message: 'No route for {method} {path}' },
@@ -61,6 +64,7 @@ export const UNIQUE_CONSTRAINTS: Record<string, { entity: string; field: string 
   tags_org_name_uq: { entity: 'Tag', field: 'name' },
   users_email_key: { entity: 'User', field: 'email' },
   ports_host_number_protocol_uq: { entity: 'Port', field: 'number/protocol' },
+  ip_addresses_host_subnet_ip_uq: { entity: 'IPAddress', field: 'subnet_id/ip_address' },
 };
 
 /** Maps a PostgreSQL unique violation to 409, using the key in its detail as the value. */

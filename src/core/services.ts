@@ -6,6 +6,8 @@ import type { Logger } from './logger.js';
 import type { RateLimiter } from '../http/rateLimiter.js';
 import type { LoginGuard } from '../modules/accounts/loginGuard.js';
 import type { KeyUsageRecorder } from '../modules/apiKeys/keyUsage.js';
+import type { Metrics } from '../http/metrics.js';
+import type { QueueSettings, Queues } from './queues.js';
 
 export interface Services {
   config: AppConfig;
@@ -15,4 +17,9 @@ export interface Services {
   rateLimiter: RateLimiter;
   loginGuard: LoginGuard;
   keyUsage: KeyUsageRecorder;
+  /** Every BullMQ queue (src/core/queues.ts), to enqueue work and to show it on /admin/queues and /metrics. */
+  queues: Queues;
+  queueSettings: QueueSettings;
+  /** This process's Prometheus registry (src/http/metrics.ts). */
+  metrics: Metrics;
 }

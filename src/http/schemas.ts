@@ -7,7 +7,7 @@ export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uui
 export const idParams = Joi.object({ id: uuid().required() });
 export const name = () => Joi.string().trim().min(1).max(100);
 export const description = () => Joi.string().max(500).allow(null, '').empty('').default(null);
-const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:?\d\d)$/;
+const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)$/; // daemons send nanoseconds; PostgreSQL rounds to µs
 /**
  * An ISO 8601 instant with an offset, kept as the client's string: Joi's isoDate() would round it
  * through a JS Date to milliseconds, and updated_at is compared at microsecond precision.

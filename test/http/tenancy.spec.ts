@@ -61,6 +61,9 @@ interface Place {
   binding: string;
   interface: string;
   dependency: string;
+  /** A provisioned (server_poll) daemon, and its daemon API key. */
+  daemon: string;
+  daemonKey: string;
 }
 
 const ipIn = (p: Place) => `${p.ipPrefix}.${10 + (next() % 240)}`;
@@ -80,7 +83,11 @@ async function makePlace(url: string, auth: Credential, network: string, n: numb
   const dependency = await post('/api/v1/dependencies', {
     name: `dep-${n}`, network_id: network, color: 'Blue', members: { type: 'Services', service_ids: [service] },
   });
-  return { network, cidr, ipPrefix, subnet, host, ipAddress, port, freePort, service, binding, interface: iface, dependency };
+  const provisioned = expectOk(await call(url, 'POST', '/api/v1/daemons/provision', { auth, body: { name: `daemon-${n}`, network_id: network, url: 'http://10.0.0.1:60073' } }), 201);
+  return {
+    network, cidr, ipPrefix, subnet, host, ipAddress, port, freePort, service, binding, interface: iface, dependency,
+    daemon: provisioned.daemon.id, daemonKey: provisioned.daemon.api_key_id,
+  };
 }
 
 interface World {
@@ -159,9 +166,9 @@ async function buildWorld(app: TestApp): Promise<World> {
 }
 
 // ---- One concrete request per protected route -------------------------------------------------
-type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency';
+type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency' | 'daemon' | 'daemonKey';
 type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey';
-type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency';
+type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency' | 'Daemon';
 /** The ids a request may name: a place's, plus the organization-level ones. */
 type Ids = Place & { tag: string; user: string; apiKey: string };
 
@@ -283,6 +290,29 @@ const FIXTURES: Record<string, Fixture> = {
       name: uniq('dep'), network_id: p.network, color: 'Teal', dependency_type: 'RequestPath', edge_style: 'Straight',
       members: { type: 'Services', service_ids: [p.service] }, tags: [],
     })),
+
+  // Daemons: Viewer reads, Admin manages (decisions §2, §7).
+  'GET /api/v1/daemons': { role: 'Viewer', query: net, outside: 'Network' },
+  'POST /api/v1/daemons/provision': {
+    role: 'Admin', status: 201, creates: 'daemon', outside: 'Network',
+    body: (p) => ({ name: uniq('daemon'), network_id: p.network, url: 'http://10.0.0.3:60073' }),
+    check: (data) => {
+      expect(data.daemon_api_key).to.match(/^scp_d_[0-9A-Za-z]{32}$/);
+    },
+  },
+  'GET /api/v1/daemons/:id': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
+  'PUT /api/v1/daemons/:id': { role: 'Admin', id: 'daemon', body: () => ({ name: uniq('daemon') }), outside: 'Daemon' },
+  'DELETE /api/v1/daemons/:id': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
+  'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
+  'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
+
+  // Daemon API keys: a signed-in Admin.
+  'POST /api/v1/auth/daemon': { role: 'Admin', sessionOnly: true, status: 201, creates: 'daemonKey', body: (p) => ({ name: uniq('dkey'), network_id: p.network }) },
+  'GET /api/v1/auth/daemon': { role: 'Admin', sessionOnly: true },
+  'GET /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey' },
+  'PUT /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey', body: () => ({ name: uniq('dkey') }) },
+  'POST /api/v1/auth/daemon/:id/rotate': { role: 'Admin', sessionOnly: true, id: 'daemonKey', fresh: 'daemonKey' },
+  'DELETE /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey' },
 };
 
 /** The only routes that answer without a credential (decisions §2, §8). */
@@ -292,7 +322,9 @@ const PUBLIC_ROUTES = [
 ];
 
 const routeKey = (r: RouteDef) => `${r.method.toUpperCase()} ${r.path}`;
-const protectedRoutes = routes.filter((r) => r.auth !== 'public');
+/** The daemon protocol (auth 'daemon': a daemon key with X-Daemon-ID) is not for users; checked apart below. */
+const daemonRoutes = routes.filter((r) => r.auth === 'daemon');
+const protectedRoutes = routes.filter((r) => r.auth !== 'public' && r.auth !== 'daemon');
 /** Routes by module: `/api/v1/tags/:id/history` → `/api/v1/tags`, `/api/auth/me` → `/api/auth/me`. */
 const moduleOf = (r: RouteDef) => r.path.split('/').slice(0, 4).join('/');
 const modules = [...new Set(protectedRoutes.map(moduleOf))];
@@ -314,6 +346,8 @@ async function makeFresh(kind: IdKind, app: TestApp, w: World, who: Person): Pro
     case 'binding': return post('/api/v1/bindings', { service_id: p.service, type: 'Port', port_id: await makeFresh('port', app, w, who) });
     case 'interface': return post('/api/v1/interfaces', { host_id: p.host, if_index: ifIndex() });
     case 'dependency': return post('/api/v1/dependencies', { name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } });
+    case 'daemon': return expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: w.owner.auth, body: { name: uniq('daemon'), network_id: p.network, url: 'http://10.0.0.2:60073' } }), 201).daemon.id;
+    case 'daemonKey': return expectOk(await call(app.url, 'POST', '/api/v1/auth/daemon', { auth: w.owner.auth, body: { name: uniq('dkey'), network_id: p.network } }), 201).api_key.id;
   }
 }
 
@@ -411,6 +445,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     const entityId: Record<Entity, string> = {
       Network: outside.ids.network, Subnet: outside.ids.subnet, Host: outside.ids.host, IPAddress: outside.ids.ipAddress, Port: outside.ids.port,
       Service: outside.ids.service, Binding: outside.ids.binding, Interface: outside.ids.interface, Dependency: outside.ids.dependency,
+      Daemon: outside.ids.daemon,
     };
     const callers: Array<[string, Credential]> = [];
     for (const role of ['Member', 'Viewer'] as const) if (RANK[role] >= RANK[fx.role]) callers.push([`${role} without a grant`, sessionOf[role].auth]);
@@ -459,6 +494,21 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     const stale = Object.keys(FIXTURES).filter((k) => !protectedRoutes.some((r) => routeKey(r) === k));
     expect(stale, 'fixtures naming no protected route').to.deep.equal([]);
     expect(routes.filter((r) => r.auth === 'public').map(routeKey)).to.have.members(PUBLIC_ROUTES);
+  });
+
+  it('daemon protocol routes: 401 without a credential, 403 auth_permission_denied for users (sessions and keys)', async () => {
+    expect(daemonRoutes.length).to.be.greaterThan(0);
+    const w = await buildWorld(app);
+    for (const route of daemonRoutes) {
+      const path = route.path.replace(/:(\w+)/g, () => randomUUID());
+      const what = routeKey(route);
+      expectError(await callFrom(freshLoopbackIp(), app.url, route.method.toUpperCase(), path, { body: {} }), 401, 'auth_not_authenticated');
+      for (const auth of [w.owner.auth, { bearer: w.owner.key.key }]) {
+        const res = await call(app.url, route.method.toUpperCase(), path, { auth, body: {} });
+        expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(403);
+        expect(res.body.params, what).to.deep.equal({ required: 'daemon' });
+      }
+    }
   });
 
   describe('route matrix: 401 without a usable credential, 403 below the role or for a key on a session route, 404 across organizations, 403 outside the networks, and the allowed call', () => {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
+import { Page } from '../../http/envelope.js';
 import { assertSameId } from '../../http/schemas.js';
+import { subnetToDaemon } from '../discovery/vocabulary.js';
 import { listNetworkScoped } from '../networks/scopedList.js';
 import { networkService } from '../networks/service.js';
 import { tagService } from '../tags/service.js';
@@ -18,6 +20,12 @@ export const subnetService = {
     listNetworkScoped(subnetTable, db, scope, q, { order: { name: 'name', cidr: 'cidr', created_at: 'created_at', updated_at: 'updated_at' } }),
 
   get: (db: Db, scope: Scope, id: string, at?: string) => subnetTable.get(db, scope, id, at),
+
+  /** Every subnet of a daemon's network, in the daemon's shape, as one page. */
+  async listForDaemon(db: Db, scope: Scope) {
+    const { rows, total } = await subnetTable.list(db, scope, { order: [{ column: 'created_at', direction: 'asc' }], limit: 0, offset: 0 });
+    return Page.of(rows.map(subnetToDaemon), total, 0, 0);
+  },
 
   async create(db: Db, scope: Scope, input: SubnetInput) {
     return db.transaction(async (tx) => {

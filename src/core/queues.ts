@@ -1,0 +1,306 @@
+// Background work in one place: queue names, the BullMQ key prefix, Redis connection options,
+// per-queue settings read from the environment, the job payload types, and the small Redis-backed
+// store through which worker processes report job durations and event counts to `/metrics`.
+//
+// Every queue lives under `${config.redisPrefix}bull`, so a test app (own REDIS_PREFIX) has its own
+// queues, schedulers and metrics, and so do tenants sharing one Redis.
+import { createHash } from 'node:crypto';
+import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { AppConfig } from '../config.js';
+
+export const QUEUE_NAMES = {
+  maintenance: 'maintenance',
+  serverPoll: 'server-poll',
+  discoverySync: 'discovery-sync',
+  versionStatus: 'version-status',
+} as const;
+
+export type QueueKey = keyof typeof QUEUE_NAMES;
+export type QueueName = (typeof QUEUE_NAMES)[QueueKey];
+export const ALL_QUEUES: QueueName[] = Object.values(QUEUE_NAMES);
+
+export const queuePrefix = (config: Pick<AppConfig, 'redisPrefix'>) => `${config.redisPrefix}bull`;
+
+/** ioredis options from a `redis://` / `rediss://` URL (user, password, db number, TLS). */
+export function redisOptionsFromUrl(redisUrl: string): { host: string; port: number; username?: string; password?: string; db: number; tls?: object } {
+  const url = new URL(redisUrl);
+  const db = Number(url.pathname.replace(/^\//, '') || 0);
+  return {
+    host: url.hostname || '127.0.0.1',
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    db: Number.isInteger(db) ? db : 0,
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * Connection options for BullMQ workers and worker-side queues: `maxRetriesPerRequest: null` is what
+ * BullMQ requires for blocking connections, and it lets a worker ride out a Redis restart.
+ */
+export function workerConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
+  return { ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: null };
+}
+
+// ---- Settings (environment) ----------------------------------------------------------------
+
+export interface QueueSettings {
+  /** SERVER_POLL_INTERVAL_MS: how often each server_poll daemon is polled (30 s). */
+  serverPollIntervalMs: number;
+  /** SERVER_POLL_TIMEOUT_MS: timeout of each request to a daemon (10 s, as upstream). */
+  serverPollTimeoutMs: number;
+  /** SERVER_POLL_RECONCILE_MS: how often schedulers are matched to the daemons table (60 s). */
+  serverPollReconcileMs: number;
+  /** SERVER_POLL_CONCURRENCY: daemons polled at once per worker process (10, as upstream). */
+  serverPollConcurrency: number;
+  /** SERVER_POLL_ACK_WAIT_MS: how long a poll waits for its discovery-sync jobs before acknowledging (5 s). */
+  serverPollAckWaitMs: number;
+  /** DISCOVERY_SYNC_CONCURRENCY (4), DISCOVERY_SYNC_ATTEMPTS (5), DISCOVERY_SYNC_BACKOFF_MS (1 s, exponential). */
+  discoverySyncConcurrency: number;
+  discoverySyncAttempts: number;
+  discoverySyncBackoffMs: number;
+  /** VERSION_STATUS_INTERVAL_MS: re-evaluation of every daemon's version status (1 h). */
+  versionStatusIntervalMs: number;
+  /** MAINTENANCE_INTERVAL_MS: expired-session purge (1 h). */
+  maintenanceIntervalMs: number;
+  /** SHUTDOWN_TIMEOUT_MS: how long SIGTERM waits for running jobs / requests before exiting anyway (10 s). */
+  shutdownTimeoutMs: number;
+  /** WORKER_LOCK_DURATION_MS / WORKER_STALLED_INTERVAL_MS: BullMQ job lock and stalled-job check (30 s each). */
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /**
+   * DISCOVERY_SYNC_TEST_DELAY_MS: test-only hook, a pause inside the ingest transaction so a test can
+   * kill or stop the worker mid-job. Ignored when NODE_ENV=production.
+   */
+  discoverySyncTestDelayMs: number;
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer (got '${raw}')`);
+  return n;
+}
+
+export function loadQueueSettings(env: NodeJS.ProcessEnv = process.env, overrides: Partial<QueueSettings> = {}): QueueSettings {
+  return {
+    serverPollIntervalMs: positiveInt(env, 'SERVER_POLL_INTERVAL_MS', 30_000),
+    serverPollTimeoutMs: positiveInt(env, 'SERVER_POLL_TIMEOUT_MS', 10_000),
+    serverPollReconcileMs: positiveInt(env, 'SERVER_POLL_RECONCILE_MS', 60_000),
+    serverPollConcurrency: positiveInt(env, 'SERVER_POLL_CONCURRENCY', 10),
+    serverPollAckWaitMs: positiveInt(env, 'SERVER_POLL_ACK_WAIT_MS', 5_000),
+    discoverySyncConcurrency: positiveInt(env, 'DISCOVERY_SYNC_CONCURRENCY', 4),
+    discoverySyncAttempts: positiveInt(env, 'DISCOVERY_SYNC_ATTEMPTS', 5),
+    discoverySyncBackoffMs: positiveInt(env, 'DISCOVERY_SYNC_BACKOFF_MS', 1_000),
+    versionStatusIntervalMs: positiveInt(env, 'VERSION_STATUS_INTERVAL_MS', 3_600_000),
+    maintenanceIntervalMs: positiveInt(env, 'MAINTENANCE_INTERVAL_MS', 3_600_000),
+    shutdownTimeoutMs: positiveInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+    lockDurationMs: positiveInt(env, 'WORKER_LOCK_DURATION_MS', 30_000),
+    stalledIntervalMs: positiveInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000),
+    discoverySyncTestDelayMs: env.NODE_ENV === 'production' ? 0 : positiveInt(env, 'DISCOVERY_SYNC_TEST_DELAY_MS', 0),
+    ...overrides,
+  };
+}
+
+// ---- Job payloads ------------------------------------------------------------------------------
+
+/** Mirrors `IngestContext` of src/modules/discovery/ingest.ts (kept structural to avoid a cycle). */
+export interface SyncContext {
+  organizationId: string;
+  networkId: string;
+  daemonId: string;
+  discoveryId?: string;
+}
+
+export interface DiscoverySyncJob {
+  kind: 'host' | 'subnet';
+  ctx: SyncContext;
+  /** A DiscoveryHostRequest (`{host, interfaces, ports, services, if_entries}`) or a Subnet, as the daemon sent it. */
+  payload: Record<string, unknown>;
+}
+
+export interface ServerPollJob {
+  daemonId: string;
+}
+
+/**
+ * The id of a discovery-sync job: the same entity with the same content gives the same id, so a daemon
+ * re-sending an unconfirmed entity (it does, every poll, until confirmed) adds no second job while the
+ * first one is kept, and its stored result answers the confirmation. Changed content is a new job.
+ */
+export function discoverySyncJobId(job: DiscoverySyncJob, pendingId: string): string {
+  const digest = createHash('sha256').update(stableJson({ ctx: { ...job.ctx, discoveryId: undefined }, payload: job.payload })).digest('hex').slice(0, 24);
+  return `${job.kind}-${job.ctx.daemonId}-${pendingId}-${digest}`;
+}
+
+/** JSON with object keys sorted, so equal content always hashes the same. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** Scheduler id of one daemon's repeatable poll job ("keyed by daemon id"). */
+export const pollSchedulerId = (daemonId: string) => `poll-${daemonId}`;
+export const RECONCILE_SCHEDULER_ID = 'reconcile-schedulers';
+
+/**
+ * Asks the server-poll worker to match its schedulers to the daemons table now (e.g. right after a
+ * daemon is provisioned or deleted) instead of at the next periodic reconcile (SERVER_POLL_RECONCILE_MS).
+ * Requests made while one is still waiting collapse into it.
+ */
+export async function requestSchedulerReconcile(queues: Pick<Queues, 'serverPoll'>): Promise<void> {
+  await queues.serverPoll.add('reconcile', {}, { jobId: 'reconcile-now', removeOnComplete: true, removeOnFail: true });
+}
+
+// ---- Queues --------------------------------------------------------------------------------------
+
+export const JOB_RETENTION = {
+  removeOnComplete: { age: 24 * 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
+} satisfies DefaultJobOptions;
+
+export function defaultJobOptions(name: QueueName, settings: QueueSettings): DefaultJobOptions {
+  if (name === QUEUE_NAMES.discoverySync) {
+    return {
+      ...JOB_RETENTION,
+      attempts: Math.max(1, settings.discoverySyncAttempts),
+      backoff: { type: 'exponential', delay: settings.discoverySyncBackoffMs },
+    };
+  }
+  return { ...JOB_RETENTION };
+}
+
+export interface Queues {
+  prefix: string;
+  byName: Record<QueueName, Queue>;
+  maintenance: Queue;
+  /** `poll` jobs carry a daemon id; the `reconcile` job carries nothing. */
+  serverPoll: Queue<ServerPollJob | Record<string, never>>;
+  discoverySync: Queue<DiscoverySyncJob>;
+  versionStatus: Queue;
+  close(): Promise<void>;
+}
+
+/**
+ * One Queue per name. `shared` (the API) makes every Queue use one ioredis connection that gives a
+ * command up after one reconnection attempt: a scrape or a dashboard call must answer (with an
+ * error) when Redis is down, not hang. Without it (the worker) each Queue gets worker-style options.
+ */
+export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, settings: QueueSettings, opts: { shared?: boolean } = {}): Queues {
+  const prefix = queuePrefix(config);
+  let sharedClient: Redis | undefined;
+  let connection: ConnectionOptions;
+  if (opts.shared) {
+    sharedClient = new Redis({ ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, lazyConnect: false });
+    sharedClient.on('error', () => undefined); // reported by /api/ready and the callers
+    connection = sharedClient as unknown as ConnectionOptions;
+  } else {
+    connection = workerConnection(config);
+  }
+  const make = (name: QueueName) => {
+    const queue = new Queue(name, { connection, prefix, defaultJobOptions: defaultJobOptions(name, settings) });
+    queue.on('error', () => undefined); // connection errors surface on the calls themselves
+    return queue;
+  };
+  const byName = Object.fromEntries(ALL_QUEUES.map((n) => [n, make(n)])) as Record<QueueName, Queue>;
+  return {
+    prefix,
+    byName,
+    maintenance: byName[QUEUE_NAMES.maintenance],
+    serverPoll: byName[QUEUE_NAMES.serverPoll] as Queue<ServerPollJob | Record<string, never>>,
+    discoverySync: byName[QUEUE_NAMES.discoverySync] as Queue<DiscoverySyncJob>,
+    versionStatus: byName[QUEUE_NAMES.versionStatus],
+    async close() {
+      await Promise.allSettled(Object.values(byName).map((q) => q.close()));
+      sharedClient?.disconnect();
+    },
+  };
+}
+
+// ---- Metrics shared between processes ------------------------------------------------------------
+//
+// Design: job durations and worker-side event counts are produced in the worker process but must
+// appear on the API's `/metrics` (one scrape target). Each finished job adds itself to a cumulative
+// histogram kept in one Redis hash per queue (HINCRBY, atomic across any number of worker
+// processes); event counters are Redis hashes too. The API reads them at scrape time. The values are
+// monotonic across worker restarts and identical on every API process (aggregate them with max(),
+// not sum()). Queue lengths are read from BullMQ at scrape time.
+
+export const JOB_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export type JobOutcome = 'completed' | 'failed';
+
+export interface HistogramSnapshot {
+  labels: Record<string, string>;
+  /** Cumulative counts per upper bound (the last one is +Inf). */
+  buckets: { le: string; count: number }[];
+  sum: number;
+  count: number;
+}
+
+export class SharedMetricsStore {
+  constructor(private readonly redis: Redis, private readonly redisPrefix: string) {}
+
+  private jobKey(queue: string) {
+    return `${this.redisPrefix}metrics:job_seconds:${queue}`;
+  }
+
+  private counterKey(name: string) {
+    return `${this.redisPrefix}metrics:counter:${name}`;
+  }
+
+  /** Adds one job attempt's duration. Never throws: metrics must not fail a job. */
+  async recordJob(queue: string, outcome: JobOutcome, seconds: number): Promise<void> {
+    const bucket = JOB_DURATION_BUCKETS.find((b) => seconds <= b);
+    const le = bucket === undefined ? '+Inf' : String(bucket);
+    await this.redis
+      .multi()
+      .hincrby(this.jobKey(queue), `${outcome}|${le}`, 1)
+      .hincrby(this.jobKey(queue), `${outcome}|count`, 1)
+      .hincrbyfloat(this.jobKey(queue), `${outcome}|sum`, seconds)
+      .exec()
+      .catch(() => undefined);
+  }
+
+  async jobHistograms(queues: readonly string[]): Promise<HistogramSnapshot[]> {
+    const out: HistogramSnapshot[] = [];
+    for (const queue of queues) {
+      const hash = await this.redis.hgetall(this.jobKey(queue));
+      for (const outcome of ['completed', 'failed'] as const) {
+        const count = Number(hash[`${outcome}|count`] ?? 0);
+        if (!count) continue;
+        let cumulative = 0;
+        const buckets = [...JOB_DURATION_BUCKETS.map(String), '+Inf'].map((le) => {
+          cumulative += Number(hash[`${outcome}|${le}`] ?? 0);
+          return { le, count: cumulative };
+        });
+        out.push({ labels: { queue, status: outcome }, buckets, sum: Number(hash[`${outcome}|sum`] ?? 0), count });
+      }
+    }
+    return out;
+  }
+
+  async incrementCounter(name: string, labels: Record<string, string>, by = 1): Promise<void> {
+    await this.redis.hincrby(this.counterKey(name), stableJson(labels), by).catch(() => undefined);
+  }
+
+  async counterValues(name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+    const hash = await this.redis.hgetall(this.counterKey(name));
+    return Object.entries(hash).map(([labels, value]) => ({ labels: JSON.parse(labels) as Record<string, string>, value: Number(value) }));
+  }
+}
+
+/** Worker-side event counters exposed on the API's /metrics. */
+export const SHARED_COUNTERS = {
+  versionStatusChanges: {
+    name: 'daemon_version_status_changes_total',
+    help: 'Changes of a daemon version status seen by the periodic re-evaluation (labels: from, to)',
+    labelNames: ['from', 'to'],
+  },
+} as const;

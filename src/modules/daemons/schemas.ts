@@ -1,0 +1,54 @@
+import Joi from 'joi';
+import { body, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+
+export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
+
+const url = () => Joi.string().uri({ scheme: ['http', 'https'] }).max(2000);
+
+export const provisionBody = body({
+  name: name().required(),
+  network_id: uuid().required(),
+  url: url().required(),
+});
+
+/** What a user may change (decisions §7); everything else a GET shows is accepted back and ignored. */
+const READ_ONLY = [
+  'host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'standby', 'standby_cleared_at', 'last_seen', 'version',
+  'capabilities', 'interfaced_subnet_ids',
+];
+export const daemonUpdateBody = body({
+  ...Object.fromEntries(READ_ONLY.map((k) => [k, Joi.any().strip()])),
+  id: uuid(),
+  name: name().required(),
+  url: url().allow('').default(''),
+  tags: tagIds().default([]),
+  expected_updated_at: timestamp().allow(null),
+});
+
+export const daemonListQuery = listQuery({ ...orderQuery(DAEMON_ORDER_FIELDS), network_id: uuid() });
+
+const ts = () => timestamp().allow(null);
+const warning = Joi.object({ message: Joi.string(), severity: Joi.string().valid('Info', 'Warning', 'Critical'), sunset_date: Joi.string() });
+export const versionStatusResponse = Joi.object({
+  status: Joi.string().valid('Current', 'Outdated', 'Deprecated', 'Unsupported', 'Unknown'),
+  version: Joi.string().allow(null),
+  has_correct_docker_volume_mount: Joi.boolean(),
+  supports_unified_discovery: Joi.boolean(),
+  sunset_date: Joi.string(),
+  warnings: Joi.array().items(warning),
+}).label('VersionStatus');
+
+export const daemonResponse = Joi.object({
+  id: uuid(), name: Joi.string(), host_id: uuid().allow(null), network_id: uuid(), user_id: uuid().allow(null), api_key_id: uuid().allow(null),
+  mode: Joi.string().valid('daemon_poll', 'server_poll'), url: Joi.string().allow(''), tags: Joi.array().items(uuid()),
+  is_unreachable: Joi.boolean(), standby: Joi.boolean(), standby_cleared_at: ts(), last_seen: ts(), version: Joi.string().allow(null),
+  capabilities: Joi.object({ has_docker_socket: Joi.boolean(), interfaced_subnet_ids: Joi.array().items(uuid()) }),
+  interfaced_subnet_ids: Joi.array().items(uuid()),
+  created_at: ts(), updated_at: ts(), lineage_id: uuid(), valid_from: ts(), valid_to: ts(),
+  version_status: versionStatusResponse,
+}).label('Daemon');
+
+export const provisionResponse = Joi.object({
+  daemon: daemonResponse,
+  daemon_api_key: Joi.string().pattern(/^scp_d_[0-9A-Za-z]{32}$/),
+}).label('ProvisionedDaemon');

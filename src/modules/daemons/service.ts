@@ -1,0 +1,72 @@
+// Daemons for users (spec §4.5, decisions §7): list, read (with version_status), provision a
+// server_poll daemon, rename / re-point / tag, delete, retry a server_poll connection, history.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { AppError } from '../../core/errors.js';
+import type { Scope } from '../../core/scope.js';
+import { assertSameId } from '../../http/schemas.js';
+import { insertDaemonKey } from '../daemonKeys/service.js';
+import { hostTable } from '../hosts/table.js';
+import { listNetworkScoped } from '../networks/scopedList.js';
+import { networkService } from '../networks/service.js';
+import { tagService } from '../tags/service.js';
+import { daemonTable } from './table.js';
+import { daemonView } from './view.js';
+
+export const EMPTY_CAPABILITIES = { has_docker_socket: false, interfaced_subnet_ids: [] as string[] };
+
+export interface ProvisionInput { name: string; network_id: string; url: string }
+export interface DaemonUpdateInput { id?: string; name: string; url: string; tags: string[]; expected_updated_at?: string | null }
+
+const ORDER = { name: 'name', created_at: 'created_at', updated_at: 'updated_at' };
+
+export const daemonService = {
+  list: (db: Db, scope: Scope, q: Record<string, any>) =>
+    listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present: async (_db, rows) => rows.map(daemonView) }),
+
+  get: async (db: Db, scope: Scope, id: string, at?: string) => daemonView(await daemonTable.get(db, scope, id, at)),
+
+  /**
+   * A server_poll daemon (reference §1.2 step 0): its key (the plaintext kept for the server's
+   * calls, and answered here once), the host it runs on (source System) and the daemon itself. Its
+   * version stays unknown until the server first reaches it.
+   */
+  async provision(db: Db, scope: Scope, input: ProvisionInput) {
+    return db.transaction(async (tx) => {
+      await networkService.assertWritable(tx, scope, input.network_id);
+      const owned = { organization_id: scope.organizationId, network_id: input.network_id };
+      const { api_key, key } = await insertDaemonKey(tx, {
+        organizationId: scope.organizationId, networkId: input.network_id, userId: scope.userId,
+        name: `${input.name} API Key`.slice(0, 100), serverKey: true,
+      });
+      const host = await hostTable.insert(tx, { ...owned, id: randomUUID(), name: input.name, source: { type: 'System' }, tags: [], credential_assignments: [] });
+      const daemon = await daemonTable.insert(tx, {
+        ...owned, id: randomUUID(), host_id: host.id, user_id: scope.userId || null, api_key_id: api_key.id, name: input.name,
+        mode: 'server_poll', url: input.url, tags: [], capabilities: EMPTY_CAPABILITIES,
+      });
+      return { daemon: daemonView(daemon), daemon_api_key: key };
+    });
+  },
+
+  async update(db: Db, scope: Scope, id: string, input: DaemonUpdateInput) {
+    assertSameId(id, input.id);
+    return db.transaction(async (tx) => {
+      await tagService.assertTagsExist(tx, scope, input.tags);
+      return daemonView(await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));
+    });
+  },
+
+  /** The daemon and its discovery sessions go; its host and its key stay (inventory, and the key's own resource). */
+  remove: (db: Db, scope: Scope, id: string) => db.transaction((tx) => daemonTable.remove(tx, scope, id)),
+
+  /** A server_poll daemon marked unreachable is polled again (reference §1.2 point 5). */
+  async retryConnection(db: Db, scope: Scope, id: string) {
+    return db.transaction(async (tx) => {
+      const daemon = await daemonTable.get(tx, scope, id, undefined, true);
+      if (daemon.mode !== 'server_poll') throw new AppError('daemon_mode_mismatch', { id, mode: String(daemon.mode), required: 'server_poll' });
+      return daemonView(await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
+    });
+  },
+
+  history: async (db: Db, scope: Scope, id: string) => (await daemonTable.history(db, scope, id)).map(daemonView),
+};

@@ -1,0 +1,138 @@
+// Pure planning of a discovery merge (no SQL): which stored child each reported one is, what a
+// stored host keeps and what discovery may fill, how source metadata merges, and which reported
+// bindings can be added under the binding rules. ./ingest.ts runs the SQL around these.
+import type { DaemonSource, DiscoveredBinding } from './vocabulary.js';
+
+/** Discovery metadata kept per entity (reference §2.2: MAX_DISCOVERY_METADATA_ENTRIES). */
+export const MAX_METADATA = 10;
+
+/** JSON with sorted keys: two values are "the same" whatever order their keys came in (jsonb sorts them). */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * New entries first, then the stored ones, at most 10. An entry already stored is not added again,
+ * so a replayed report changes nothing.
+ */
+export function mergeMetadata(incoming: unknown[], stored: unknown[]): unknown[] {
+  const seen = new Set(stored.map(canonical));
+  const fresh: unknown[] = [];
+  for (const entry of incoming) {
+    const key = canonical(entry);
+    if (!seen.has(key)) fresh.push(entry);
+    seen.add(key);
+  }
+  return [...fresh, ...stored].slice(0, MAX_METADATA);
+}
+
+const metadataOf = (source: DaemonSource | null | undefined): unknown[] => (Array.isArray(source?.metadata) ? source.metadata : []);
+
+/** A new entity's source: the reported one, its metadata cut to 10. */
+export function newSource(incoming: DaemonSource, type = 'Discovery'): DaemonSource {
+  return { ...incoming, type: incoming.type || type, metadata: metadataOf(incoming).slice(0, MAX_METADATA) };
+}
+
+const CONFIDENCE = ['NotApplicable', 'Low', 'Medium', 'High', 'Certain'];
+const confidence = (s: DaemonSource) => CONFIDENCE.indexOf(String((s.details as { confidence?: string } | undefined)?.confidence));
+
+/**
+ * A stored source after a discovery. Manual stays as it is (a user's record); Discovery-like
+ * sources of the same type merge their metadata (and for DiscoveryWithMatch keep the more confident
+ * details); anything else (System, Unknown, another type) becomes the reported source.
+ */
+export function mergeSource(stored: DaemonSource | null, incoming: DaemonSource): DaemonSource {
+  if (!stored) return newSource(incoming);
+  if (stored.type === 'Manual') return stored;
+  if (stored.type !== incoming.type) return newSource(incoming);
+  const merged: DaemonSource = { ...stored, metadata: mergeMetadata(metadataOf(incoming), metadataOf(stored)) };
+  if (incoming.details !== undefined && confidence(incoming) > confidence(stored)) merged.details = incoming.details;
+  return merged;
+}
+
+/** A key that identifies a child: on the reported side and on the stored side (null: no key). */
+export type MatchKey<I, S> = [(reported: I) => string | null, (stored: S) => string | null];
+
+/**
+ * Pairs each reported child with at most one stored child, trying the keys in order (each stored
+ * child is claimed once; earlier reported children win). Returns, per reported child, the stored
+ * one or undefined (a new child).
+ */
+export function matchChildren<I, S>(reported: I[], stored: S[], keys: Array<MatchKey<I, S>>): Array<S | undefined> {
+  const result: Array<S | undefined> = new Array(reported.length).fill(undefined);
+  const claimed = new Set<S>();
+  for (const [reportedKey, storedKey] of keys) {
+    const index = new Map<string, S[]>();
+    for (const s of stored) {
+      const k = storedKey(s);
+      if (k === null || claimed.has(s)) continue;
+      const list = index.get(k);
+      if (list) list.push(s);
+      else index.set(k, [s]);
+    }
+    reported.forEach((r, n) => {
+      if (result[n] !== undefined) return;
+      const k = reportedKey(r);
+      const candidate = k === null ? undefined : index.get(k)?.find((s) => !claimed.has(s));
+      if (candidate !== undefined) {
+        result[n] = candidate;
+        claimed.add(candidate);
+      }
+    });
+  }
+  return result;
+}
+
+export interface BindingFact {
+  id: string;
+  service_id: string;
+  type: 'Port' | 'IPAddress';
+  port_id: string | null;
+  ip_address_id: string | null;
+}
+
+/**
+ * The reported bindings that can join the stored ones of a host under the binding rules
+ * (bindings/rules.ts): a port is bound by one service of the host; within a service an IPAddress
+ * binding and a Port binding on the same address (or on all addresses) exclude each other. A
+ * reported binding that breaks a rule is dropped (discovery never fails a whole host over one), and
+ * one identical to a stored binding is that binding. Returns, per reported binding, the stored
+ * binding it is, itself (to add), or null (dropped).
+ */
+export function acceptBindings(stored: BindingFact[], reported: BindingFact[]): Array<BindingFact | null> {
+  const key = (b: BindingFact) => `${b.service_id}|${b.type}|${b.port_id}|${b.ip_address_id}`;
+  const byKey = new Map(stored.map((b) => [key(b), b]));
+  const all = [...stored];
+  const portOwner = new Map(stored.filter((b) => b.type === 'Port').map((b) => [b.port_id!, b.service_id]));
+  return reported.map((b) => {
+    const same = byKey.get(key(b));
+    if (same) return same;
+    const mine = all.filter((x) => x.service_id === b.service_id);
+    if (b.type === 'Port') {
+      const owner = portOwner.get(b.port_id!);
+      if (owner !== undefined && owner !== b.service_id) return null;
+      if (mine.some((x) => x.type === 'IPAddress' && (b.ip_address_id === null || x.ip_address_id === b.ip_address_id))) return null;
+      portOwner.set(b.port_id!, b.service_id);
+    } else if (mine.some((x) => x.type === 'Port' && (x.ip_address_id === null || x.ip_address_id === b.ip_address_id))) {
+      return null;
+    }
+    all.push(b);
+    byKey.set(key(b), b);
+    return b;
+  });
+}
+
+/** Reported binding → facts on the stored side (ids already translated); null when a target is unknown. */
+export function bindingFacts(b: DiscoveredBinding, serviceId: string, portId: (id: string) => string | undefined, ipId: (id: string) => string | undefined): BindingFact | null {
+  const port = b.port_id ? portId(b.port_id) : null;
+  const ip = b.ip_address_id ? ipId(b.ip_address_id) : null;
+  if (port === undefined || ip === undefined) return null;
+  if (b.type === 'Port' && !port) return null;
+  if (b.type === 'IPAddress' && !ip) return null;
+  return { id: b.id, service_id: serviceId, type: b.type, port_id: b.type === 'Port' ? port : null, ip_address_id: ip };
+}

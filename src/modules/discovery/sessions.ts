@@ -1,0 +1,84 @@
+// Discovery sessions (reference §3.3): the work queued for a daemon and the progress it reports.
+// Kept in the database (table discovery_sessions) so that every API and worker process sees one
+// queue per daemon. A session starts Pending; handing it to the daemon moves it to Starting; the
+// daemon's updates (ingest.ts applySessionUpdate) carry it to a terminal phase.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { isoTimestamp } from '../../core/historyTable.js';
+
+/** Phases in which a session occupies its daemon. */
+export const RUNNING_PHASES = ['Starting', 'Started', 'Scanning'];
+
+export interface DaemonRef {
+  id: string;
+  organization_id: string;
+  network_id: string;
+  host_id: string | null;
+  capabilities: { has_docker_socket?: boolean };
+}
+
+/**
+ * The discovery types every new daemon gets (reference §3.3): SelfReport of its own host, Docker
+ * when it can see a Docker socket, then the whole Network (subnet_ids null: every subnet it is on).
+ */
+export function defaultDiscoveryTypes(daemon: DaemonRef): Array<Record<string, unknown>> {
+  const types: Array<Record<string, unknown>> = [{ type: 'SelfReport', host_id: daemon.host_id }];
+  if (daemon.capabilities.has_docker_socket) types.push({ type: 'Docker', host_id: daemon.host_id, host_naming_fallback: 'BestService' });
+  types.push({
+    type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService',
+    snmp_credentials: { default_credential: null, ip_overrides: [] }, probe_raw_socket_ports: false,
+  });
+  return types;
+}
+
+/** Queues the default sessions of a new daemon, in that order (created_at one microsecond apart keeps the FIFO total). */
+export async function queueDefaultSessions(db: Db, daemon: DaemonRef): Promise<void> {
+  const sessions = defaultDiscoveryTypes(daemon).map((discovery_type, n) => ({ id: randomUUID(), n, discovery_type }));
+  await db.query(
+    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, created_at, updated_at)
+     select x.id, ?, ?, ?, x.discovery_type, now() + x.n * interval '1 microsecond', now()
+     from jsonb_to_recordset(?::jsonb) as x(id uuid, n int, discovery_type jsonb)`,
+    [daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(sessions)],
+  );
+}
+
+interface SessionRow {
+  id: string; daemon_id: string; network_id: string; discovery_type: unknown; progress: number; error: string | null;
+  started_at: unknown; finished_at: unknown;
+}
+
+/** DiscoveryUpdatePayload as handed out by request-work: always phase Pending, progress 0. */
+function workPayload(s: SessionRow) {
+  return {
+    session_id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, phase: 'Pending', discovery_type: s.discovery_type,
+    progress: 0, error: null, started_at: isoTimestamp(s.started_at), finished_at: isoTimestamp(s.finished_at),
+  };
+}
+
+/**
+ * request-work's answer (reference §1.1 step 3): `[work | null, cancel]`. Work is the oldest
+ * Pending session, only while none runs (it moves to Starting); `cancel` is true while a running
+ * session has a cancellation requested. The caller holds the daemon's row lock, so two polls of
+ * one daemon never both take work.
+ */
+export async function nextWork(db: Db, daemonId: string): Promise<[ReturnType<typeof workPayload> | null, boolean]> {
+  const running = await db.query<{ cancel_requested: boolean }>(
+    `select cancel_requested from discovery_sessions where daemon_id = ? and phase = any(?::text[])`, [daemonId, RUNNING_PHASES],
+  );
+  if (running.length) return [null, running.some((r) => r.cancel_requested)];
+  const taken = await db.one<SessionRow>(
+    `update discovery_sessions set phase = 'Starting', updated_at = now()
+     where id = (select id from discovery_sessions where daemon_id = ? and phase = 'Pending' order by created_at, id limit 1)
+     returning id, daemon_id, network_id, discovery_type, progress, error, started_at, finished_at`,
+    [daemonId],
+  );
+  return [taken ? workPayload(taken) : null, false];
+}
+
+/** The session a daemon is running now (its reports belong to it), if any. */
+export async function currentSessionId(db: Db, daemonId: string): Promise<string | undefined> {
+  const row = await db.one<{ id: string }>(
+    `select id from discovery_sessions where daemon_id = ? and phase = any(?::text[]) order by updated_at desc, id limit 1`, [daemonId, RUNNING_PHASES],
+  );
+  return row?.id;
+}

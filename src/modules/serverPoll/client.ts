@@ -1,0 +1,163 @@
+// The server → daemon side of the Scanopy protocol (reference §1.2, recorded in the fixtures'
+// server_to_daemon.json): what the server sends to a `server_poll` daemon at its `url`.
+//
+//   POST /api/first-contact            {daemon_id, server_capabilities: {server_version, minimum_daemon_version}}
+//   GET  /api/status                   → DaemonStatus {name, mode, version, capabilities}
+//   GET  /api/poll                     → {progress: DiscoveryUpdatePayload | null, entities: {hosts, subnets}}
+//   POST /api/discovery/entities-created {subnets: [[pending_id, Subnet]], hosts: [[pending_id, HostResponse]]}
+//   POST /api/discovery/initiate       {session_id, discovery_type}   (409 when the daemon is busy)
+//   POST /api/discovery/cancel         "<session uuid>" (a bare JSON string; 409 when not running)
+//
+// Every request carries `Authorization: Bearer <daemon_api_keys.server_key>` (pre-0.14 daemons take
+// initiate/cancel without it) and is cut off after a timeout (10 s upstream). The daemon answers with
+// the same envelope as the server: `{success, data, meta}` / `{success: false, error, meta}`.
+
+export interface DaemonStatus {
+  name?: string;
+  mode?: string;
+  version?: string | null;
+  capabilities?: { has_docker_socket?: boolean; interfaced_subnet_ids?: string[] } & Record<string, unknown>;
+}
+
+export interface PollResponse {
+  progress: Record<string, unknown> | null;
+  entities: { hosts: Record<string, unknown>[]; subnets: Record<string, unknown>[] };
+}
+
+export interface EntitiesCreated {
+  subnets: [string, unknown][];
+  hosts: [string, unknown][];
+}
+
+/** Why a request to a daemon failed: no answer at all, or an answer that is not a success. */
+export class DaemonRequestError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly reason: 'timeout' | 'network' | 'http' | 'invalid_response',
+    readonly status?: number,
+    detail?: string,
+  ) {
+    super(`${method} ${path}: ${reason}${status ? ` ${status}` : ''}${detail ? ` (${detail})` : ''}`);
+  }
+}
+
+export interface DaemonClientOptions {
+  /** The daemon's `url` (e.g. `http://10.0.0.5:60073`). */
+  baseUrl: string;
+  /** Plaintext key the daemon was configured with (daemon_api_keys.server_key). */
+  apiKey: string | null;
+  timeoutMs: number;
+  /** Pre-0.14 daemons: initiate / cancel go without Authorization (reference §1.2 step 3). */
+  legacy?: boolean;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+export class DaemonClient {
+  constructor(private readonly opts: DaemonClientOptions) {}
+
+  private async request(method: 'GET' | 'POST', path: string, body?: unknown, auth = true): Promise<Answer> {
+    // Appended to the daemon's url as given, so a url behind a reverse-proxy path prefix works too.
+    let url: URL;
+    try {
+      url = new URL(`${this.opts.baseUrl.replace(/\/+$/, '')}${path}`);
+    } catch {
+      throw new DaemonRequestError(method, path, 'network', undefined, `invalid daemon url '${this.opts.baseUrl}'`);
+    }
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (auth && this.opts.apiKey) headers.Authorization = `Bearer ${this.opts.apiKey}`;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        redirect: 'manual',
+      });
+    } catch (err) {
+      const e = err as Error;
+      const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
+      throw new DaemonRequestError(method, path, timedOut ? 'timeout' : 'network', undefined, timedOut ? `${this.opts.timeoutMs} ms` : (e.cause as Error | undefined)?.message ?? e.message);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw new DaemonRequestError(method, path, 'network', res.status, (err as Error).message);
+    }
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* a plain-text body (the daemon's 401s are plain text) */
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  /** The `data` of a success envelope; anything else is a DaemonRequestError. */
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, auth = true): Promise<T> {
+    const answer = await this.request(method, path, body, auth);
+    return this.unwrap<T>(method, path, answer);
+  }
+
+  private unwrap<T>(method: string, path: string, { status, body }: Answer): T {
+    const env = body as { success?: unknown; data?: unknown; error?: unknown } | undefined;
+    if (status < 200 || status >= 300) {
+      const detail = env && typeof env === 'object' && typeof env.error === 'string' ? env.error : typeof body === 'string' ? body.slice(0, 200) : undefined;
+      throw new DaemonRequestError(method, path, 'http', status, detail);
+    }
+    if (!env || typeof env !== 'object' || env.success !== true || !('data' in env)) {
+      throw new DaemonRequestError(method, path, 'invalid_response', status, 'not a success envelope');
+    }
+    return env.data as T;
+  }
+
+  firstContact(daemonId: string, capabilities: { server_version: string; minimum_daemon_version: string }): Promise<DaemonStatus> {
+    return this.call<DaemonStatus>('POST', '/api/first-contact', { daemon_id: daemonId, server_capabilities: capabilities }).then((d) => this.status_(d, '/api/first-contact'));
+  }
+
+  status(): Promise<DaemonStatus> {
+    return this.call<DaemonStatus>('GET', '/api/status').then((d) => this.status_(d, '/api/status'));
+  }
+
+  private status_(data: DaemonStatus, path: string): DaemonStatus {
+    if (!data || typeof data !== 'object') throw new DaemonRequestError(path === '/api/status' ? 'GET' : 'POST', path, 'invalid_response', 200, 'status is not an object');
+    return data;
+  }
+
+  async poll(): Promise<PollResponse> {
+    const data = await this.call<Partial<PollResponse> | null>('GET', '/api/poll');
+    if (!data || typeof data !== 'object') throw new DaemonRequestError('GET', '/api/poll', 'invalid_response', 200, 'poll data is not an object');
+    const entities = data.entities ?? { hosts: [], subnets: [] };
+    return {
+      progress: data.progress && typeof data.progress === 'object' ? data.progress : null,
+      entities: { hosts: Array.isArray(entities.hosts) ? entities.hosts : [], subnets: Array.isArray(entities.subnets) ? entities.subnets : [] },
+    };
+  }
+
+  async entitiesCreated(body: EntitiesCreated): Promise<void> {
+    await this.call('POST', '/api/discovery/entities-created', body);
+  }
+
+  /** `started` when the daemon took the session, `busy` on its 409 "already in progress". */
+  async initiate(sessionId: string, discoveryType: unknown): Promise<'started' | 'busy'> {
+    const answer = await this.request('POST', '/api/discovery/initiate', { session_id: sessionId, discovery_type: discoveryType }, !this.opts.legacy);
+    if (answer.status === 409) return 'busy';
+    this.unwrap('POST', '/api/discovery/initiate', answer);
+    return 'started';
+  }
+
+  /** `cancelling` when the daemon stops the session, `not_running` on its 409. */
+  async cancel(sessionId: string): Promise<'cancelling' | 'not_running'> {
+    const answer = await this.request('POST', '/api/discovery/cancel', sessionId, !this.opts.legacy);
+    if (answer.status === 409) return 'not_running';
+    this.unwrap('POST', '/api/discovery/cancel', answer);
+    return 'cancelling';
+  }
+}

@@ -1,0 +1,339 @@
+// One poll cycle of one `server_poll` daemon (reference §1.2 step 2, decisions §7). Run by the
+// server-poll worker (workers/serverPoll.ts) for every scheduled job, and callable directly by tests.
+//
+//  1. contact: POST /api/first-contact while `last_seen` is null, else GET /api/status. Failure (no
+//     answer within the timeout, or no success envelope) counts one consecutive failure; the fifth
+//     sets `is_unreachable`. Success resets both and keeps `last_seen`, `version`, `capabilities` current.
+//     Unreachable daemons keep being polled, so they come back on their own (decisions §7).
+//  2. GET /api/poll: a progress report is applied to its discovery session; discovered entities are
+//     handed to the discovery-sync queue (never ingested here), and those whose jobs have completed are
+//     confirmed with POST /api/discovery/entities-created (the daemon re-sends an entity on every poll
+//     until it is confirmed, so a confirmation missed now goes out on a later cycle).
+//  3. sessions: cancel_requested running sessions → POST /api/discovery/cancel; then, if the daemon
+//     runs nothing, the oldest Pending session → POST /api/discovery/initiate (and it becomes Starting).
+//
+// Daemons older than 0.14.0 have no status/poll API: they only receive initiate/cancel, without
+// Authorization (reference §1.2 step 3, §4 "supports_full_server_poll").
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { Job } from 'bullmq';
+import type { AppConfig } from '../../config.js';
+import { Db } from '../../core/db.js';
+import type { Logger } from '../../core/logger.js';
+import { discoverySyncJobId, type DiscoverySyncJob, type QueueSettings, type Queues, type SyncContext } from '../../core/queues.js';
+import { compareVersions, DEFAULT_VERSION_POLICY, parseVersion, type VersionPolicy } from '../daemons/versionStatus.js';
+import { applySessionUpdate } from '../discovery/ingest.js';
+import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody } from '../discovery/schemas.js';
+import { currentSessionId, queueDefaultSessions, RUNNING_PHASES } from '../discovery/sessions.js';
+import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
+
+/** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
+export const UNREACHABLE_AFTER = 5;
+const FULL_SERVER_POLL_VERSION: [number, number, number] = [0, 14, 0];
+const TERMINAL_PHASES = ['Complete', 'Failed', 'Cancelled'];
+const VALIDATION = { abortEarly: true, convert: true } as const;
+
+export interface PollerDeps {
+  config: AppConfig;
+  orm: MikroORM;
+  redis: Redis;
+  logger: Logger;
+  queues: Queues;
+  settings: QueueSettings;
+  versionPolicy?: VersionPolicy;
+}
+
+export interface PollOutcome {
+  daemonId: string;
+  result: 'ok' | 'failed' | 'legacy' | 'skipped';
+  reason?: string;
+  consecutiveFailures?: number;
+  isUnreachable?: boolean;
+  entitiesQueued?: number;
+  entitiesConfirmed?: number;
+  initiated?: string[];
+  cancelled?: string[];
+}
+
+interface DaemonRow {
+  id: string;
+  organization_id: string;
+  network_id: string;
+  mode: string;
+  url: string;
+  host_id: string | null;
+  standby: boolean;
+  last_seen: string | null;
+  version: string | null;
+  server_key: string | null;
+  key_enabled: boolean | null;
+}
+
+interface SessionRow {
+  id: string;
+  discovery_type: unknown;
+  phase: string;
+  cancel_requested: boolean;
+  started_at: string | null;
+}
+
+const isLegacy = (version: string | null) => {
+  const v = parseVersion(version);
+  return v !== null && compareVersions(v, FULL_SERVER_POLL_VERSION) < 0;
+};
+
+/** Polls one daemon once. Never throws for daemon-side problems (they are the outcome). */
+export async function pollDaemon(deps: PollerDeps, daemonId: string): Promise<PollOutcome> {
+  const lockKey = `${deps.config.redisPrefix}serverpoll:lock:${daemonId}`;
+  const token = randomUUID();
+  const ttl = deps.settings.serverPollTimeoutMs * 10 + deps.settings.serverPollAckWaitMs + 5_000;
+  // One poll per daemon at a time, across every worker process (a slow cycle must not overlap the next).
+  const locked = await deps.redis.set(lockKey, token, 'PX', ttl, 'NX');
+  if (locked !== 'OK') return { daemonId, result: 'skipped', reason: 'poll already running' };
+  try {
+    return await pollLocked(deps, daemonId);
+  } finally {
+    await deps.redis
+      .eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, lockKey, token)
+      .catch(() => undefined);
+  }
+}
+
+async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutcome> {
+  const db = new Db(deps.orm.em.fork());
+  const log = deps.logger.child({ daemon_id: daemonId });
+  const daemon = await db.one<DaemonRow>(
+    `select d.id, d.organization_id, d.network_id, d.mode, d.url, d.host_id, d.standby, d.last_seen, d.version,
+            k.server_key, k.is_enabled as key_enabled
+     from daemons d left join daemon_api_keys k on k.id = d.api_key_id
+     where d.id = ?`,
+    [daemonId],
+  );
+  if (!daemon) return { daemonId, result: 'skipped', reason: 'daemon not found' };
+  if (daemon.mode !== 'server_poll') return { daemonId, result: 'skipped', reason: 'not a server_poll daemon' };
+  if (daemon.standby) return { daemonId, result: 'skipped', reason: 'standby' };
+  if (!daemon.url) return { daemonId, result: 'skipped', reason: 'no url' };
+  if (!daemon.server_key || daemon.key_enabled === false) {
+    log.error('server_poll daemon has no usable key to call it with; not polled');
+    return { daemonId, result: 'skipped', reason: 'no key' };
+  }
+  const legacy = isLegacy(daemon.version);
+  const client = new DaemonClient({ baseUrl: daemon.url, apiKey: daemon.server_key, timeoutMs: deps.settings.serverPollTimeoutMs, legacy });
+  const ctx: SyncContext = { organizationId: daemon.organization_id, networkId: daemon.network_id, daemonId };
+
+  if (legacy) {
+    const sessions = await dispatchSessions(db, client, daemon, log);
+    return { daemonId, result: 'legacy', ...sessions };
+  }
+
+  // 1. Contact.
+  let status: DaemonStatus;
+  try {
+    const policy = deps.versionPolicy ?? DEFAULT_VERSION_POLICY;
+    status = daemon.last_seen === null
+      ? await client.firstContact(daemonId, { server_version: deps.config.serverVersion, minimum_daemon_version: policy.minimumSupported })
+      : await client.status();
+  } catch (err) {
+    if (!(err instanceof DaemonRequestError)) throw err;
+    const row = await db.one<{ consecutive_failures: number; is_unreachable: boolean }>(
+      `update daemons set consecutive_failures = consecutive_failures + 1,
+              is_unreachable = is_unreachable or consecutive_failures + 1 >= ?
+       where id = ? returning consecutive_failures, is_unreachable`,
+      [UNREACHABLE_AFTER, daemonId],
+    );
+    const failures = row?.consecutive_failures ?? 0;
+    (failures >= UNREACHABLE_AFTER ? log.warn.bind(log) : log.info.bind(log))(
+      { err: err.message, consecutive_failures: failures, is_unreachable: row?.is_unreachable },
+      'server_poll daemon did not answer',
+    );
+    return { daemonId, result: 'failed', reason: err.message, consecutiveFailures: failures, isUnreachable: row?.is_unreachable ?? false };
+  }
+  const version = typeof status.version === 'string' && parseVersion(status.version) ? status.version.slice(0, 50) : null;
+  const capabilities = status.capabilities && typeof status.capabilities === 'object' ? status.capabilities : null;
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `update daemons set last_seen = now(), consecutive_failures = 0, is_unreachable = false,
+              version = coalesce(?, version), capabilities = coalesce(?::jsonb, capabilities)
+       where id = ?`,
+      [version, capabilities, daemonId],
+    );
+    // First contact: the daemon gets its default discovery sessions (reference §1.2 d, §3.3), once.
+    if (daemon.last_seen === null && !(await tx.one(`select 1 from discovery_sessions where daemon_id = ? limit 1`, [daemonId]))) {
+      await queueDefaultSessions(tx, { ...daemon, capabilities: capabilities ?? {} });
+    }
+  });
+
+  // 2. Poll: progress and discovered entities. A failure here is logged, not counted (upstream).
+  let entitiesQueued = 0;
+  let entitiesConfirmed = 0;
+  let poll: PollResponse | undefined;
+  try {
+    poll = await client.poll();
+  } catch (err) {
+    if (!(err instanceof DaemonRequestError)) throw err;
+    log.warn({ err: err.message }, 'server_poll daemon poll failed');
+  }
+  if (poll) {
+    if (poll.progress) {
+      const { value, error } = discoveryUpdateBody.validate(toMicroseconds(poll.progress), VALIDATION);
+      try {
+        if (error) throw error;
+        await db.transaction((tx) => applySessionUpdate(tx, { ...ctx, discoveryId: value.session_id }, value));
+      } catch (err) {
+        log.warn({ err: (err as Error).message, session_id: poll.progress.session_id }, 'progress report from daemon not applied');
+      }
+    }
+    const synced = await syncEntities(deps, db, client, ctx, poll, log);
+    entitiesQueued = synced.queued;
+    entitiesConfirmed = synced.confirmed;
+  }
+
+  // 3. Sessions: cancel what was asked to stop, hand out the next pending one.
+  const sessions = await dispatchSessions(db, client, daemon, log);
+  return { daemonId, result: 'ok', consecutiveFailures: 0, isUnreachable: false, entitiesQueued, entitiesConfirmed, ...sessions };
+}
+
+/**
+ * Daemons (Rust) send nanosecond timestamps (`…:02.844332097Z`); PostgreSQL keeps microseconds and
+ * the shared timestamp schema takes at most 6 fractional digits, so the progress times are cut to µs.
+ */
+function toMicroseconds(progress: Record<string, unknown>): Record<string, unknown> {
+  const cut = (v: unknown) => (typeof v === 'string' ? v.replace(/(\.\d{6})\d+(?=Z|[+-]\d\d:?\d\d$)/, '$1') : v);
+  return { ...progress, started_at: cut(progress.started_at), finished_at: cut(progress.finished_at) };
+}
+
+interface PendingEntity {
+  kind: 'host' | 'subnet';
+  pendingId: string;
+  payload: Record<string, unknown>;
+}
+
+/** Entities of a poll → discovery-sync jobs; confirms the ones whose job has completed. */
+async function syncEntities(
+  deps: PollerDeps,
+  db: Db,
+  client: DaemonClient,
+  ctx: SyncContext,
+  poll: PollResponse,
+  log: Logger,
+): Promise<{ queued: number; confirmed: number }> {
+  // Validated here (the daemon routes validate the same bodies with the same schemas), so a job
+  // never carries what ingest cannot take; an invalid or foreign-network entity is left unconfirmed.
+  const items: PendingEntity[] = [];
+  for (const [kind, list] of [['subnet', poll.entities.subnets], ['host', poll.entities.hosts]] as const) {
+    for (const raw of list) {
+      const { value, error } = (kind === 'subnet' ? daemonSubnetBody : daemonHostRequestBody).validate(raw, VALIDATION);
+      const entity = value as { id?: string; network_id?: string; host?: { id: string; network_id: string } };
+      const pendingId = kind === 'subnet' ? entity?.id : entity?.host?.id;
+      const networkId = kind === 'subnet' ? entity?.network_id : entity?.host?.network_id;
+      if (error || !pendingId) {
+        log.warn({ kind, err: error?.message }, 'discovered entity rejected: invalid');
+      } else if (networkId !== ctx.networkId) {
+        log.warn({ kind, id: pendingId, network_id: networkId }, "discovered entity rejected: not the daemon's network");
+      } else {
+        items.push({ kind, pendingId, payload: value as Record<string, unknown> });
+      }
+    }
+  }
+  if (!items.length) return { queued: 0, confirmed: 0 };
+
+  const running = await currentSessionId(db, ctx.daemonId);
+  const jobCtx: SyncContext = running ? { ...ctx, discoveryId: running } : ctx;
+  const queue = deps.queues.discoverySync;
+  const jobs: { item: PendingEntity; job: Job }[] = [];
+  for (const item of items) {
+    const data: DiscoverySyncJob = { kind: item.kind, ctx: jobCtx, payload: item.payload };
+    const jobId = discoverySyncJobId(data, item.pendingId);
+    const existing = await queue.getJob(jobId);
+    if (existing && (await existing.getState()) === 'failed') {
+      // The daemon asks again for an entity whose job gave up: try again (fresh attempts).
+      await existing.retry('failed');
+      jobs.push({ item, job: existing });
+    } else {
+      jobs.push({ item, job: existing ?? (await queue.add(item.kind, data, { jobId })) });
+    }
+  }
+
+  // Wait a little so most confirmations go out in this cycle; the rest go out on a later one.
+  const deadline = Date.now() + deps.settings.serverPollAckWaitMs;
+  let states: string[] = [];
+  for (;;) {
+    states = await Promise.all(jobs.map(({ job }) => job.getState()));
+    if (states.every((s) => s === 'completed' || s === 'failed' || s === 'unknown') || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ack: EntitiesCreated = { subnets: [], hosts: [] };
+  for (let i = 0; i < jobs.length; i += 1) {
+    if (states[i] !== 'completed') continue;
+    const { item, job } = jobs[i]!;
+    const done = await queue.getJob(job.id!);
+    if (!done || done.returnvalue === undefined || done.returnvalue === null) continue;
+    (item.kind === 'subnet' ? ack.subnets : ack.hosts).push([item.pendingId, done.returnvalue]);
+  }
+  const confirmed = ack.subnets.length + ack.hosts.length;
+  if (confirmed) {
+    try {
+      await client.entitiesCreated(ack);
+    } catch (err) {
+      if (!(err instanceof DaemonRequestError)) throw err;
+      log.warn({ err: err.message }, 'entities-created not delivered; the daemon will send them again');
+      return { queued: jobs.length, confirmed: 0 };
+    }
+  }
+  return { queued: jobs.length, confirmed };
+}
+
+async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow, log: Logger): Promise<{ initiated: string[]; cancelled: string[] }> {
+  const initiated: string[] = [];
+  const cancelled: string[] = [];
+  const sessions = await db.query<SessionRow>(
+    `select id, discovery_type, phase, cancel_requested, started_at from discovery_sessions
+     where daemon_id = ? and phase not in ('Complete', 'Failed', 'Cancelled')
+     order by created_at, id`,
+    [daemon.id],
+  );
+  for (const s of sessions) {
+    if (!s.cancel_requested) continue;
+    if (s.phase === 'Pending') {
+      // Never handed out: nothing to tell the daemon.
+      await markCancelled(db, s.id);
+      cancelled.push(s.id);
+      continue;
+    }
+    try {
+      const answer = await client.cancel(s.id);
+      // 409: the daemon does not run it (finished, lost on a restart): it is over.
+      if (answer === 'not_running') await markCancelled(db, s.id);
+      cancelled.push(s.id);
+    } catch (err) {
+      if (!(err instanceof DaemonRequestError)) throw err;
+      log.warn({ err: err.message, session_id: s.id }, 'cancel not delivered to daemon');
+    }
+  }
+  const busy = sessions.some((s) => RUNNING_PHASES.includes(s.phase) && !cancelled.includes(s.id));
+  const next = sessions.find((s) => s.phase === 'Pending' && !s.cancel_requested);
+  if (!busy && next) {
+    try {
+      const answer = await client.initiate(next.id, next.discovery_type);
+      if (answer === 'started') {
+        await db.query(`update discovery_sessions set phase = 'Starting', updated_at = now() where id = ? and phase = 'Pending'`, [next.id]);
+        initiated.push(next.id);
+      } else {
+        log.info({ session_id: next.id }, 'daemon busy; session stays pending');
+      }
+    } catch (err) {
+      if (!(err instanceof DaemonRequestError)) throw err;
+      log.warn({ err: err.message, session_id: next.id }, 'initiate not delivered to daemon');
+    }
+  }
+  return { initiated, cancelled };
+}
+
+async function markCancelled(db: Db, sessionId: string): Promise<void> {
+  await db.query(
+    `update discovery_sessions set phase = 'Cancelled', cancel_requested = false, finished_at = coalesce(finished_at, now()), updated_at = now()
+     where id = ? and phase not in (${TERMINAL_PHASES.map(() => '?').join(', ')})`,
+    [sessionId, ...TERMINAL_PHASES],
+  );
+}

@@ -1,0 +1,70 @@
+// What every worker file shares: the services of src/ (configuration, database, Redis, logger,
+// queues) plus the queue settings, and the wrapper that times each job for `/metrics`.
+import type { Job, WorkerOptions } from 'bullmq';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Redis } from 'ioredis';
+import type { AppConfig } from '../src/config.js';
+import { createOrm } from '../src/core/db.js';
+import type { Logger } from '../src/core/logger.js';
+import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings, type Queues } from '../src/core/queues.js';
+import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
+
+export interface WorkerServices {
+  config: AppConfig;
+  orm: MikroORM;
+  redis: Redis;
+  logger: Logger;
+  queues: Queues;
+  settings: QueueSettings;
+  metrics: SharedMetricsStore;
+  versionPolicy: VersionPolicy;
+}
+
+/** Builds the worker process's services (the API builds its own in src/app.ts). */
+export async function createWorkerServices(config: AppConfig, settings: QueueSettings, logger: Logger): Promise<WorkerServices> {
+  const orm = await createOrm(config.databaseUrl, 5);
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, connectTimeout: 5000 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const queues = openQueues(config, settings);
+  return {
+    config, orm, redis, logger, queues, settings,
+    metrics: new SharedMetricsStore(redis, config.redisPrefix),
+    versionPolicy: versionPolicyFromEnv(),
+  };
+}
+
+export async function closeWorkerServices(services: WorkerServices): Promise<void> {
+  await services.queues.close();
+  services.redis.disconnect();
+  await services.orm.close(true);
+}
+
+export function workerOptions(services: Pick<WorkerServices, 'config' | 'queues' | 'settings'>, concurrency: number): WorkerOptions {
+  return {
+    connection: workerConnection(services.config),
+    prefix: services.queues.prefix,
+    concurrency: Math.max(1, concurrency),
+    // A killed worker's job is taken up again once its lock has expired (at-least-once delivery).
+    lockDuration: services.settings.lockDurationMs,
+    stalledInterval: services.settings.stalledIntervalMs,
+    maxStalledCount: 2,
+  };
+}
+
+/** Wraps a processor: each attempt's duration goes to the shared job histogram, by outcome. */
+export function timed<T, R>(services: Pick<WorkerServices, 'metrics'>, queue: QueueName, processor: (job: Job<T>) => Promise<R>) {
+  return async (job: Job<T>): Promise<R> => {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    try {
+      const result = await processor(job);
+      await services.metrics.recordJob(queue, 'completed', seconds());
+      return result;
+    } catch (err) {
+      await services.metrics.recordJob(queue, 'failed', seconds());
+      throw err;
+    }
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

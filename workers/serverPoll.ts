@@ -1,0 +1,73 @@
+// Queue `server-poll`: one job scheduler per `server_poll` daemon (id `poll-<daemon id>`, every
+// SERVER_POLL_INTERVAL_MS, 30 s), each job one poll cycle (src/modules/serverPoll/poller.ts). A
+// periodic `reconcile` job (and one at start) adds schedulers for new daemons, removes those of
+// daemons that are gone (deleted, switched to daemon_poll, standby) and re-times them when the
+// interval changes. Schedulers live in Redis, so every worker process may reconcile; only one job runs
+// per daemon and period, and a per-daemon lock keeps two polls of one daemon from overlapping.
+import { Worker, type Job } from 'bullmq';
+import { Db } from '../src/core/db.js';
+import { JOB_RETENTION, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, type ServerPollJob } from '../src/core/queues.js';
+import { pollDaemon, type PollOutcome } from '../src/modules/serverPoll/poller.js';
+import { timed, workerOptions, type WorkerServices } from './context.js';
+
+const POLL_JOB_OPTS = { removeOnComplete: { age: 3600, count: 500 }, removeOnFail: JOB_RETENTION.removeOnFail };
+
+export interface ReconcileResult {
+  added: string[];
+  removed: string[];
+  retimed: string[];
+}
+
+/** Makes the set of poll schedulers equal to the set of pollable daemons. */
+export async function reconcileSchedulers(services: WorkerServices): Promise<ReconcileResult> {
+  const queue = services.queues.serverPoll;
+  const every = services.settings.serverPollIntervalMs;
+  const db = new Db(services.orm.em.fork());
+  const daemons = await db.query<{ id: string }>(`select id from daemons where mode = 'server_poll' and not standby order by id`);
+  const wanted = new Map(daemons.map((d) => [pollSchedulerId(d.id), d.id]));
+  const existing = (await queue.getJobSchedulers(0, -1)).filter((s) => s.key.startsWith('poll-'));
+  const result: ReconcileResult = { added: [], removed: [], retimed: [] };
+  for (const s of existing) {
+    if (!wanted.has(s.key)) {
+      await queue.removeJobScheduler(s.key);
+      result.removed.push(s.key.slice('poll-'.length));
+    }
+  }
+  const have = new Map(existing.map((s) => [s.key, s]));
+  for (const [schedulerId, daemonId] of wanted) {
+    const current = have.get(schedulerId);
+    if (current && Number(current.every) === every) continue;
+    await queue.upsertJobScheduler(schedulerId, { every }, { name: 'poll', data: { daemonId }, opts: POLL_JOB_OPTS });
+    (current ? result.retimed : result.added).push(daemonId);
+  }
+  if (result.added.length || result.removed.length || result.retimed.length) {
+    services.logger.info({ ...result, every_ms: every }, 'server-poll schedulers reconciled');
+  }
+  return result;
+}
+
+export async function processServerPoll(services: WorkerServices, job: Job<ServerPollJob | Record<string, never>>): Promise<PollOutcome | ReconcileResult> {
+  if (job.name === 'reconcile') return reconcileSchedulers(services);
+  const { daemonId } = job.data as ServerPollJob;
+  const outcome = await pollDaemon(services, daemonId);
+  if (outcome.result === 'skipped' && outcome.reason !== 'poll already running') {
+    // Gone or no longer pollable: stop its scheduler now rather than at the next reconcile.
+    await services.queues.serverPoll.removeJobScheduler(pollSchedulerId(daemonId));
+  }
+  return outcome;
+}
+
+export async function startServerPoll(services: WorkerServices): Promise<Worker> {
+  await services.queues.serverPoll.upsertJobScheduler(
+    RECONCILE_SCHEDULER_ID,
+    { every: services.settings.serverPollReconcileMs },
+    { name: 'reconcile', data: {}, opts: POLL_JOB_OPTS },
+  );
+  // At once rather than after the first period; a failure (database not migrated yet…) is retried by the scheduler.
+  await reconcileSchedulers(services).catch((err: Error) => services.logger.warn({ err: err.message }, 'initial scheduler reconcile failed'));
+  return new Worker(
+    QUEUE_NAMES.serverPoll,
+    timed(services, QUEUE_NAMES.serverPoll, (job: Job) => processServerPoll(services, job)),
+    workerOptions(services, services.settings.serverPollConcurrency),
+  );
+}
