@@ -384,7 +384,8 @@ async function main() {
 
     // What the two host-page statements would cost written differently (evidence for the report;
     // every variant runs in a rolled-back transaction, so the schema is unchanged).
-    const pageOf = (key: string) => tracedQueries[key]!.find((q) => q.sql.includes('count(*) over ()'))!;
+    // The host page statement (with or without a `count(*) over ()` window, which earlier versions used).
+    const pageOf = (key: string) => tracedQueries[key]!.find((q) => /from hosts(_history)? t/.test(q.sql) && q.sql.includes(' limit '))!;
     const withoutCount = (q: TracedQuery) => q.sql.replace(', count(*) over () as total_count', '');
     const countOnly = (q: TracedQuery) => `select count(*) ${q.sql.slice(q.sql.indexOf(' from '), q.sql.indexOf(' order by '))}`;
     const live = pageOf('api');

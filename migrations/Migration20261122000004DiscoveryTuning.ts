@@ -43,6 +43,12 @@ end $$`);
     for (const table of ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons']) {
       this.addSql(`create index ${table}_history_org_asof_idx on ${table}_history using gist (organization_id, tstzrange(valid_from, valid_to))`);
     }
+    // The default order of lists is (created_at, id): with these, an "as of" page walks the history
+    // in order and stops after `limit` matches instead of sorting every state valid at that instant.
+    for (const table of ['hosts', 'subnets', 'dependencies', 'daemons']) {
+      this.addSql(`create index ${table}_history_org_created_idx on ${table}_history (organization_id, created_at, id)`);
+      this.addSql(`create index ${table}_history_network_created_idx on ${table}_history (network_id, created_at, id)`);
+    }
     this.addSql(`create index ip_addresses_history_subnet_ip_idx on ip_addresses_history (subnet_id, ip_address)`);
     this.addSql(`create index ip_addresses_history_mac_idx on ip_addresses_history (network_id, mac_address) where mac_address is not null`);
     this.addSql(`alter table ip_addresses add constraint ip_addresses_host_subnet_ip_uq unique (host_id, subnet_id, ip_address) deferrable initially deferred`);

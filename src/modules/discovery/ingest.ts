@@ -157,20 +157,22 @@ async function findHost(db: Db, ctx: IngestContext, d: Discovery, addresses: str
   const reported = d.ip_addresses.map((i, n) => ({
     n, id: i.id, subnet_id: i.subnet_id, ip_address: addresses[n], mac_address: isUsableMac(i.mac_address) ? i.mac_address : null,
   }));
+  // `offset 0` keeps each LATERAL subquery from being pulled up into a hash join over the whole
+  // network: every reported address stays one index probe (measured 1.85 → 0.29 ms per host).
   return db.one<StoredHost>(
     `with x as materialized (select * from jsonb_to_recordset(?::jsonb) as x(n int, id uuid, subnet_id uuid, ip_address inet, mac_address text)),
      candidates as materialized (
        select i.host_id, x.n * 3 as rank from x, lateral (
-         select host_id from ip_addresses i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address) i
+         select host_id from ip_addresses i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address offset 0) i
        union all
        select i.host_id, x.n * 3 + 1 from x, lateral (
-         select host_id from ip_addresses i where i.network_id = ? and i.mac_address = x.mac_address) i
+         select host_id from ip_addresses i where i.network_id = ? and i.mac_address = x.mac_address offset 0) i
        union all
-       select i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.id = x.id) i
+       select i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.id = x.id offset 0) i
        union all
        select ?::uuid, 2147483647),
      chosen as (
-       select c.host_id from candidates c, lateral (select 1 from hosts h where h.id = c.host_id and h.network_id = ?) h
+       select c.host_id from candidates c, lateral (select 1 from hosts h where h.id = c.host_id and h.network_id = ? offset 0) h
        order by c.rank limit 1)
      select ${hostTable.spec.columns.map((c) => `h.${c}`).join(', ')},
        ${childJson(ipAddressTable, 'from ip_addresses c where c.host_id = h.id', 'r.position, r.id')} as ip_addresses,
