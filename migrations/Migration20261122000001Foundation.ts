@@ -47,6 +47,9 @@ create function history_record() returns trigger language plpgsql as $$
 declare
   hist text := quote_ident(TG_TABLE_NAME || '_history');
 begin
+  if TG_OP = 'UPDATE' and to_jsonb(NEW) = to_jsonb(OLD) then
+    return null; -- an update that changes no column at all leaves the history alone
+  end if;
   if TG_OP in ('UPDATE', 'DELETE') then
     if OLD.valid_from = now() and TG_OP = 'DELETE' then
       -- Created (or changed) and deleted in one transaction: that state never was visible.

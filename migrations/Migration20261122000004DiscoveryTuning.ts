@@ -13,32 +13,6 @@ export class Migration20261122000004DiscoveryTuning extends Migration {
       this.addSql(`drop trigger history_stamp on ${table}`);
       this.addSql(`create trigger history_stamp before insert or update on ${table} for each row execute function history_stamp('last_seen_at', 'last_discovery_id')`);
     }
-    // An update that changes no column at all (an ingest or sync rewriting what is there) leaves the
-    // history alone instead of replacing the open state with an identical one.
-    this.addSql(`
-create or replace function history_record() returns trigger language plpgsql as $$
-declare
-  hist text := quote_ident(TG_TABLE_NAME || '_history');
-begin
-  if TG_OP = 'UPDATE' and to_jsonb(NEW) = to_jsonb(OLD) then
-    return null;
-  end if;
-  if TG_OP in ('UPDATE', 'DELETE') then
-    if OLD.valid_from = now() and TG_OP = 'DELETE' then
-      execute format('delete from %s where id = $1 and valid_to is null', hist) using OLD.id;
-      return null;
-    elsif TG_OP = 'DELETE' then
-      execute format('update %s set valid_to = greatest(now(), valid_from + interval ''1 microsecond'') where id = $1 and valid_to is null', hist) using OLD.id;
-      return null;
-    elsif NEW.valid_from = OLD.valid_from then
-      execute format('delete from %s where id = $1 and valid_to is null', hist) using OLD.id;
-    else
-      execute format('update %s set valid_to = $2 where id = $1 and valid_to is null', hist) using OLD.id, NEW.valid_from;
-    end if;
-  end if;
-  execute format('insert into %s select * from jsonb_populate_record(null::%s, $1)', hist, hist) using to_jsonb(NEW);
-  return null;
-end $$`);
     // Owner/Admin "as of" lists filter by organization, not by network: index that too.
     for (const table of ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons']) {
       this.addSql(`create index ${table}_history_org_asof_idx on ${table}_history using gist (organization_id, tstzrange(valid_from, valid_to))`);

@@ -191,7 +191,7 @@ export class HistoryTable {
    * serialises them and the losers re-read the new updated_at).
    */
   async update(db: Db, scope: Scope, id: string, input: Row, expectedUpdatedAt?: string | null): Promise<Row> {
-    await this.get(db, scope, id);
+    await this.get(db, scope, id, undefined, true); // 404 / 403, and serialises the writers of this row
     const values = this.bindable(input);
     const cols = Object.keys(values);
     const params: unknown[] = [...cols.map((c) => values[c]), id];

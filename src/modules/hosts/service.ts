@@ -115,14 +115,14 @@ export const hostService = {
   async update(db: Db, scope: Scope, id: string, input: HostInput) {
     assertSameId(id, input.id);
     return db.transaction(async (tx) => {
-      await hostTable.get(tx, scope, id, undefined, true); // 404 / 403, and serialises writers of this host
-      await tagService.assertTagsExist(tx, scope, input.tags);
       const values: Row = {
         name: input.name, hostname: input.hostname, description: input.description, hidden: input.hidden,
         tags: input.tags, virtualization: input.virtualization,
       };
       if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
+      // The update reads the host locked (404 / 403 first); a bad tag then rolls the transaction back.
       const host = await hostTable.update(tx, scope, id, values, input.expected_updated_at);
+      await tagService.assertTagsExist(tx, scope, input.tags);
       await syncChildren(tx, scope, host, input);
       return this.get(tx, scope, id);
     });
