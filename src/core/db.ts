@@ -8,6 +8,7 @@ import { Migration20261122000001Foundation } from '../../migrations/Migration202
 import { Migration20261122000002Inventory } from '../../migrations/Migration20261122000002Inventory.js';
 import { Migration20261122000003Daemons } from '../../migrations/Migration20261122000003Daemons.js';
 import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migration20261122000004DiscoveryTuning.js';
+import { Migration20261122000005HistoryBySet } from '../../migrations/Migration20261122000005HistoryBySet.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -16,6 +17,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000002Inventory', class: Migration20261122000002Inventory },
   { name: 'Migration20261122000003Daemons', class: Migration20261122000003Daemons },
   { name: 'Migration20261122000004DiscoveryTuning', class: Migration20261122000004DiscoveryTuning },
+  { name: 'Migration20261122000005HistoryBySet', class: Migration20261122000005HistoryBySet },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
