@@ -1,0 +1,569 @@
+// Discovered hosts (reference §2.2) merged into the inventory, a batch at a time. A batch is one
+// transaction of a few set-based statements, whatever its size (bench/README.md counts them):
+//   1. advisory locks on what identifies each host (its id, each MAC, each subnet+IP), so two reports
+//      of one machine never both create it, and a check that every address is on a known subnet;
+//   2. the host each report is: the first reported address that a stored host of the network has
+//      (same IP on the same subnet, same MAC, same address id), else the reported id; with children;
+//   3. for what is new: whether a reported id is used elsewhere (then a fresh one: never reveal or
+//      touch another network's rows) and the lineage of a deleted host / address found again;
+//   4. one insert of the new hosts, one update of the known ones (last_seen_at, last_discovery_id,
+//      what discovery may fill), and one upsert per kind of child. A child is written only when it is
+//      new or something of it changed (then with the discovery's id), so a report that changes nothing
+//      writes its host's volatile columns only, and no history state.
+// Reports of one machine in one batch (they share an identity key, or match the same stored host)
+// go in successive rounds of steps 2–4, in report order: the batch gives what ingesting its reports
+// one by one gives. Matching and merging are pure (./plan.ts).
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../core/db.js';
+import { AppError, invalidReference } from '../../core/errors.js';
+import type { HistoryTable, Row } from '../../core/historyTable.js';
+import { bindingTable } from '../bindings/table.js';
+import { hostTable } from '../hosts/table.js';
+import { ipAddressTable } from '../ipAddresses/table.js';
+import { portType } from '../ports/portTypes.js';
+import { portTable } from '../ports/table.js';
+import { serviceTable } from '../services/table.js';
+import { acceptBindings, bindingFacts, canonical, matchChildren, mergeSource, newSource, type BindingFact } from './plan.js';
+import {
+  discoveryFromDaemon, discoveryToDaemon,
+  type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
+} from './vocabulary.js';
+
+export interface IngestContext {
+  organizationId: string;
+  networkId: string;
+  daemonId: string;
+  /** The discovery session the report belongs to: first/last_discovery_id of what it touches. */
+  discoveryId?: string;
+}
+
+/** A daemon writes only to its key's network (reference §1.1: 403 daemon_network_mismatch). */
+export function assertOwnNetwork(ctx: IngestContext, networkId: string): void {
+  if (networkId !== ctx.networkId) throw new AppError('daemon_network_mismatch', { network_id: networkId });
+}
+
+export const NIL = '00000000-0000-0000-0000-000000000000';
+export const json = (value: unknown) => JSON.stringify(value);
+
+/**
+ * Transaction-scoped advisory locks, always taken in one order (no deadlock between ingests). Each
+ * held key takes a slot of PostgreSQL's shared lock table (max_locks_per_transaction ×
+ * max_connections, 6,400 by default): keep batches to a few hundred hosts (DISCOVERY_SYNC_BATCH).
+ */
+export const LOCKS = (keysSql: string) => `
+  select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as locked
+  from (select distinct k from (${keysSql}) keys where k is not null order by k) ordered`;
+
+/** `{name}` placeholders bound by name (these statements use some values several times). */
+function bind(sql: string, values: Record<string, unknown>): [string, unknown[]] {
+  const params: unknown[] = [];
+  const text = sql.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    if (!(name in values)) throw new Error(`bind: no value for {${name}}`);
+    params.push(values[name]);
+    return '?';
+  });
+  return [text, params];
+}
+
+const isUsableMac = (mac: string | null | undefined) => !!mac && mac !== '00:00:00:00:00:00';
+
+interface StoredHost extends Row {
+  h: number;
+  ip_addresses: Row[];
+  ports: Row[];
+  services: Row[];
+  bindings: Array<BindingFact & Row>;
+}
+
+/** One report of a batch: its place, its content, and its addresses as PostgreSQL writes them. */
+interface Report {
+  h: number;
+  d: Discovery;
+  addresses: string[];
+}
+
+/** What identifies a report's machine (the lock keys of step 1). */
+const identityKeys = (ctx: IngestContext, r: Report) => [
+  `host:${ctx.networkId}:${r.d.host.id}`,
+  ...r.d.ip_addresses.map((i, n) => `ip:${i.subnet_id}:${r.addresses[n]}`),
+  ...r.d.ip_addresses.filter((i) => isUsableMac(i.mac_address)).map((i) => `mac:${ctx.networkId}:${i.mac_address}`),
+];
+
+/**
+ * Step 1: locks, and every reported address on a subnet of the network, inside it. Answers per
+ * report its addresses as PostgreSQL writes them, or why it is refused.
+ */
+async function lockAndCheck(db: Db, ctx: IngestContext, ds: Discovery[]): Promise<Array<string[] | AppError>> {
+  const reported = ds.flatMap((d, h) => d.ip_addresses.map((i, n) => ({ h, n, subnet_id: i.subnet_id, ip_address: i.ip_address, mac_address: i.mac_address })));
+  const [sql, params] = bind(
+    `with x as materialized (select * from jsonb_to_recordset({reported}::jsonb) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
+     locks as (${LOCKS(`select unnest({hostKeys}::text[]) as k
+                         union all select 'ip:' || x.subnet_id || ':' || host(x.ip_address) from x
+                         union all select 'mac:' || {network}::text || ':' || x.mac_address from x`)})
+     select (select locked from locks) as locked,
+            (select coalesce(json_agg(json_build_object('h', x.h, 'n', x.n, 'ip', host(x.ip_address), 'known', s.id is not null,
+                                                        'inside', coalesce(x.ip_address <<= s.cidr, false))), '[]')
+             from x left join subnets s on s.id = x.subnet_id and s.network_id = {network}) as ips`,
+    { reported: json(reported), hostKeys: ds.map((d) => `host:${ctx.networkId}:${d.host.id}`), network: ctx.networkId },
+  );
+  const row = await db.one<{ ips: Array<{ h: number; n: number; ip: string; known: boolean; inside: boolean }> }>(sql, params);
+  const result: Array<string[] | AppError> = ds.map((d) => new Array<string>(d.ip_addresses.length));
+  for (const r of row!.ips) {
+    const addresses = result[r.h];
+    if (addresses instanceof AppError) continue;
+    const ip = ds[r.h]!.ip_addresses[r.n]!;
+    if (!r.known) result[r.h] = invalidReference('Subnet', ip.subnet_id, `interfaces[${r.n}].subnet_id`);
+    else if (!r.inside) result[r.h] = new AppError('ip_address_out_of_range', { ip: ip.ip_address, subnet: ip.subnet_id });
+    else addresses![r.n] = r.ip;
+  }
+  return result;
+}
+
+/** Every column of a child table, as JSON rows of its host (`alias.column`; addresses as text). */
+const childJson = (table: HistoryTable, from: string, order: string, alias = 'c') => `
+  (select coalesce(json_agg(r order by ${order}), '[]') from (
+     select ${table.spec.columns.map((c) => (c === 'ip_address' ? `host(${alias}.ip_address) as ip_address` : `${alias}.${c}`)).join(', ')} ${from}) r)`;
+
+/**
+ * Step 2: the stored host each report is (locked, in id order), with its children; absent for a new
+ * one. Reference §2.2: the first reported address that a stored host has (same IP on the same
+ * subnet, then same MAC, then same address id) wins; else the reported host id, on this network.
+ * `offset 0` keeps each LATERAL subquery from being pulled up into a hash join over the whole
+ * network: every reported address stays one index probe, whatever the network's size.
+ */
+async function findHosts(db: Db, ctx: IngestContext, reports: Report[]): Promise<StoredHost[]> {
+  const reported = reports.flatMap(({ h, d, addresses }) => d.ip_addresses.map((i, n) => ({
+    h, n, id: i.id, subnet_id: i.subnet_id, ip_address: addresses[n], mac_address: isUsableMac(i.mac_address) ? i.mac_address : null,
+  })));
+  const [sql, params] = bind(
+    `with x as materialized (select * from jsonb_to_recordset({reported}::jsonb) as x(h int, n int, id uuid, subnet_id uuid, ip_address inet, mac_address text)),
+     candidates as materialized (
+       select x.h, i.host_id, x.n * 3 as rank from x, lateral (
+         select host_id from ip_addresses i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address offset 0) i
+       union all
+       select x.h, i.host_id, x.n * 3 + 1 from x, lateral (
+         select host_id from ip_addresses i where i.network_id = {network} and i.mac_address = x.mac_address offset 0) i
+       union all
+       select x.h, i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.id = x.id offset 0) i
+       union all
+       select hx.h, hx.id, 2147483647 from jsonb_to_recordset({hosts}::jsonb) as hx(h int, id uuid)),
+     chosen as (
+       select distinct on (c.h) c.h, c.host_id from candidates c,
+         lateral (select 1 from hosts h where h.id = c.host_id and h.network_id = {network} offset 0) h
+       order by c.h, c.rank)
+     select chosen.h, ${hostTable.spec.columns.map((c) => `h.${c}`).join(', ')},
+       ${childJson(ipAddressTable, 'from ip_addresses c where c.host_id = h.id', 'r.position, r.id')} as ip_addresses,
+       ${childJson(portTable, 'from ports c where c.host_id = h.id', 'r.number, r.protocol')} as ports,
+       ${childJson(serviceTable, 'from services c where c.host_id = h.id', 'r.position, r.id')} as services,
+       ${childJson(bindingTable, 'from bindings c where c.service_id = any(array(select s.id from services s where s.host_id = h.id))', 'r.id')} as bindings
+     from chosen join hosts h on h.id = chosen.host_id
+     order by h.id
+     for update of h`,
+    { reported: json(reported), hosts: json(reports.map(({ h, d }) => ({ h, id: d.host.id }))), network: ctx.networkId },
+  );
+  return db.query<StoredHost>(sql, params);
+}
+
+interface NewFacts {
+  h: number;
+  /** The reported host id is another network's (or organization's): the host gets a fresh id. */
+  host_taken: boolean;
+  /** A deleted host found again (same id, or an address with the same MAC / IP on the same subnet). */
+  host_lineage: string | null;
+  /** Reported child ids that belong to rows of other hosts or networks (live or deleted). */
+  taken: string[];
+  /** Per new address (by `n`), the lineage of a deleted address with the same MAC or IP on the same subnet. */
+  ip_lineage: Array<{ n: number; lineage_id: string | null }>;
+}
+
+/** What step 3 needs to know of one report. */
+interface FactsQuestion {
+  h: number;
+  hostId: string;
+  newHost: boolean;
+  /** Reported ids of new children, with the host (ip, port, service) or its services (binding) that may own them. */
+  ids: Array<{ kind: 'ip' | 'port' | 'service' | 'binding'; id: string }>;
+  serviceIds: string[];
+  newIps: Array<{ n: number; subnet_id: string; ip_address: string; mac_address: string | null }>;
+}
+
+/** Step 3: facts about what is new, for every report that has something new, in one query. */
+async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]): Promise<Map<number, NewFacts>> {
+  if (!questions.length) return new Map();
+  // The newest deleted state of an address found again: same IP on the same subnet, else same MAC
+  // (two probes, each one an index lookup).
+  const deletedAddress = (columns: string) => `
+    (select ${columns} from (
+       (select i.* from ip_addresses_history i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address
+          and not exists (select 1 from ip_addresses l where l.id = i.id) order by i.valid_from desc limit 1)
+       union all
+       (select i.* from ip_addresses_history i where i.network_id = {network} and i.mac_address = x.mac_address
+          and not exists (select 1 from ip_addresses l where l.id = i.id) order by i.valid_from desc limit 1)) i
+     order by i.valid_from desc limit 1)`;
+  const ownedBy = (history: string) => `exists (select 1 from ${history} t where t.id = q.id and (t.host_id <> q.owner or t.network_id <> {network}))`;
+  const [sql, params] = bind(
+    `with hx as materialized (select * from jsonb_to_recordset({hosts}::jsonb) as hx(h int, host_id uuid, new_host boolean, service_ids uuid[])),
+     x as materialized (select * from jsonb_to_recordset({addresses}::jsonb) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
+     q as materialized (select q.*, hx.host_id as owner, hx.service_ids from jsonb_to_recordset({ids}::jsonb) as q(h int, kind text, id uuid) join hx using (h))
+     select hx.h,
+       exists (select 1 from hosts_history where id = hx.host_id and network_id <> {network}) as host_taken,
+       case when hx.new_host then coalesce(
+         (select lineage_id from hosts_history where id = hx.host_id and network_id = {network} order by valid_from desc limit 1),
+         (select h.lineage_id from x, lateral ${deletedAddress('i.host_id, i.valid_from')} i,
+                 lateral (select lineage_id from hosts_history h where h.id = i.host_id limit 1) h
+          where x.h = hx.h and not exists (select 1 from hosts l where l.id = i.host_id)
+          order by i.valid_from desc limit 1)) end as host_lineage,
+       array(select q.id from q where q.h = hx.h and case q.kind
+               when 'ip' then ${ownedBy('ip_addresses_history')}
+               when 'port' then ${ownedBy('ports_history')}
+               when 'service' then ${ownedBy('services_history')}
+               else exists (select 1 from bindings_history t where t.id = q.id and (not (t.service_id = any(q.service_ids)) or t.network_id <> {network})) end) as taken,
+       (select coalesce(json_agg(json_build_object('n', x.n, 'lineage_id', ${deletedAddress('i.lineage_id')})), '[]') from x where x.h = hx.h) as ip_lineage
+     from hx`,
+    {
+      hosts: json(questions.map((q) => ({ h: q.h, host_id: q.hostId, new_host: q.newHost, service_ids: q.serviceIds }))),
+      addresses: json(questions.flatMap((q) => q.newIps.map((i) => ({ h: q.h, ...i })))),
+      ids: json(questions.flatMap((q) => q.ids.map((i) => ({ h: q.h, ...i })))),
+      network: ctx.networkId,
+    },
+  );
+  const rows = await db.query<NewFacts>(sql, params);
+  return new Map(rows.map((r) => [r.h, r]));
+}
+
+/**
+ * Writes `rows` of one kind in one statement: new ids are inserted, stored ones get `updatable`
+ * (and last_seen_at = now()). A stored id of another owner is never touched (the WHERE refuses it).
+ */
+async function upsert(db: Db, table: HistoryTable, owner: 'host_id' | 'service_id', rows: Row[], updatable: string[]): Promise<Map<string, Row>> {
+  if (!rows.length) return new Map();
+  const t = table.spec.table;
+  const cols = Object.keys(rows[0]!);
+  const written = await db.query(
+    `insert into ${t} (${cols.join(', ')}, last_seen_at)
+     select ${cols.join(', ')}, now() from jsonb_populate_recordset(null::${t}, ?::jsonb)
+     on conflict (id) do update set ${[...updatable.map((c) => `${c} = excluded.${c}`), 'last_seen_at = now()'].join(', ')}
+     where ${t}.${owner} = excluded.${owner}
+     returning ${table.spec.columns.join(', ')}`,
+    [json(rows)],
+  );
+  if (written.length !== rows.length) throw new Error(`discovery: a ${t} id belongs to another owner`);
+  return new Map(written.map((r) => [r.id as string, r]));
+}
+
+interface Planned {
+  row: Row;
+  stored?: Row;
+}
+
+/**
+ * The children of one kind as planned, for every host of a round: each is written when it is new or
+ * one of `compared` differs from what is stored (then with the discovery's id as last_discovery_id),
+ * else left as it is. Answers, per host, every planned child as stored afterwards, in order.
+ */
+async function settle(
+  db: Db, table: HistoryTable, owner: 'host_id' | 'service_id', planned: Planned[][], compared: string[], discovery: string | null,
+): Promise<Row[][]> {
+  const same = (p: Planned) => !!p.stored && compared.every((c) => canonical(p.row[c] ?? null) === canonical(p.stored![c] ?? null));
+  const writes = planned.flat().filter((p) => !same(p)).map((p) => ({ ...p.row, last_discovery_id: discovery ?? p.stored?.last_discovery_id ?? null }));
+  const written = await upsert(db, table, owner, writes, [...compared, 'last_discovery_id']);
+  return planned.map((list) => list.map((p) => table.toResponse(written.get(p.row.id as string) ?? p.stored!)));
+}
+
+const firstOf = <T>(items: T[], key: (t: T) => string) => {
+  const seen = new Map<string, T>();
+  for (const item of items) if (!seen.has(key(item))) seen.set(key(item), item);
+  return seen;
+};
+
+const ipKey = (i: { subnet_id?: unknown; ip_address?: unknown }) => `${i.subnet_id}|${i.ip_address}`;
+const portKey = (p: { number?: unknown; protocol?: unknown }) => `${p.number}|${p.protocol}`;
+const macKey = (i: { subnet_id?: unknown; mac_address?: unknown }) => (isUsableMac(i.mac_address as string | null) ? `${i.subnet_id}|${i.mac_address}` : null);
+const byId = (r: { id?: unknown }) => r.id as string;
+
+/** A report matched to what is stored: its children, paired with the stored ones (pure). */
+function matchReport(r: Report, stored: StoredHost | undefined) {
+  // Reported children, one per natural key (a daemon listing an address twice means one address).
+  const reportedIps = r.d.ip_addresses.map((i, n) => ({ ...i, ip_address: r.addresses[n]!, n }));
+  const ips = [...firstOf(reportedIps, ipKey).values()];
+  const ports = [...firstOf(r.d.ports, portKey).values()];
+  // Which stored child each reported one is: natural key first (two rows never share one), then id.
+  const ipMatch = matchChildren<typeof ips[number], Row>(ips, stored?.ip_addresses ?? [], [[ipKey, ipKey], [byId, byId], [macKey, macKey]]);
+  const portMatch = matchChildren<DiscoveredPort, Row>(ports, stored?.ports ?? [], [[portKey, portKey], [byId, byId]]);
+  const serviceMatch = matchChildren<Discovery['services'][number], Row>(r.d.services, stored?.services ?? [], [
+    [byId, byId], [(s) => s.service_definition, (s) => s.service_definition as string],
+  ]);
+  const newIps = ips.filter((_, k) => !ipMatch[k]);
+  const newPorts = ports.filter((_, k) => !portMatch[k]);
+  const newServices = r.d.services.filter((_, k) => !serviceMatch[k]);
+  // (A report of known children only, from a later run of the daemon, carries new binding ids that
+  // mostly match stored bindings: those are checked once the bindings are matched, in step 4.)
+  const knownChildren = !!stored && !newIps.length && !newPorts.length && !newServices.length;
+  const question: FactsQuestion | undefined = knownChildren ? undefined : {
+    h: r.h,
+    hostId: (stored?.id as string | undefined) ?? r.d.host.id,
+    newHost: !stored,
+    ids: [
+      ...newIps.map((i) => ({ kind: 'ip' as const, id: i.id })),
+      ...newPorts.map((p) => ({ kind: 'port' as const, id: p.id })),
+      ...newServices.map((s) => ({ kind: 'service' as const, id: s.id })),
+      ...r.d.services.flatMap((s) => s.bindings.map((b) => ({ kind: 'binding' as const, id: b.id }))),
+    ],
+    serviceIds: [...(stored?.services ?? []).map(byId), ...newServices.map(byId)],
+    newIps: newIps.map((i) => ({ n: i.n, subnet_id: i.subnet_id, ip_address: i.ip_address, mac_address: isUsableMac(i.mac_address) ? i.mac_address : null })),
+  };
+  return { r, stored, reportedIps, ips, ports, ipMatch, portMatch, serviceMatch, question };
+}
+
+/** Ids for new rows of a batch: the reported one unless it is used elsewhere, by a stored row, or already in this batch. */
+class IdAllocator {
+  private readonly unavailable = new Set<string>([NIL]);
+  exclude(ids: Iterable<string>) {
+    for (const id of ids) this.unavailable.add(id);
+  }
+  idFor(reported: string): string {
+    const id = this.unavailable.has(reported) ? randomUUID() : reported;
+    this.unavailable.add(id);
+    return id;
+  }
+}
+
+/**
+ * Step 4's plan for one report (pure but for the allocator): the host row to insert or the fields
+ * of a stored host to update, and the planned children. A stored host keeps what a user may have set
+ * (reference §2.2.4): only an empty hostname is filled, and a Manual host keeps its source.
+ */
+function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts: NewFacts | undefined, ids: IdAllocator) {
+  const { r: { d }, stored } = m;
+  const discovery = ctx.discoveryId ?? null;
+  const owned = { organization_id: ctx.organizationId, network_id: ctx.networkId };
+  /** first_discovery_id is set once. */
+  const first = (s: Row | undefined) => (s?.first_discovery_id as string | null | undefined) ?? discovery;
+
+  let hostId: string;
+  let hostInsert: Row | undefined;
+  let hostUpdate: Row | undefined;
+  if (stored) {
+    hostId = stored.id as string;
+    const manual = (stored.source as DaemonSource).type === 'Manual';
+    hostUpdate = {
+      id: hostId,
+      hostname: manual ? stored.hostname : (stored.hostname ?? d.host.hostname),
+      source: manual ? stored.source : mergeSource(stored.source as DaemonSource, d.host.source),
+      first_discovery_id: first(stored),
+      last_discovery_id: discovery ?? stored.last_discovery_id,
+    };
+  } else {
+    hostId = facts?.host_taken || d.host.id === NIL ? randomUUID() : d.host.id;
+    hostInsert = {
+      id: hostId, ...owned, name: d.host.name, hostname: d.host.hostname, description: d.host.description, hidden: false, tags: [],
+      source: newSource(d.host.source), virtualization: d.host.virtualization ?? null, credential_assignments: [],
+      first_discovery_id: discovery, last_discovery_id: discovery, lineage_id: facts?.host_lineage ?? null,
+    };
+  }
+  const onHost = { ...owned, host_id: hostId };
+  const nextPosition = (rows: Row[] | undefined) => {
+    let next = Math.max(-1, ...(rows ?? []).map((row) => row.position as number)) + 1;
+    return () => next++;
+  };
+
+  // IP addresses (the daemon's "interfaces"): the reported address, subnet and MAC; an empty name filled.
+  const ipLineage = new Map((facts?.ip_lineage ?? []).map((l) => [l.n, l.lineage_id]));
+  const nextIpPosition = nextPosition(stored?.ip_addresses);
+  const ipPlan: Planned[] = m.ips.map((i, k) => {
+    const s = m.ipMatch[k];
+    const common = { subnet_id: i.subnet_id, ip_address: i.ip_address, first_discovery_id: first(s) };
+    return s
+      ? { stored: s, row: { ...onHost, ...common, id: s.id, mac_address: i.mac_address ?? s.mac_address, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
+      : { row: { ...onHost, ...common, id: ids.idFor(i.id), mac_address: i.mac_address, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };
+  });
+
+  // Ports: identified by (number, protocol) on the host; the type follows from them.
+  const portPlan: Planned[] = m.ports.map((p, k) => {
+    const s = m.portMatch[k];
+    return {
+      stored: s,
+      row: {
+        ...onHost, id: s ? (s.id as string) : ids.idFor(p.id), number: p.number, protocol: p.protocol, type: portType(p.number, p.protocol),
+        first_discovery_id: first(s), lineage_id: s?.lineage_id ?? null,
+      },
+    };
+  });
+
+  // Services: a stored one keeps its name, definition, position and tags; its source merges, its virtualization is filled when empty.
+  const nextServicePosition = nextPosition(stored?.services);
+  const servicePlan: Planned[] = d.services.map((svc, k) => {
+    const s = m.serviceMatch[k];
+    return s
+      ? {
+        stored: s,
+        row: {
+          ...onHost, id: s.id, name: s.name, service_definition: s.service_definition, position: s.position, tags: s.tags, lineage_id: s.lineage_id,
+          source: mergeSource(s.source as DaemonSource, svc.source), virtualization: s.virtualization ?? svc.virtualization, first_discovery_id: first(s),
+        },
+      }
+      : {
+        row: {
+          ...onHost, id: ids.idFor(svc.id), name: svc.name, service_definition: svc.service_definition, position: nextServicePosition(), tags: [], lineage_id: null,
+          source: newSource(svc.source, 'DiscoveryWithMatch'), virtualization: svc.virtualization, first_discovery_id: discovery,
+        },
+      };
+  });
+
+  // Bindings: re-pointed at the stored ports and addresses (a reported duplicate is the row its
+  // natural key is; a binding may also name a stored child by its id); one that breaks a rule is dropped.
+  const ipByKey = new Map(m.ips.map((i, k) => [ipKey(i), ipPlan[k]!.row.id as string]));
+  const ipIdOf = new Map(m.reportedIps.map((i) => [i.id, ipByKey.get(ipKey(i))!]));
+  const portByKey = new Map(m.ports.map((p, k) => [portKey(p), portPlan[k]!.row.id as string]));
+  const portIdOf = new Map(d.ports.map((p) => [p.id, portByKey.get(portKey(p))!]));
+  const resolver = (map: Map<string, string>, rows: Row[] | undefined) => (id: string) => map.get(id) ?? (rows?.some((row) => row.id === id) ? id : undefined);
+  const reportedBindings = d.services.flatMap((svc, k) => svc.bindings
+    .map((b) => bindingFacts(b, servicePlan[k]!.row.id as string, resolver(portIdOf, stored?.ports), resolver(ipIdOf, stored?.ip_addresses)))
+    .filter((b): b is BindingFact => b !== null));
+  const storedBindings = new Set<BindingFact>(stored?.bindings ?? []);
+  const accepted = [...new Set(acceptBindings(stored?.bindings ?? [], reportedBindings).filter((b): b is BindingFact => b !== null))];
+  /** Binding ids of a report of known children only, not yet checked against other owners. */
+  const uncheckedBindingIds = m.question ? [] : accepted.filter((b) => !storedBindings.has(b)).map(byId);
+  const planBindings = (): Planned[] => accepted.map((b) => {
+    const s = storedBindings.has(b) ? (b as BindingFact & Row) : undefined;
+    return {
+      stored: s,
+      row: {
+        ...owned, id: s ? b.id : ids.idFor(b.id), service_id: b.service_id, type: b.type, port_id: b.port_id, ip_address_id: b.ip_address_id,
+        first_discovery_id: first(s), lineage_id: s?.lineage_id ?? null,
+      },
+    };
+  });
+  return { h: m.r.h, hostInsert, hostUpdate, ipPlan, portPlan, servicePlan, uncheckedBindingIds, serviceIds: servicePlan.map((p) => p.row.id as string), planBindings };
+}
+
+/** Step 4 for a round: the hosts, then each kind of child, one statement each. */
+async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<typeof planReport>>, ids: IdAllocator): Promise<Map<number, StoredDiscovery>> {
+  const discovery = ctx.discoveryId ?? null;
+  const hostColumns = hostTable.spec.columns.join(', ');
+  const inserts = plans.flatMap((p) => (p.hostInsert ? [p.hostInsert] : []));
+  const updates = plans.flatMap((p) => (p.hostUpdate ? [p.hostUpdate] : []));
+  const hosts = new Map<string, Row>();
+  if (inserts.length) {
+    const rows = await db.query(
+      `insert into hosts (${Object.keys(inserts[0]!).join(', ')}, last_seen_at)
+       select ${Object.keys(inserts[0]!).join(', ')}, now() from jsonb_populate_recordset(null::hosts, ?::jsonb)
+       returning ${hostColumns}`,
+      [json(inserts)],
+    );
+    for (const row of rows) hosts.set(row.id as string, row);
+  }
+  if (updates.length) {
+    const rows = await db.query(
+      `update hosts h set hostname = x.hostname, source = x.source, first_discovery_id = x.first_discovery_id,
+                          last_discovery_id = x.last_discovery_id, last_seen_at = now()
+       from jsonb_populate_recordset(null::hosts, ?::jsonb) x where h.id = x.id
+       returning ${hostColumns.split(', ').map((c) => `h.${c}`).join(', ')}`,
+      [json(updates)],
+    );
+    for (const row of rows) hosts.set(row.id as string, row);
+  }
+
+  const ipRows = await settle(db, ipAddressTable, 'host_id', plans.map((p) => p.ipPlan), ['subnet_id', 'ip_address', 'mac_address', 'name', 'first_discovery_id'], discovery);
+  const portRows = await settle(db, portTable, 'host_id', plans.map((p) => p.portPlan), ['number', 'protocol', 'type', 'first_discovery_id'], discovery);
+  const serviceRows = await settle(db, serviceTable, 'host_id', plans.map((p) => p.servicePlan), ['source', 'virtualization', 'first_discovery_id'], discovery);
+
+  // New binding ids of reports of known children: one check against other owners for the round.
+  const unchecked = plans.filter((p) => p.uncheckedBindingIds.length);
+  if (unchecked.length) {
+    const taken = await db.query<{ id: string }>(
+      `select distinct t.id from jsonb_to_recordset(?::jsonb) as q(id uuid, service_ids uuid[]) join bindings_history t on t.id = q.id
+       where not (t.service_id = any(q.service_ids)) or t.network_id <> ?`,
+      [json(unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ id, service_ids: p.serviceIds })))), ctx.networkId],
+    );
+    ids.exclude(taken.map((t) => t.id));
+  }
+  const bindingRows = await settle(db, bindingTable, 'service_id', plans.map((p) => p.planBindings()), ['first_discovery_id'], discovery);
+
+  return new Map(plans.map((p, k) => {
+    const host = hosts.get((p.hostInsert ?? p.hostUpdate)!.id as string)!;
+    return [p.h, {
+      host: hostTable.toResponse(host),
+      ip_addresses: ipRows[k]!,
+      ports: portRows[k]!,
+      services: serviceRows[k]!.map((s) => ({ ...s, bindings: bindingRows[k]!.filter((b) => b.service_id === s.id) })),
+    }];
+  }));
+}
+
+/**
+ * Reported hosts with their children (reference §2.2), in one transaction: each matched to the
+ * stored host it is, merged without overwriting what a user set, created when new. Answers, per
+ * report, the stored host with the children of the request in the daemon's vocabulary
+ * (`if_entries: []`), or the error that refused that report alone (foreign network, unknown subnet,
+ * address out of range). Replaying a batch changes nothing.
+ */
+export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHostRequest[]): Promise<Array<ReturnType<typeof discoveryToDaemon> | AppError>> {
+  const results = new Array<ReturnType<typeof discoveryToDaemon> | AppError>(requests.length);
+  const discoveries: Discovery[] = [];
+  const positions: number[] = [];
+  requests.forEach((request, k) => {
+    if (request.host.network_id !== ctx.networkId) results[k] = new AppError('daemon_network_mismatch', { network_id: request.host.network_id });
+    else {
+      discoveries.push(discoveryFromDaemon(request));
+      positions.push(k);
+    }
+  });
+  if (!discoveries.length) return results;
+
+  await db.transaction(async (tx) => {
+    const checked = await lockAndCheck(tx, ctx, discoveries);
+    let pending: Report[] = [];
+    checked.forEach((addresses, h) => {
+      if (addresses instanceof AppError) results[positions[h]!] = addresses;
+      else pending.push({ h, d: discoveries[h]!, addresses });
+    });
+    const ids = new IdAllocator();
+    while (pending.length) {
+      // A round: reports that share no identity key with an earlier report still pending.
+      const seen = new Set<string>();
+      let round: Report[] = [];
+      let later: Report[] = [];
+      for (const r of pending) {
+        const keys = identityKeys(ctx, r);
+        (keys.some((k) => seen.has(k)) ? later : round).push(r);
+        for (const k of keys) seen.add(k);
+      }
+      // Two reports of the round that turn out to be one stored host: the later waits a round.
+      const found = await findHosts(tx, ctx, round);
+      const storedOf = new Map<number, StoredHost>();
+      const claimed = new Map<string, number>();
+      for (const s of [...found].sort((a, b) => a.h - b.h)) {
+        const owner = claimed.get(s.id as string);
+        if (owner === undefined) {
+          claimed.set(s.id as string, s.h);
+          storedOf.set(s.h, s);
+        }
+      }
+      const deferred = new Set(found.filter((s) => storedOf.get(s.h) !== s).map((s) => s.h));
+      if (deferred.size) {
+        later = [...later, ...round.filter((r) => deferred.has(r.h))].sort((a, b) => a.h - b.h);
+        round = round.filter((r) => !deferred.has(r.h));
+      }
+
+      const matched = round.map((r) => matchReport(r, storedOf.get(r.h)));
+      for (const m of matched) {
+        if (m.stored) ids.exclude([...m.stored.ip_addresses, ...m.stored.ports, ...m.stored.services, ...m.stored.bindings].map(byId));
+      }
+      const facts = await newFacts(tx, ctx, matched.flatMap((m) => (m.question ? [m.question] : [])));
+      for (const f of facts.values()) ids.exclude(f.taken);
+      const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
+      const written = await writeRound(tx, ctx, plans, ids);
+      for (const [h, stored] of written) results[positions[h]!] = discoveryToDaemon(stored);
+      pending = later;
+    }
+  });
+  return results;
+}
+
+/** One reported host (the daemon's synchronous `POST /api/v1/hosts/discovery`): its error is the request's. */
+export async function ingestHost(db: Db, ctx: IngestContext, request: DaemonHostRequest) {
+  const [result] = await ingestHosts(db, ctx, [request]);
+  if (result instanceof AppError) throw result;
+  return result!;
+}
