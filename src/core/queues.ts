@@ -61,6 +61,8 @@ export interface QueueSettings {
   discoverySyncConcurrency: number;
   discoverySyncAttempts: number;
   discoverySyncBackoffMs: number;
+  /** DISCOVERY_SYNC_BATCH: hosts per discovery-sync job (100); each holds ~5 advisory locks per host while it runs. */
+  discoverySyncBatch: number;
   /** VERSION_STATUS_INTERVAL_MS: re-evaluation of every daemon's version status (1 h). */
   versionStatusIntervalMs: number;
   /** MAINTENANCE_INTERVAL_MS: expired-session purge (1 h). */
@@ -95,6 +97,7 @@ export function loadQueueSettings(env: NodeJS.ProcessEnv = process.env, override
     discoverySyncConcurrency: positiveInt(env, 'DISCOVERY_SYNC_CONCURRENCY', 4),
     discoverySyncAttempts: positiveInt(env, 'DISCOVERY_SYNC_ATTEMPTS', 5),
     discoverySyncBackoffMs: positiveInt(env, 'DISCOVERY_SYNC_BACKOFF_MS', 1_000),
+    discoverySyncBatch: positiveInt(env, 'DISCOVERY_SYNC_BATCH', 100),
     versionStatusIntervalMs: positiveInt(env, 'VERSION_STATUS_INTERVAL_MS', 3_600_000),
     maintenanceIntervalMs: positiveInt(env, 'MAINTENANCE_INTERVAL_MS', 3_600_000),
     shutdownTimeoutMs: positiveInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
@@ -115,11 +118,22 @@ export interface SyncContext {
   discoveryId?: string;
 }
 
+/**
+ * What a daemon reported in one poll (or a chunk of it), as it sent it: subnets, ingested first
+ * because hosts refer to them, then hosts (DiscoveryHostRequest `{host, interfaces, ports, services}`),
+ * ingested as one batch. Producers validate every entity before queueing it (the daemon routes'
+ * schemas); the worker trusts its own queue.
+ */
 export interface DiscoverySyncJob {
-  kind: 'host' | 'subnet';
   ctx: SyncContext;
-  /** A DiscoveryHostRequest (`{host, interfaces, ports, services, if_entries}`) or a Subnet, as the daemon sent it. */
-  payload: Record<string, unknown>;
+  subnets: Array<Record<string, unknown>>;
+  hosts: Array<Record<string, unknown>>;
+}
+
+/** A job's return value: per entity, in order, the stored entity in the daemon's vocabulary, or null (refused). */
+export interface DiscoverySyncResult {
+  subnets: unknown[];
+  hosts: unknown[];
 }
 
 export interface ServerPollJob {
@@ -127,13 +141,34 @@ export interface ServerPollJob {
 }
 
 /**
- * The id of a discovery-sync job: the same entity with the same content gives the same id, so a daemon
- * re-sending an unconfirmed entity (it does, every poll, until confirmed) adds no second job while the
- * first one is kept, and its stored result answers the confirmation. Changed content is a new job.
+ * The id of a discovery-sync job: the same entities with the same content give the same id, so a
+ * daemon re-sending unconfirmed entities (it does, every poll, until confirmed) adds no second job
+ * while the first one is kept, and its stored result answers the confirmation. Changed content is a
+ * new job.
  */
-export function discoverySyncJobId(job: DiscoverySyncJob, pendingId: string): string {
-  const digest = createHash('sha256').update(stableJson({ ctx: { ...job.ctx, discoveryId: undefined }, payload: job.payload })).digest('hex').slice(0, 24);
-  return `${job.kind}-${job.ctx.daemonId}-${pendingId}-${digest}`;
+export function discoverySyncJobId(job: DiscoverySyncJob): string {
+  const digest = createHash('sha256')
+    .update(stableJson({ ctx: { ...job.ctx, discoveryId: undefined }, subnets: job.subnets, hosts: job.hosts }))
+    .digest('hex').slice(0, 32);
+  return `sync-${job.ctx.daemonId}-${digest}`;
+}
+
+/**
+ * A poll's entities as jobs of at most `batchSize` hosts. Each job carries the poll's subnets that
+ * its hosts are on (the first job: every subnet), so no host waits for another job's subnet;
+ * ingesting a subnet twice is a no-op.
+ */
+export function discoverySyncBatches<H extends { interfaces?: unknown }>(
+  subnets: Array<Record<string, unknown>>, hosts: H[], batchSize: number,
+): Array<{ subnets: Array<Record<string, unknown>>; hosts: H[] }> {
+  if (!hosts.length) return subnets.length ? [{ subnets, hosts: [] }] : [];
+  const batches: Array<{ subnets: Array<Record<string, unknown>>; hosts: H[] }> = [];
+  for (let start = 0; start < hosts.length; start += batchSize) {
+    const chunk = hosts.slice(start, start + batchSize);
+    const used = new Set(chunk.flatMap((h) => (Array.isArray(h.interfaces) ? h.interfaces : []).map((i: { subnet_id?: unknown }) => i.subnet_id)));
+    batches.push({ subnets: start === 0 ? subnets : subnets.filter((s) => used.has(s.id)), hosts: chunk });
+  }
+  return batches;
 }
 
 /** JSON with object keys sorted, so equal content always hashes the same. */

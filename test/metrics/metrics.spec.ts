@@ -66,7 +66,7 @@ describe('metrics endpoint', () => {
 
   it('reports per-queue job counts, job durations and version-status changes', async () => {
     const queues = app.services.queues;
-    await queues.discoverySync.add('subnet', { kind: 'subnet', ctx: { organizationId: t.orgId, networkId: t.defaultNetworkId, daemonId: t.orgId }, payload: {} });
+    await queues.discoverySync.add('sync', { ctx: { organizationId: t.orgId, networkId: t.defaultNetworkId, daemonId: t.orgId }, subnets: [], hosts: [] });
     await queues.versionStatus.add('evaluate', {}, { delay: 60_000 });
     // What the worker processes record (workers/context.ts `timed`, workers/versionStatus.ts).
     const store = new SharedMetricsStore(app.services.redis, app.services.config.redisPrefix);

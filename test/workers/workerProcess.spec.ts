@@ -26,8 +26,8 @@ async function prepare(app: TestApp, t: Tenant) {
   await ingestSubnet(db(app), { organizationId: t.orgId, networkId: t.defaultNetworkId, daemonId: DAEMON_ID }, subnet);
   const host = body('/api/v1/hosts/discovery');
   host.host.network_id = t.defaultNetworkId;
-  const data: DiscoverySyncJob = { kind: 'host', ctx: { organizationId: t.orgId, networkId: t.defaultNetworkId, daemonId: DAEMON_ID }, payload: host };
-  return { data, jobId: discoverySyncJobId(data, host.host.id), hostId: host.host.id as string };
+  const data: DiscoverySyncJob = { ctx: { organizationId: t.orgId, networkId: t.defaultNetworkId, daemonId: DAEMON_ID }, subnets: [], hosts: [host] };
+  return { data, jobId: discoverySyncJobId(data), hostId: host.host.id as string };
 }
 
 const TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings'];
@@ -89,7 +89,7 @@ describe('worker process', function () {
     const baseServices = workerServicesFor(base.app);
     const baseWorker: Worker = await startDiscoverySync(baseServices);
     try {
-      await baseServices.queues.discoverySync.add('host', baseJob.data, { jobId: baseJob.jobId });
+      await baseServices.queues.discoverySync.add('sync', baseJob.data, { jobId: baseJob.jobId });
       await waitFor('baseline job', async () => (await baseServices.queues.discoverySync.getJobState(baseJob.jobId)) === 'completed');
     } finally {
       await baseWorker.close();
@@ -106,7 +106,7 @@ describe('worker process', function () {
     try {
       const before = await inventory(app, t.defaultNetworkId);
       const first = spawn(app, { DISCOVERY_SYNC_TEST_DELAY_MS: '20000', ...FAST_RECOVERY });
-      await services.queues.discoverySync.add('host', job.data, { jobId: job.jobId });
+      await services.queues.discoverySync.add('sync', job.data, { jobId: job.jobId });
       await waitFor('job active', async () => (await services.queues.discoverySync.getJobState(job.jobId)) === 'active', 30_000);
       await waitFor('ingest transaction open', () => transactionOpen(app), 10_000);
       first.child.kill('SIGKILL');
@@ -118,7 +118,7 @@ describe('worker process', function () {
       const second = spawn(app, FAST_RECOVERY);
       await waitFor('job completed after restart', async () => (await services.queues.discoverySync.getJobState(job.jobId)) === 'completed', 30_000);
       const done = (await services.queues.discoverySync.getJob(job.jobId))!;
-      expect(done.returnvalue).to.include({ id: job.hostId });
+      expect(done.returnvalue.hosts[0]).to.include({ id: job.hostId });
       expect(done.stalledCounter, 'taken up again as a stalled job').to.equal(1);
       expect(await inventory(app, t.defaultNetworkId)).to.deep.equal(expected);
 
@@ -135,14 +135,14 @@ describe('worker process', function () {
     const services = workerServicesFor(app);
     try {
       const w = spawn(app, { DISCOVERY_SYNC_TEST_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '15000' });
-      await services.queues.discoverySync.add('host', job.data, { jobId: job.jobId });
+      await services.queues.discoverySync.add('sync', job.data, { jobId: job.jobId });
       await waitFor('job active', async () => (await services.queues.discoverySync.getJobState(job.jobId)) === 'active', 30_000);
       await waitFor('ingest transaction open', () => transactionOpen(app), 10_000);
       const stoppedAt = Date.now();
       w.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
-      const later = await services.queues.discoverySync.add('subnet', {
-        kind: 'subnet', ctx: job.data.ctx, payload: { ...body('/api/v1/subnets'), id: randomUUID(), cidr: '10.9.0.0/24', name: 'later', network_id: t.defaultNetworkId },
+      const later = await services.queues.discoverySync.add('sync', {
+        ctx: job.data.ctx, hosts: [], subnets: [{ ...body('/api/v1/subnets'), id: randomUUID(), cidr: '10.9.0.0/24', name: 'later', network_id: t.defaultNetworkId }],
       });
       expect(await w.exited).to.deep.equal({ code: 0, signal: null });
       expect(Date.now() - stoppedAt).to.be.below(10_000);
@@ -161,7 +161,7 @@ describe('worker process', function () {
     const services = workerServicesFor(app);
     try {
       const w = spawn(app, { DISCOVERY_SYNC_TEST_DELAY_MS: '30000', SHUTDOWN_TIMEOUT_MS: '1000', ...FAST_RECOVERY });
-      await services.queues.discoverySync.add('host', job.data, { jobId: job.jobId });
+      await services.queues.discoverySync.add('sync', job.data, { jobId: job.jobId });
       await waitFor('ingest transaction open', () => transactionOpen(app), 30_000);
       const stoppedAt = Date.now();
       w.child.kill('SIGTERM');

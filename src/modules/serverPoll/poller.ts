@@ -21,7 +21,7 @@ import type { Job } from 'bullmq';
 import type { AppConfig } from '../../config.js';
 import { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
-import { discoverySyncJobId, type DiscoverySyncJob, type QueueSettings, type Queues, type SyncContext } from '../../core/queues.js';
+import { discoverySyncBatches, discoverySyncJobId, type DiscoverySyncJob, type DiscoverySyncResult, type QueueSettings, type Queues, type SyncContext } from '../../core/queues.js';
 import { compareVersions, DEFAULT_VERSION_POLICY, parseVersion, type VersionPolicy } from '../daemons/versionStatus.js';
 import { applySessionUpdate } from '../discovery/ingest.js';
 import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody } from '../discovery/schemas.js';
@@ -241,17 +241,22 @@ async function syncEntities(
   const running = await currentSessionId(db, ctx.daemonId);
   const jobCtx: SyncContext = running ? { ...ctx, discoveryId: running } : ctx;
   const queue = deps.queues.discoverySync;
-  const jobs: { item: PendingEntity; job: Job }[] = [];
-  for (const item of items) {
-    const data: DiscoverySyncJob = { kind: item.kind, ctx: jobCtx, payload: item.payload };
-    const jobId = discoverySyncJobId(data, item.pendingId);
+  const batches = discoverySyncBatches(
+    items.filter((i) => i.kind === 'subnet').map((i) => i.payload),
+    items.filter((i) => i.kind === 'host').map((i) => i.payload),
+    deps.settings.discoverySyncBatch,
+  );
+  const jobs: Job<DiscoverySyncJob, DiscoverySyncResult>[] = [];
+  for (const batch of batches) {
+    const data: DiscoverySyncJob = { ctx: jobCtx, ...batch };
+    const jobId = discoverySyncJobId(data);
     const existing = await queue.getJob(jobId);
     if (existing && (await existing.getState()) === 'failed') {
-      // The daemon asks again for an entity whose job gave up: try again (fresh attempts).
+      // The daemon asks again for entities whose job gave up: try again (fresh attempts).
       await existing.retry('failed');
-      jobs.push({ item, job: existing });
+      jobs.push(existing);
     } else {
-      jobs.push({ item, job: existing ?? (await queue.add(item.kind, data, { jobId })) });
+      jobs.push(existing ?? (await queue.add('sync', data, { jobId })));
     }
   }
 
@@ -259,18 +264,22 @@ async function syncEntities(
   const deadline = Date.now() + deps.settings.serverPollAckWaitMs;
   let states: string[] = [];
   for (;;) {
-    states = await Promise.all(jobs.map(({ job }) => job.getState()));
+    states = await Promise.all(jobs.map((job) => job.getState()));
     if (states.every((s) => s === 'completed' || s === 'failed' || s === 'unknown') || Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const ack: EntitiesCreated = { subnets: [], hosts: [] };
+  // Entities a daemon sent are confirmed by their pending id (a subnet may be in several jobs: once).
+  const subnetsDone = new Map<string, unknown>();
+  const hostsDone = new Map<string, unknown>();
   for (let i = 0; i < jobs.length; i += 1) {
     if (states[i] !== 'completed') continue;
-    const { item, job } = jobs[i]!;
-    const done = await queue.getJob(job.id!);
-    if (!done || done.returnvalue === undefined || done.returnvalue === null) continue;
-    (item.kind === 'subnet' ? ack.subnets : ack.hosts).push([item.pendingId, done.returnvalue]);
+    const done = await queue.getJob(jobs[i]!.id!);
+    const result = done?.returnvalue as DiscoverySyncResult | undefined;
+    if (!done || !result) continue;
+    done.data.subnets.forEach((s, k) => result.subnets[k] != null && subnetsDone.set(s.id as string, result.subnets[k]));
+    done.data.hosts.forEach((h, k) => result.hosts[k] != null && hostsDone.set((h.host as { id: string }).id, result.hosts[k]));
   }
+  const ack: EntitiesCreated = { subnets: [...subnetsDone], hosts: [...hostsDone] };
   const confirmed = ack.subnets.length + ack.hosts.length;
   if (confirmed) {
     try {
@@ -278,10 +287,10 @@ async function syncEntities(
     } catch (err) {
       if (!(err instanceof DaemonRequestError)) throw err;
       log.warn({ err: err.message }, 'entities-created not delivered; the daemon will send them again');
-      return { queued: jobs.length, confirmed: 0 };
+      return { queued: items.length, confirmed: 0 };
     }
   }
-  return { queued: jobs.length, confirmed };
+  return { queued: items.length, confirmed };
 }
 
 async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow, log: Logger): Promise<{ initiated: string[]; cancelled: string[] }> {
