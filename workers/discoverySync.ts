@@ -49,7 +49,7 @@ export async function processDiscoverySync(services: Services, job: Job<Discover
     // Test hook (DISCOVERY_SYNC_TEST_DELAY_MS): hold the open transaction so a test can kill or
     // stop the worker in the middle of the job.
     if (services.settings.discoverySyncTestDelayMs > 0) await sleep(services.settings.discoverySyncTestDelayMs);
-    return JSON.parse(JSON.stringify(result)) as DiscoverySyncResult;
+    return result;
   });
 }
 
