@@ -10,6 +10,7 @@ import { Migration20261122000002Inventory } from '../../migrations/Migration2026
 import { Migration20261122000003Daemons } from '../../migrations/Migration20261122000003Daemons.js';
 import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migration20261122000004DiscoveryTuning.js';
 import { Migration20261122000005HistoryBySet } from '../../migrations/Migration20261122000005HistoryBySet.js';
+import { Migration20261122000006DiscoveryDigests } from '../../migrations/Migration20261122000006DiscoveryDigests.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000003Daemons', class: Migration20261122000003Daemons },
   { name: 'Migration20261122000004DiscoveryTuning', class: Migration20261122000004DiscoveryTuning },
   { name: 'Migration20261122000005HistoryBySet', class: Migration20261122000005HistoryBySet },
+  { name: 'Migration20261122000006DiscoveryDigests', class: Migration20261122000006DiscoveryDigests },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -93,6 +93,65 @@ describe('discovery: ingestion of daemon reports', () => {
     expect(own.services[0].bindings.map((x: any) => x.id)).to.deep.equal([mine]);
   });
 
+  describe('unchanged hosts (the digest of the last report applied in full)', () => {
+    const digestOf = async (hostId: string) => (await sql(app, `select digest from host_discovery_digests where host_id = ?`, [hostId]))[0]?.digest as string | undefined;
+
+    it('a report applied in full leaves its digest; the same report again is answered from it, and only last_seen_at moves', async () => {
+      const report = webReport();
+      const first = await postHost(d, report);
+      const digest = await digestOf(first.id);
+      expect(digest).to.be.a('string');
+      // Another answer than a full ingest would give is impossible to tell apart here (that is the
+      // point), so check the answer really comes from the stored one: mark it.
+      await sql(app, `update host_discovery_digests set response = jsonb_set(response::jsonb, '{name}', '"from-digest"')::text where host_id = ?`, [first.id]);
+      const again = await postHost(d, report);
+      expect(again.name).to.equal('from-digest');
+      expect(await digestOf(first.id)).to.equal(digest);
+    });
+
+    it('a user deleting a port or a binding forgets the digest: the same report brings them back, as a full ingest does', async () => {
+      const report = webReport();
+      const first = await postHost(d, report);
+      const dns = first.ports.find((p: any) => p.number === 53); // bound by no service
+      expectOk(await call(app.url, 'DELETE', `/api/v1/ports/${dns.id}`, { auth: t.owner }));
+      expect(await digestOf(first.id)).to.equal(undefined);
+      const again = await postHost(d, report);
+      const host = await getHost(first.id);
+      expect(host.ports.map((p: any) => p.number)).to.include(53);
+      expect(again.ports.find((p: any) => p.number === 53).id).to.equal(host.ports.find((p: any) => p.number === 53).id);
+      expect(await digestOf(first.id)).to.be.a('string');
+
+      const binding = again.services.flatMap((s: any) => s.bindings)[0];
+      expectOk(await call(app.url, 'DELETE', `/api/v1/bindings/${binding.id}`, { auth: t.owner }));
+      expect(await digestOf(first.id)).to.equal(undefined);
+      await postHost(d, report);
+      expect((await sql(app, `select count(*)::int as n from bindings b join services s on s.id = b.service_id where s.host_id = ?`, [first.id]))[0]!.n).to.equal(2);
+    });
+
+    it('a user edit of the host forgets its digest; last_seen_at alone does not', async () => {
+      const report = webReport();
+      const first = await postHost(d, report);
+      await postHost(d, report); // only last_seen_at moves
+      expect(await digestOf(first.id)).to.be.a('string');
+      const host = await getHost(first.id);
+      expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${first.id}`, {
+        auth: t.owner, body: { id: host.id, name: 'renamed', hidden: host.hidden, tags: host.tags, hostname: host.hostname, description: host.description },
+      }));
+      expect(await digestOf(first.id)).to.equal(undefined);
+      const again = await postHost(d, report);
+      expect(again.name).to.equal('renamed');
+    });
+
+    it('another host taking one of its addresses (same MAC) forgets its digest', async () => {
+      const report = webReport();
+      const first = await postHost(d, report);
+      expectOk(await call(app.url, 'POST', '/api/v1/hosts', {
+        auth: t.owner, body: { name: 'twin', network_id: net, ip_addresses: [{ subnet_id: dmz.id, ip_address: '10.2.0.9', mac_address: MAC }] },
+      }), 201);
+      expect(await digestOf(first.id)).to.equal(undefined);
+    });
+  });
+
   it('a host found on a second address of a known MAC merges into it; on the same subnet the address moves', async () => {
     const first = await postHost(d, webReport());
     const other = await postHost(d, hostReport(d, net, { interfaces: [{ subnet_id: dmz.id, ip_address: '10.2.0.7', mac_address: MAC }], ports: [{ number: 443 }] }));

@@ -13,7 +13,11 @@
 // Reports of one machine in one batch (they share an identity key, or match the same stored host)
 // go in successive rounds of steps 2–4, in report order: the batch gives what ingesting its reports
 // one by one gives. Matching and merging are pure (./plan.ts).
-import { randomUUID } from 'node:crypto';
+// Unchanged hosts skip steps 2–4: each host keeps the digest of the last report applied to it in
+// full, and the answer it got (table host_discovery_digests, forgotten by triggers on any write
+// that could change the outcome). A report with that digest, alone in its batch to name its
+// machine, moves the host's last_seen_at and gets the stored answer: one statement for all of them.
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import type { HistoryTable, Row } from '../../core/historyTable.js';
@@ -264,7 +268,10 @@ interface Planned {
 async function settle(
   db: Db, table: HistoryTable, owner: 'host_id' | 'service_id', planned: Planned[][], compared: string[], discovery: string | null,
 ): Promise<Row[][]> {
-  const same = (p: Planned) => !!p.stored && compared.every((c) => canonical(p.row[c] ?? null) === canonical(p.stored![c] ?? null));
+  // Equal JSON text is equal content (the usual case: an unchanged child keeps the stored objects'
+  // key order); only text that differs needs the key-order-free comparison.
+  const equal = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b) || canonical(a) === canonical(b);
+  const same = (p: Planned) => !!p.stored && compared.every((c) => equal(p.row[c] ?? null, p.stored![c] ?? null));
   const writes = planned.flat().filter((p) => !same(p)).map((p) => ({ ...p.row, last_discovery_id: discovery ?? p.stored?.last_discovery_id ?? null }));
   const written = await upsert(db, table, owner, writes, [...compared, 'last_discovery_id']);
   return planned.map((list) => list.map((p) => table.toResponse(written.get(p.row.id as string) ?? p.stored!)));
@@ -492,6 +499,45 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
 }
 
 /**
+ * What decides a report's outcome against an unchanged stored state: the report as sent, and
+ * whether it names a discovery session (a first one fills first_discovery_id). The same content in
+ * another key order is merely a miss.
+ */
+function reportDigest(ctx: IngestContext, request: DaemonHostRequest): string {
+  return createHash('sha256').update(ctx.discoveryId ? 'session\n' : 'none\n').update(JSON.stringify(request)).digest('base64url');
+}
+
+/**
+ * Unchanged hosts: for the reports whose digest is their host's, the host's last_seen_at and
+ * last_discovery_id move (hosts locked in id order) and the stored answers come back, by digest.
+ */
+async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Promise<Map<string, string>> {
+  if (!digests.length) return new Map();
+  const [sql, params] = bind(
+    `with hit as (
+       select h.id, d.digest, d.response from hosts h join host_discovery_digests d on d.host_id = h.id
+       where d.network_id = {network} and d.digest = any({digests}::text[]) order by h.id for update of h)
+     update hosts h set last_seen_at = now(), last_discovery_id = coalesce({discovery}::uuid, h.last_discovery_id)
+     from hit where h.id = hit.id
+     returning hit.digest, hit.response`,
+    { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null },
+  );
+  const rows = await db.query<{ digest: string; response: string }>(sql, params);
+  return new Map(rows.map((r) => [r.digest, r.response]));
+}
+
+/** After a round: each host's digest becomes that of the report just applied to it, with its answer. */
+async function rememberDigests(db: Db, ctx: IngestContext, applied: Array<{ hostId: string; digest: string; response: unknown }>): Promise<void> {
+  if (!applied.length) return;
+  await db.query(
+    `insert into host_discovery_digests (host_id, network_id, digest, response)
+     select x.host_id, ?, x.digest, x.response from jsonb_to_recordset(?::jsonb) as x(host_id uuid, digest text, response text)
+     on conflict (host_id) do update set digest = excluded.digest, response = excluded.response`,
+    [ctx.networkId, json(applied.map((a) => ({ host_id: a.hostId, digest: a.digest, response: JSON.stringify(a.response) })))],
+  );
+}
+
+/**
  * Reported hosts with their children (reference §2.2), in one transaction: each matched to the
  * stored host it is, merged without overwriting what a user set, created when new. Answers, per
  * report, the stored host with the children of the request in the daemon's vocabulary
@@ -518,6 +564,20 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       if (addresses instanceof AppError) results[positions[h]!] = addresses;
       else pending.push({ h, d: discoveries[h]!, addresses });
     });
+
+    // Unchanged hosts. A report that shares an identity key with another of the batch takes the
+    // full path (their order matters there).
+    const keyUses = new Map<string, number>();
+    for (const r of pending) for (const k of new Set(identityKeys(ctx, r))) keyUses.set(k, (keyUses.get(k) ?? 0) + 1);
+    const digestOf = new Map(pending.map((r) => [r.h, reportDigest(ctx, requests[positions[r.h]!]!)]));
+    const alone = pending.filter((r) => identityKeys(ctx, r).every((k) => keyUses.get(k) === 1));
+    const answers = await touchUnchanged(tx, ctx, alone.map((r) => digestOf.get(r.h)!));
+    pending = pending.filter((r) => {
+      const answer = answers.get(digestOf.get(r.h)!);
+      if (answer !== undefined) results[positions[r.h]!] = JSON.parse(answer) as ReturnType<typeof discoveryToDaemon>;
+      return answer === undefined;
+    });
+
     const ids = new IdAllocator();
     while (pending.length) {
       // A round: reports that share no identity key with an earlier report still pending.
@@ -532,11 +592,10 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       // Two reports of the round that turn out to be one stored host: the later waits a round.
       const found = await findHosts(tx, ctx, round);
       const storedOf = new Map<number, StoredHost>();
-      const claimed = new Map<string, number>();
+      const claimed = new Set<string>();
       for (const s of [...found].sort((a, b) => a.h - b.h)) {
-        const owner = claimed.get(s.id as string);
-        if (owner === undefined) {
-          claimed.set(s.id as string, s.h);
+        if (!claimed.has(s.id as string)) {
+          claimed.add(s.id as string);
           storedOf.set(s.h, s);
         }
       }
@@ -554,7 +613,13 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
       const written = await writeRound(tx, ctx, plans, ids);
-      for (const [h, stored] of written) results[positions[h]!] = discoveryToDaemon(stored);
+      const applied: Array<{ hostId: string; digest: string; response: unknown }> = [];
+      for (const [h, stored] of written) {
+        const response = discoveryToDaemon(stored);
+        results[positions[h]!] = response;
+        applied.push({ hostId: stored.host.id as string, digest: digestOf.get(h)!, response });
+      }
+      await rememberDigests(tx, ctx, applied);
       pending = later;
     }
   });
