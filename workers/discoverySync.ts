@@ -10,8 +10,9 @@
 //    entities re-sent by a daemon while their job is kept add no second job.
 // An entity the inventory refuses (foreign network, unknown subnet, address out of range) is logged
 // and answered null; the others of its job are stored. The job's return value (DiscoverySyncResult)
-// holds the stored entities, which the server-poll cycle sends back to the daemon as its
-// confirmation (POST /api/discovery/entities-created).
+// holds the stored subnets and the stored hosts' ids; the server-poll cycle sends them back to the
+// daemon as its confirmation (POST /api/discovery/entities-created), with each host's answer read
+// from host_discovery_digests (kept there as text: ~5 KB per host need not travel through Redis).
 // Producers validate each entity with the daemon routes' schemas before queueing it; the worker
 // does not validate again (Joi costs ~75 µs per host, a third of the per-host budget when nothing changed).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -43,7 +44,7 @@ export async function processDiscoverySync(services: Services, job: Job<Discover
     }
     if (hosts.length) {
       for (const stored of await ingestHosts(tx, ctx, hosts as unknown as DaemonHostRequest[])) {
-        result.hosts.push(stored instanceof AppError ? refused('host', stored) : stored);
+        result.hosts.push(stored instanceof AppError ? refused('host', stored) : { id: stored.id });
       }
     }
     // Test hook (DISCOVERY_SYNC_TEST_DELAY_MS): hold the open transaction so a test can kill or

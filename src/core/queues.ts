@@ -130,10 +130,13 @@ export interface DiscoverySyncJob {
   hosts: Array<Record<string, unknown>>;
 }
 
-/** A job's return value: per entity, in order, the stored entity in the daemon's vocabulary, or null (refused). */
+/**
+ * A job's return value, per entity in order, null when refused: the stored subnet in the daemon's
+ * vocabulary; the stored host's id (its answer to the daemon is in host_discovery_digests).
+ */
 export interface DiscoverySyncResult {
   subnets: unknown[];
-  hosts: unknown[];
+  hosts: Array<{ id: string } | null>;
 }
 
 export interface ServerPollJob {

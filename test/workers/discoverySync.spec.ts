@@ -82,7 +82,7 @@ describe('discovery-sync worker', () => {
     const first = await run(job);
     expect(first.finishedOn).to.be.a('number');
     expect(result(first).subnets[0]).to.include({ id: job.subnets[0]!.id });
-    expect(result(first).hosts[0]).to.include({ id: (job.hosts[0]!.host as any).id });
+    expect(result(first).hosts[0]).to.deep.equal({ id: (job.hosts[0]!.host as any).id });
     const after = await counts();
     expect(after).to.include({ subnets: 1, hosts: 1, ip_addresses: 1, ports: 1, services: 1, bindings: 1 });
 
@@ -121,8 +121,13 @@ describe('discovery-sync worker', () => {
     await run({ ctx: ctx(), subnets: [subnet], hosts: [] });
     const hosts = [otherHost(1), otherHost(2), otherHost(3, '02:00:00:00:00:01')]; // the third: machine 1 on another address
     const batch = await run({ ctx: ctx(), subnets: [], hosts });
-    const stored = result(batch).hosts as any[];
-    expect(stored.map((h) => h.id)).to.deep.equal([hosts[0]!.host.id, hosts[1]!.host.id, hosts[0]!.host.id]);
+    expect(result(batch).hosts).to.deep.equal([{ id: hosts[0]!.host.id }, { id: hosts[1]!.host.id }, { id: hosts[0]!.host.id }]);
+    // The answers to the daemon (the last report of each host's), as the server-poll cycle reads them.
+    const answers = async (ids: string[]) => {
+      const rows = await db(app).query<{ host_id: string; response: string }>(`select host_id, response from host_discovery_digests where host_id = any(?::uuid[])`, [ids]);
+      return ids.map((id) => JSON.parse(rows.find((r) => r.host_id === id)!.response));
+    };
+    const stored = await answers([hosts[0]!.host.id, hosts[1]!.host.id]);
     const rows = await db(app).query<{ id: string; ips: string[] }>(
       `select h.id, array_agg(host(i.ip_address) order by i.ip_address) as ips from hosts h join ip_addresses i on i.host_id = h.id
        where h.network_id = ? group by h.id order by h.id`, [t.defaultNetworkId]);
@@ -138,11 +143,11 @@ describe('discovery-sync worker', () => {
     const otherSubnetId = randomUUID(); // the first network's subnet id stays its own
     const move = (x: any) => JSON.parse(JSON.stringify(x).replaceAll(t.defaultNetworkId, u.defaultNetworkId).replaceAll(subnet.id, otherSubnetId));
     await run({ ctx: uctx, subnets: [move(subnet)], hosts: [] });
-    const single: any[] = [];
-    for (const h of hosts) single.push(result(await run({ ctx: uctx, subnets: [], hosts: [move(h)] })).hosts[0]);
+    const single: string[] = [];
+    for (const h of hosts) single.push(result(await run({ ctx: uctx, subnets: [], hosts: [move(h)] })).hosts[0]!.id);
     const shape = (list: any[]) => list.map((h) => JSON.parse(JSON.stringify(h, (k, v) => (['created_at', 'updated_at', 'network_id', 'id', 'host_id', 'service_id', 'port_id', 'interface_id', 'subnet_id', 'lineage_id'].includes(k) ? undefined : v))));
-    expect(shape(single)).to.deep.equal(shape(stored));
-    expect(single[2].id).to.equal(single[0].id);
+    expect(single[2]).to.equal(single[0]);
+    expect(shape(await answers([single[0]!, single[1]!]))).to.deep.equal(shape(stored));
   });
 
   it('an entity the inventory refuses is answered null and logged; the rest of its job is stored', async () => {

@@ -226,6 +226,16 @@ describe('server-poll worker', function () {
     // Job durations reach the shared histogram read by /metrics.
     const [histogram] = await services.metrics.jobHistograms(['discovery-sync']);
     expect(histogram).to.include({ count: 2 });
+
+    // The daemon sends the host again (as after a lost confirmation), but a user changed the host
+    // meanwhile: the kept job's answer is gone, so that job goes, and the next sending is a new job,
+    // answered afresh (with the user's edit, which discovery keeps).
+    pending.set(host.host.id, { kind: 'hosts', entity: host });
+    await db(app).query(`update hosts set name = 'renamed by a user' where id = ?`, [host.host.id]);
+    expect(await pollDaemon(services, d.id)).to.include({ entitiesQueued: 1, entitiesConfirmed: 0 });
+    expect(await pollDaemon(services, d.id)).to.include({ entitiesQueued: 1, entitiesConfirmed: 1 });
+    expect(confirmations[2].hosts[0][1]).to.include({ id: host.host.id, name: 'renamed by a user' });
+    expect(pending.size).to.equal(0);
   });
 
   it('skips what is not to be polled', async () => {

@@ -511,7 +511,7 @@ function reportDigest(ctx: IngestContext, request: DaemonHostRequest): string {
  * Unchanged hosts: for the reports whose digest is their host's, the host's last_seen_at and
  * last_discovery_id move (hosts locked in id order) and the stored answers come back, by digest.
  */
-async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Promise<Map<string, string>> {
+async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Promise<Map<string, { id: string; answer: string }>> {
   if (!digests.length) return new Map();
   const [sql, params] = bind(
     `with hit as (
@@ -519,33 +519,40 @@ async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Pr
        where d.network_id = {network} and d.digest = any({digests}::text[]) order by h.id for update of h)
      update hosts h set last_seen_at = now(), last_discovery_id = coalesce({discovery}::uuid, h.last_discovery_id)
      from hit where h.id = hit.id
-     returning hit.digest, hit.response`,
+     returning h.id, hit.digest, hit.response`,
     { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null },
   );
-  const rows = await db.query<{ digest: string; response: string }>(sql, params);
-  return new Map(rows.map((r) => [r.digest, r.response]));
+  const rows = await db.query<{ id: string; digest: string; response: string }>(sql, params);
+  return new Map(rows.map((r) => [r.digest, { id: r.id, answer: r.response }]));
 }
 
 /** After a round: each host's digest becomes that of the report just applied to it, with its answer. */
-async function rememberDigests(db: Db, ctx: IngestContext, applied: Array<{ hostId: string; digest: string; response: unknown }>): Promise<void> {
+async function rememberDigests(db: Db, ctx: IngestContext, applied: Array<{ host_id: string; digest: string; response: string }>): Promise<void> {
   if (!applied.length) return;
   await db.query(
     `insert into host_discovery_digests (host_id, network_id, digest, response)
      select x.host_id, ?, x.digest, x.response from jsonb_to_recordset(?::jsonb) as x(host_id uuid, digest text, response text)
      on conflict (host_id) do update set digest = excluded.digest, response = excluded.response`,
-    [ctx.networkId, json(applied.map((a) => ({ host_id: a.hostId, digest: a.digest, response: JSON.stringify(a.response) })))],
+    [ctx.networkId, json(applied)],
   );
+}
+
+/** A stored host, and the answer to its report: the daemon's HostResponse as JSON text (kept as text: mostly it is only passed on). */
+export interface IngestedHost {
+  id: string;
+  answer: string;
 }
 
 /**
  * Reported hosts with their children (reference §2.2), in one transaction: each matched to the
  * stored host it is, merged without overwriting what a user set, created when new. Answers, per
- * report, the stored host with the children of the request in the daemon's vocabulary
- * (`if_entries: []`), or the error that refused that report alone (foreign network, unknown subnet,
- * address out of range). Replaying a batch changes nothing.
+ * report, the stored host and the answer to the daemon (the host with the children of the request,
+ * `if_entries: []`; also kept in host_discovery_digests until the host changes), or the error that
+ * refused that report alone (foreign network, unknown subnet, address out of range). Replaying a
+ * batch changes nothing.
  */
-export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHostRequest[]): Promise<Array<ReturnType<typeof discoveryToDaemon> | AppError>> {
-  const results = new Array<ReturnType<typeof discoveryToDaemon> | AppError>(requests.length);
+export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHostRequest[]): Promise<Array<IngestedHost | AppError>> {
+  const results = new Array<IngestedHost | AppError>(requests.length);
   const discoveries: Discovery[] = [];
   const positions: number[] = [];
   requests.forEach((request, k) => {
@@ -567,15 +574,16 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
 
     // Unchanged hosts. A report that shares an identity key with another of the batch takes the
     // full path (their order matters there).
+    const keysOf = new Map(pending.map((r) => [r.h, [...new Set(identityKeys(ctx, r))]]));
     const keyUses = new Map<string, number>();
-    for (const r of pending) for (const k of new Set(identityKeys(ctx, r))) keyUses.set(k, (keyUses.get(k) ?? 0) + 1);
+    for (const keys of keysOf.values()) for (const k of keys) keyUses.set(k, (keyUses.get(k) ?? 0) + 1);
     const digestOf = new Map(pending.map((r) => [r.h, reportDigest(ctx, requests[positions[r.h]!]!)]));
-    const alone = pending.filter((r) => identityKeys(ctx, r).every((k) => keyUses.get(k) === 1));
+    const alone = pending.filter((r) => keysOf.get(r.h)!.every((k) => keyUses.get(k) === 1));
     const answers = await touchUnchanged(tx, ctx, alone.map((r) => digestOf.get(r.h)!));
     pending = pending.filter((r) => {
-      const answer = answers.get(digestOf.get(r.h)!);
-      if (answer !== undefined) results[positions[r.h]!] = JSON.parse(answer) as ReturnType<typeof discoveryToDaemon>;
-      return answer === undefined;
+      const hit = answers.get(digestOf.get(r.h)!);
+      if (hit) results[positions[r.h]!] = hit;
+      return !hit;
     });
 
     const ids = new IdAllocator();
@@ -613,11 +621,11 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
       const written = await writeRound(tx, ctx, plans, ids);
-      const applied: Array<{ hostId: string; digest: string; response: unknown }> = [];
+      const applied: Array<{ host_id: string; digest: string; response: string }> = [];
       for (const [h, stored] of written) {
-        const response = discoveryToDaemon(stored);
-        results[positions[h]!] = response;
-        applied.push({ hostId: stored.host.id as string, digest: digestOf.get(h)!, response });
+        const ingested = { id: stored.host.id as string, answer: JSON.stringify(discoveryToDaemon(stored)) };
+        results[positions[h]!] = ingested;
+        applied.push({ host_id: ingested.id, digest: digestOf.get(h)!, response: ingested.answer });
       }
       await rememberDigests(tx, ctx, applied);
       pending = later;
@@ -627,8 +635,8 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
 }
 
 /** One reported host (the daemon's synchronous `POST /api/v1/hosts/discovery`): its error is the request's. */
-export async function ingestHost(db: Db, ctx: IngestContext, request: DaemonHostRequest) {
+export async function ingestHost(db: Db, ctx: IngestContext, request: DaemonHostRequest): Promise<ReturnType<typeof discoveryToDaemon>> {
   const [result] = await ingestHosts(db, ctx, [request]);
   if (result instanceof AppError) throw result;
-  return result!;
+  return JSON.parse(result!.answer) as ReturnType<typeof discoveryToDaemon>;
 }

@@ -268,16 +268,32 @@ async function syncEntities(
     if (states.every((s) => s === 'completed' || s === 'failed' || s === 'unknown') || Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  // Entities a daemon sent are confirmed by their pending id (a subnet may be in several jobs: once).
+  // Entities a daemon sent are confirmed by their pending id (a subnet may be in several jobs: once);
+  // a host with the answer its report got, kept in host_discovery_digests.
   const subnetsDone = new Map<string, unknown>();
-  const hostsDone = new Map<string, unknown>();
+  const hostIds = new Map<string, string>();
+  const completed: Job<DiscoverySyncJob, DiscoverySyncResult>[] = [];
   for (let i = 0; i < jobs.length; i += 1) {
     if (states[i] !== 'completed') continue;
     const done = await queue.getJob(jobs[i]!.id!);
     const result = done?.returnvalue as DiscoverySyncResult | undefined;
     if (!done || !result) continue;
+    completed.push(done);
     done.data.subnets.forEach((s, k) => result.subnets[k] != null && subnetsDone.set(s.id as string, result.subnets[k]));
-    done.data.hosts.forEach((h, k) => result.hosts[k] != null && hostsDone.set((h.host as { id: string }).id, result.hosts[k]));
+    done.data.hosts.forEach((h, k) => result.hosts[k] && hostIds.set((h.host as { id: string }).id, result.hosts[k]!.id));
+  }
+  const answers = new Map((await db.query<{ host_id: string; response: string }>(
+    `select host_id, response from host_discovery_digests where host_id = any(?::uuid[])`, [[...new Set(hostIds.values())]],
+  )).map((r) => [r.host_id, r.response]));
+  const hostsDone = new Map<string, unknown>();
+  for (const [pendingId, hostId] of hostIds) {
+    const answer = answers.get(hostId);
+    if (answer !== undefined) hostsDone.set(pendingId, JSON.parse(answer));
+  }
+  // A host changed since its job (its answer forgotten): that job goes, so the daemon's next
+  // sending of the same entities is a new job that answers afresh.
+  for (const done of completed) {
+    if (done.data.hosts.some((h) => !hostsDone.has((h.host as { id: string }).id) && hostIds.has((h.host as { id: string }).id))) await done.remove();
   }
   const ack: EntitiesCreated = { subnets: [...subnetsDone], hosts: [...hostsDone] };
   const confirmed = ack.subnets.length + ack.hosts.length;
