@@ -24,7 +24,8 @@ create table host_discovery_digests (
   network_id uuid not null,
   digest text not null,
   -- The host as answered to the daemon (HostResponse JSON), kept as text: it is only ever passed on.
-  response text not null
+  -- lz4: ~5 KB per host are compressed at every full ingest; pglz took 4x the CPU (0.14 ms per host).
+  response text compression lz4 not null
 )`);
     this.addSql(`create index host_discovery_digests_network_idx on host_discovery_digests (network_id, digest)`);
 
@@ -40,9 +41,10 @@ begin
     delete from host_discovery_digests d using digest_changed_rows c where d.host_id = c.host_id;
   end if;
   if TG_TABLE_NAME = 'ip_addresses' and TG_OP <> 'DELETE' then
-    delete from host_discovery_digests d using digest_changed_rows c, ip_addresses i
-     where d.host_id = i.host_id and i.host_id <> c.host_id
-       and ((i.subnet_id = c.subnet_id and i.ip_address = c.ip_address) or (i.network_id = c.network_id and i.mac_address = c.mac_address));
+    delete from host_discovery_digests where host_id in (
+      select i.host_id from digest_changed_rows c join ip_addresses i on i.subnet_id = c.subnet_id and i.ip_address = c.ip_address where i.host_id <> c.host_id
+      union
+      select i.host_id from digest_changed_rows c join ip_addresses i on i.network_id = c.network_id and i.mac_address = c.mac_address where i.host_id <> c.host_id);
   end if;
   return null;
 end $$`);

@@ -100,7 +100,7 @@ const identityKeys = (ctx: IngestContext, r: Report) => [
 async function lockAndCheck(db: Db, ctx: IngestContext, ds: Discovery[]): Promise<Array<string[] | AppError>> {
   const reported = ds.flatMap((d, h) => d.ip_addresses.map((i, n) => ({ h, n, subnet_id: i.subnet_id, ip_address: i.ip_address, mac_address: i.mac_address })));
   const [sql, params] = bind(
-    `with x as materialized (select * from jsonb_to_recordset({reported}::jsonb) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
+    `with x as materialized (select * from json_to_recordset({reported}::json) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
      locks as (${LOCKS(`select unnest({hostKeys}::text[]) as k
                          union all select 'ip:' || x.subnet_id || ':' || host(x.ip_address) from x
                          union all select 'mac:' || {network}::text || ':' || x.mac_address from x`)})
@@ -140,7 +140,7 @@ async function findHosts(db: Db, ctx: IngestContext, reports: Report[]): Promise
     h, n, id: i.id, subnet_id: i.subnet_id, ip_address: addresses[n], mac_address: isUsableMac(i.mac_address) ? i.mac_address : null,
   })));
   const [sql, params] = bind(
-    `with x as materialized (select * from jsonb_to_recordset({reported}::jsonb) as x(h int, n int, id uuid, subnet_id uuid, ip_address inet, mac_address text)),
+    `with x as materialized (select * from json_to_recordset({reported}::json) as x(h int, n int, id uuid, subnet_id uuid, ip_address inet, mac_address text)),
      candidates as materialized (
        select x.h, i.host_id, x.n * 3 as rank from x, lateral (
          select host_id from ip_addresses i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address offset 0) i
@@ -150,7 +150,7 @@ async function findHosts(db: Db, ctx: IngestContext, reports: Report[]): Promise
        union all
        select x.h, i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.id = x.id offset 0) i
        union all
-       select hx.h, hx.id, 2147483647 from jsonb_to_recordset({hosts}::jsonb) as hx(h int, id uuid)),
+       select hx.h, hx.id, 2147483647 from json_to_recordset({hosts}::json) as hx(h int, id uuid)),
      chosen as (
        select distinct on (c.h) c.h, c.host_id from candidates c,
          lateral (select 1 from hosts h where h.id = c.host_id and h.network_id = {network} offset 0) h
@@ -205,25 +205,36 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
           and not exists (select 1 from ip_addresses l where l.id = i.id) order by i.valid_from desc limit 1)) i
      order by i.valid_from desc limit 1)`;
   const ownedBy = (history: string) => `exists (select 1 from ${history} t where t.id = q.id and (t.host_id <> q.owner or t.network_id <> {network}))`;
+  // Each part is computed once for the whole batch and grouped by report (`h`): a per-report
+  // subquery over the batch's rows would make the statement quadratic in the batch size.
   const [sql, params] = bind(
-    `with hx as materialized (select * from jsonb_to_recordset({hosts}::jsonb) as hx(h int, host_id uuid, new_host boolean, service_ids uuid[])),
-     x as materialized (select * from jsonb_to_recordset({addresses}::jsonb) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
-     q as materialized (select q.*, hx.host_id as owner, hx.service_ids from jsonb_to_recordset({ids}::jsonb) as q(h int, kind text, id uuid) join hx using (h))
+    `with hx as materialized (select * from json_to_recordset({hosts}::json) as hx(h int, host_id uuid, new_host boolean, service_ids uuid[])),
+     x as materialized (select * from json_to_recordset({addresses}::json) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
+     q as materialized (select q.*, hx.host_id as owner, hx.service_ids from json_to_recordset({ids}::json) as q(h int, kind text, id uuid) join hx using (h)),
+     taken as (
+       select q.h, array_agg(q.id) as ids from q where case q.kind
+           when 'ip' then ${ownedBy('ip_addresses_history')}
+           when 'port' then ${ownedBy('ports_history')}
+           when 'service' then ${ownedBy('services_history')}
+           else exists (select 1 from bindings_history t where t.id = q.id and (not (t.service_id = any(q.service_ids)) or t.network_id <> {network})) end
+       group by q.h),
+     address_lineage as (
+       select x.h, x.n, d.host_id, d.valid_from, d.lineage_id from x, lateral ${deletedAddress('i.host_id, i.valid_from, i.lineage_id')} d),
+     host_by_address as (
+       select distinct on (a.h) a.h, hh.lineage_id from address_lineage a, lateral (select lineage_id from hosts_history h where h.id = a.host_id limit 1) hh
+       where not exists (select 1 from hosts l where l.id = a.host_id)
+       order by a.h, a.valid_from desc),
+     ip_lineage as (
+       select x.h, json_agg(json_build_object('n', x.n, 'lineage_id', a.lineage_id)) as list
+       from x left join address_lineage a on a.h = x.h and a.n = x.n group by x.h)
      select hx.h,
        exists (select 1 from hosts_history where id = hx.host_id and network_id <> {network}) as host_taken,
        case when hx.new_host then coalesce(
          (select lineage_id from hosts_history where id = hx.host_id and network_id = {network} order by valid_from desc limit 1),
-         (select h.lineage_id from x, lateral ${deletedAddress('i.host_id, i.valid_from')} i,
-                 lateral (select lineage_id from hosts_history h where h.id = i.host_id limit 1) h
-          where x.h = hx.h and not exists (select 1 from hosts l where l.id = i.host_id)
-          order by i.valid_from desc limit 1)) end as host_lineage,
-       array(select q.id from q where q.h = hx.h and case q.kind
-               when 'ip' then ${ownedBy('ip_addresses_history')}
-               when 'port' then ${ownedBy('ports_history')}
-               when 'service' then ${ownedBy('services_history')}
-               else exists (select 1 from bindings_history t where t.id = q.id and (not (t.service_id = any(q.service_ids)) or t.network_id <> {network})) end) as taken,
-       (select coalesce(json_agg(json_build_object('n', x.n, 'lineage_id', ${deletedAddress('i.lineage_id')})), '[]') from x where x.h = hx.h) as ip_lineage
-     from hx`,
+         hba.lineage_id) end as host_lineage,
+       coalesce(taken.ids, '{}') as taken,
+       coalesce(ip_lineage.list, '[]') as ip_lineage
+     from hx left join taken using (h) left join host_by_address hba using (h) left join ip_lineage using (h)`,
     {
       hosts: json(questions.map((q) => ({ h: q.h, host_id: q.hostId, new_host: q.newHost, service_ids: q.serviceIds }))),
       addresses: json(questions.flatMap((q) => q.newIps.map((i) => ({ h: q.h, ...i })))),
@@ -245,7 +256,7 @@ async function upsert(db: Db, table: HistoryTable, owner: 'host_id' | 'service_i
   const cols = Object.keys(rows[0]!);
   const written = await db.query(
     `insert into ${t} (${cols.join(', ')}, last_seen_at)
-     select ${cols.join(', ')}, now() from jsonb_populate_recordset(null::${t}, ?::jsonb)
+     select ${cols.join(', ')}, now() from json_populate_recordset(null::${t}, ?::json)
      on conflict (id) do update set ${[...updatable.map((c) => `${c} = excluded.${c}`), 'last_seen_at = now()'].join(', ')}
      where ${t}.${owner} = excluded.${owner}
      returning ${table.spec.columns.join(', ')}`,
@@ -454,7 +465,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   if (inserts.length) {
     const rows = await db.query(
       `insert into hosts (${Object.keys(inserts[0]!).join(', ')}, last_seen_at)
-       select ${Object.keys(inserts[0]!).join(', ')}, now() from jsonb_populate_recordset(null::hosts, ?::jsonb)
+       select ${Object.keys(inserts[0]!).join(', ')}, now() from json_populate_recordset(null::hosts, ?::json)
        returning ${hostColumns}`,
       [json(inserts)],
     );
@@ -464,7 +475,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
     const rows = await db.query(
       `update hosts h set hostname = x.hostname, source = x.source, first_discovery_id = x.first_discovery_id,
                           last_discovery_id = x.last_discovery_id, last_seen_at = now()
-       from jsonb_populate_recordset(null::hosts, ?::jsonb) x where h.id = x.id
+       from json_populate_recordset(null::hosts, ?::json) x where h.id = x.id
        returning ${hostColumns.split(', ').map((c) => `h.${c}`).join(', ')}`,
       [json(updates)],
     );
@@ -479,7 +490,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   const unchecked = plans.filter((p) => p.uncheckedBindingIds.length);
   if (unchecked.length) {
     const taken = await db.query<{ id: string }>(
-      `select distinct t.id from jsonb_to_recordset(?::jsonb) as q(id uuid, service_ids uuid[]) join bindings_history t on t.id = q.id
+      `select distinct t.id from json_to_recordset(?::json) as q(id uuid, service_ids uuid[]) join bindings_history t on t.id = q.id
        where not (t.service_id = any(q.service_ids)) or t.network_id <> ?`,
       [json(unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ id, service_ids: p.serviceIds })))), ctx.networkId],
     );
@@ -531,7 +542,7 @@ async function rememberDigests(db: Db, ctx: IngestContext, applied: Array<{ host
   if (!applied.length) return;
   await db.query(
     `insert into host_discovery_digests (host_id, network_id, digest, response)
-     select x.host_id, ?, x.digest, x.response from jsonb_to_recordset(?::jsonb) as x(host_id uuid, digest text, response text)
+     select x.host_id, ?, x.digest, x.response from json_to_recordset(?::json) as x(host_id uuid, digest text, response text)
      on conflict (host_id) do update set digest = excluded.digest, response = excluded.response`,
     [ctx.networkId, json(applied)],
   );
