@@ -3,33 +3,30 @@
 // the machine's two cores were shared between the API, PostgreSQL and the load generator.
 import { readdirSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { Db } from '../src/core/db.js';
 import type { Services } from '../src/core/services.js';
 
 // ---- SQL tracing ---------------------------------------------------------------------------
 
 export interface TracedQuery { sql: string; params: unknown[]; ms: number; rows: number }
 
-type Execute = (this: unknown, sql: unknown, params?: unknown[], ...rest: unknown[]) => Promise<unknown>;
-
 /**
- * Records every statement that goes through EntityManager.execute (all of Db.query does) while
- * `fn` runs. Patches the prototype for that time only: call it when nothing else is running.
+ * Records every statement that goes through Db.query (all SQL of the services does) while `fn`
+ * runs. Patches the prototype for that time only: call it when nothing else is running.
  */
-export async function traceQueries<T>(services: Services, fn: () => Promise<T>): Promise<{ result: T; queries: TracedQuery[] }> {
-  let proto: any = Object.getPrototypeOf(services.orm.em);
-  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'execute')) proto = Object.getPrototypeOf(proto);
-  const original: Execute = proto.execute;
+export async function traceQueries<T>(_services: Services, fn: () => Promise<T>): Promise<{ result: T; queries: TracedQuery[] }> {
+  const original = Db.prototype.query;
   const queries: TracedQuery[] = [];
-  proto.execute = async function (this: unknown, sql: unknown, params: unknown[] = [], ...rest: unknown[]) {
+  Db.prototype.query = async function <R>(this: Db, sql: string, params: unknown[] = []): Promise<R[]> {
     const started = performance.now();
-    const out = await original.call(this, sql, params, ...rest);
-    queries.push({ sql: String(sql), params, ms: round(performance.now() - started), rows: Array.isArray(out) ? out.length : 0 });
-    return out;
+    const out = await original.call(this, sql, params);
+    queries.push({ sql, params, ms: round(performance.now() - started), rows: out.length });
+    return out as R[];
   };
   try {
     return { result: await fn(), queries };
   } finally {
-    proto.execute = original;
+    Db.prototype.query = original;
   }
 }
 
@@ -44,7 +41,7 @@ export async function explainAll(services: Services, queries: TracedQuery[]): Pr
   const rollback = new Error('rollback');
   await services.orm.em.fork().transactional(async (em) => {
     for (const q of queries) {
-      const rows = await em.execute<Array<Record<string, string>>>(`explain (analyze, buffers) ${q.sql}`, q.params);
+      const rows = await new Db(em as never).query<Record<string, string>>(`explain (analyze, buffers) ${q.sql}`, q.params);
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
       const num = (re: RegExp) => (re.exec(plan) ? Number(re.exec(plan)![1]) : null);
       out.push({ sql: q.sql, clientMs: q.ms, executionMs: num(/Execution Time: ([\d.]+) ms/), planningMs: num(/Planning Time: ([\d.]+) ms/), plan });
@@ -67,7 +64,7 @@ export async function explainWhatIfs(services: Services, variants: WhatIf[]) {
     await services.orm.em.fork().transactional(async (em) => {
       for (const ddl of v.setup ?? []) await em.execute(ddl);
       if (v.setup?.length) await em.execute('analyze hosts_history');
-      const rows = await em.execute<Array<Record<string, string>>>(`explain (analyze, buffers) ${v.sql}`, v.params);
+      const rows = await new Db(em as never).query<Record<string, string>>(`explain (analyze, buffers) ${v.sql}`, v.params);
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
       const m = /Execution Time: ([\d.]+) ms/.exec(plan);
       out.push({ name: v.name, why: v.why, setup: v.setup, executionMs: m ? Number(m[1]) : null, plan });

@@ -4,14 +4,12 @@
 //
 // What runs, each on a database of its own (cloned from the test template, as the tests do) with a
 // tenant, a fresh network, a registered daemon, one /16 subnet and a running discovery session:
-//   queue    the discovery-sync QUEUE: 1,000 jobs enqueued, then a real BullMQ Worker of
-//            workers/discoverySync.ts (same processor, same options) until all complete, at the
-//            configured concurrency (DISCOVERY_SYNC_CONCURRENCY, 4) and at 1;
-//   sync     ingestHost() directly (as the daemon route does, minus HTTP), sequential and N at once;
-//   explain  EXPLAIN ANALYZE of every statement of 5 more hosts, new then unchanged (rolled-back savepoints; medians);
-//   whatif   diagnostics: the proposed findHost change (SQL rewritten in this process only), 50 hosts
-//            per transaction, synchronous_commit=off (bench database only), and a set-based prototype
-//            (one statement per kind for the whole batch, rolled back) with row- and statement-level history;
+//   queue    the discovery-sync QUEUE, as the server-poll producer fills it: jobs of DISCOVERY_SYNC_BATCH
+//            (100) hosts, then a real BullMQ Worker of workers/discoverySync.ts (same processor, same
+//            options) until all complete, at the configured concurrency (DISCOVERY_SYNC_CONCURRENCY, 4)
+//            and at 1; this is the headline;
+//   sync     ingestHost() directly, one host per transaction (a daemon's POST /api/v1/hosts/discovery
+//            minus HTTP), sequential and N at once;
 //   profile  the queue pass under the V8 sampling profiler.
 // Every pass is checked: 1,000 hosts, 2,000 IPs, 5,000 ports, 3,000 services, 5,000 bindings in the
 // network, and no *_history row added by the unchanged pass.
@@ -23,11 +21,11 @@
 // pg_stat_database (active_time, idle_in_transaction_time, commits, tuples) and pg_stat_wal deltas.
 //
 // Environment: BENCH_INGEST_HOSTS (1000), BENCH_INGEST_PROFILE (1: CPU profile of one extra queue
-// pass), BENCH_INGEST_SYNC (1: the synchronous per-host passes), BENCH_INGEST_SYNC_CONCURRENCY (4), BENCH_INGEST_CONCURRENCIES (1:
-// queue concurrencies besides the configured one, e.g. "1,8"), BENCH_INGEST_QUIET_WAIT (5 s:
-// before each pass, wait at most this long for the shared machine to be quiet), BENCH_INGEST_MAX_FOREIGN
-// (30: the headline is measured again once if others used more than this % of one core meanwhile),
-// DATABASE_URL, REDIS_URL.
+// pass), BENCH_INGEST_SYNC (1: the synchronous per-host passes), BENCH_INGEST_SYNC_CONCURRENCY (4),
+// BENCH_INGEST_CONCURRENCIES (1: queue concurrencies besides the configured one, e.g. "1,8"),
+// BENCH_INGEST_QUIET_WAIT (5 s: before each pass, wait at most this long for the shared machine to be
+// quiet), BENCH_INGEST_MAX_FOREIGN (30: the headline is measured again once if others used more than
+// this % of one core meanwhile), DISCOVERY_SYNC_BATCH, DATABASE_URL, REDIS_URL.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';

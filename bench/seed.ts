@@ -183,13 +183,13 @@ async function growBatch(pool: pg.Pool, round: number, lo: number, hi: number): 
       `update ip_addresses i set name = format('eth%s r%s', i.position, $1::int)
        from bench_seed_hosts s where i.host_id = s.id and s.n between $2 and $3`, p);
     await c.query(
-      `update ports x set last_discovery_id = gen_random_uuid()
+      `update ports x set first_discovery_id = gen_random_uuid()
        from bench_seed_hosts s where x.host_id = s.id and s.n between $2 and $3 and $1::int > 0`, p);
     await c.query(
       `update services v set name = format('%s r%s', v.service_definition, $1::int)
        from bench_seed_hosts s where v.host_id = s.id and s.n between $2 and $3`, p);
     await c.query(
-      `update bindings b set last_discovery_id = gen_random_uuid()
+      `update bindings b set first_discovery_id = gen_random_uuid()
        from bench_seed_services v join bench_seed_hosts s using (n)
        where b.service_id = v.id and s.n between $2 and $3 and $1::int > 0`, p);
   });
