@@ -53,7 +53,9 @@ end $$`);
       this.addSql(`create trigger discovery_digests_forget_update after update on ${table} referencing new table as digest_changed_rows for each statement execute function discovery_digests_forget()`);
       this.addSql(`create trigger discovery_digests_forget_delete after delete on ${table} referencing old table as digest_changed_rows for each statement execute function discovery_digests_forget()`);
     }
-    // The host itself: only what is not volatile (the same condition its history triggers use).
+    // The host itself: only what is not volatile (the same condition its history triggers use; like
+    // theirs, it is generated from the columns hosts has now, so a migration adding a column to hosts
+    // creates this trigger again).
     this.addSql(`
 do $$
 declare
