@@ -150,6 +150,25 @@ describe('discovery-sync worker', () => {
     expect(shape(await answers([single[0]!, single[1]!]))).to.deep.equal(shape(stored));
   });
 
+  it('two reports of a batch that share no identifier but match one stored host are ingested one after the other', async () => {
+    await run({ ctx: ctx(), subnets: [subnetBody()], hosts: [] });
+    // A stored host with two addresses: .5 (MAC …:01) and .6 (MAC …:02).
+    const stored = otherHost(1);
+    stored.interfaces.push({ ...stored.interfaces[0], id: randomUUID(), ip_address: '172.25.0.6', mac_address: '02:00:00:00:00:02', position: 1 });
+    await run({ ctx: ctx(), subnets: [], hosts: [stored] });
+    // One report finds it by address .5 (no MAC), the other by MAC …:02 on a new address .9.
+    const byIp = otherHost(3, null as unknown as string);
+    byIp.interfaces[0].ip_address = '172.25.0.5';
+    const byMac = otherHost(4, '02:00:00:00:00:02');
+    byMac.interfaces[0].ip_address = '172.25.0.9';
+    const job = await run({ ctx: ctx(), subnets: [], hosts: [byIp, byMac] });
+    expect(job.failedReason).to.equal(undefined);
+    expect(result(job).hosts).to.deep.equal([{ id: stored.host.id }, { id: stored.host.id }]);
+    const ips = await db(app).query<{ ip: string }>(`select host(ip_address) as ip from ip_addresses where host_id = ? order by ip_address`, [stored.host.id]);
+    expect(ips.map((r) => r.ip)).to.deep.equal(['172.25.0.5', '172.25.0.9']); // the address with MAC …:02 moved
+    expect((await counts()).hosts).to.equal(1);
+  });
+
   it('an entity the inventory refuses is answered null and logged; the rest of its job is stored', async () => {
     const foreignSubnet = body('/api/v1/subnets'); // another network's id
     const orphan = hostBody(); // its subnet was never reported
