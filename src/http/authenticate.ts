@@ -7,7 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { Services } from '../core/services.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
-import { SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../modules/accounts/principal.js';
+import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../modules/accounts/principal.js';
 
 /** Free of the limiter (decisions §4). */
 const UNLIMITED = new Set(['/api/health', '/api/version']);
@@ -51,11 +51,12 @@ export function authenticate(services: Services) {
       ctx.state.authError = err;
     }
     const scope = ctx.state.scope as Scope | undefined;
-    const [key, policy]: [string, BucketPolicy] = !scope
-      ? [`ip:${ctx.ip}`, RATE_POLICIES.anonymous]
-      : scope.kind === 'daemon'
-        ? [`daemon:${scope.daemonId}`, RATE_POLICIES.daemon]
-        : [`user:${scope.userId}`, RATE_POLICIES.user]; // a user's sessions and keys share one bucket
+    const refused = ctx.state.authError instanceof RefusedCredential ? ctx.state.authError.userId : undefined;
+    const [key, policy]: [string, BucketPolicy] = scope?.kind === 'daemon'
+      ? [`daemon:${scope.daemonId}`, RATE_POLICIES.daemon]
+      : scope || refused
+        ? [`user:${scope?.userId ?? refused}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket
+        : [`ip:${ctx.ip}`, RATE_POLICIES.anonymous];
     const decision = await services.rateLimiter.take(key, policy);
     ctx.set(rateLimitHeaders(decision));
     if (!decision.allowed) throw new AppError('rate_limit_exceeded', { retry_after: decision.retryAfterSeconds });

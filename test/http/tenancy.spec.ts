@@ -653,12 +653,17 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       expect(off.api_access_enabled).to.equal(false);
       expect(expectOk(await call(app.url, 'GET', '/api/v1/organizations/current', { auth: w.viewer.auth })).api_access_enabled).to.equal(false);
 
-      // (A refused key is no principal: the request is limited per client IP, hence fresh IPs.)
+      // A refused key is no principal, but its requests spend its user's tokens, not the client IP's
+      // (10 for anonymous callers): a script keeps being told 403, not 429.
       for (const k of keys) {
         for (const path of ['/api/v1/tags', '/api/auth/me', `/api/v1/networks/${w.sharedNet}`]) {
-          expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', path, { auth: { bearer: k } }), 403, 'auth_api_access_disabled');
+          const res = await call(app.url, 'GET', path, { auth: { bearer: k } });
+          expectError(res, 403, 'auth_api_access_disabled');
+          expect(res.headers.get('x-ratelimit-limit')).to.equal('300');
         }
       }
+      const ip = freshLoopbackIp();
+      for (let n = 0; n < 12; n += 1) expectError(await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: { bearer: keys[0]! } }), 403, 'auth_api_access_disabled');
       // A disabled or unknown key is still 401, not a hint that the organization exists.
       expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: { bearer: w.disabledKey } }), 401, 'auth_not_authenticated');
       // Sessions are unaffected, and so is the other organization's key.

@@ -28,6 +28,16 @@ interface SessionRow {
 
 const minRole = (a: Role, b: Role): Role => (ROLE_RANK[a] <= ROLE_RANK[b] ? a : b);
 
+/**
+ * A valid key that its organization refuses (API access off): 403, and the request still spends
+ * a token of its user's bucket, not of the client IP's (a script of that user must not be told 429).
+ */
+export class RefusedCredential extends AppError {
+  constructor(readonly userId: string) {
+    super('auth_api_access_disabled');
+  }
+}
+
 export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
   const row = await db.one<KeyRow>(
     `select k.id as key_id, u.id as user_id, u.organization_id, u.permissions as user_role, k.permissions as key_role,
@@ -38,7 +48,7 @@ export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
     [sha256Hex(token)],
   );
   if (!row || !row.is_enabled || row.expired) throw new AppError('auth_not_authenticated');
-  if (!row.api_access_enabled) throw new AppError('auth_api_access_disabled');
+  if (!row.api_access_enabled) throw new RefusedCredential(row.user_id);
   // The key sees the intersection of its own list with what its user sees now (decisions §2).
   const keyNetworks = row.key_networks ? new Set(row.key_networks) : null;
   return {
