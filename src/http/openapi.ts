@@ -35,12 +35,22 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
         meta: r.paginated ? { allOf: [meta, { properties: { pagination: { $ref: '#/components/schemas/Pagination' } } }] } : meta,
       },
     };
+    // A user route that daemons call too (Scanopy daemons post subnets to user routes) documents
+    // what a daemon sends and gets: OpenAPI has no per-scheme body, hence the extension.
+    const daemon = 'daemon' in r && typeof r.daemon === 'object' ? r.daemon : undefined;
     paths[path] ??= {};
     paths[path][r.method] = {
       summary: r.summary,
       tags: [r.group],
       security: r.auth === 'public' ? [] : r.auth === 'daemon' ? [{ daemon: [] }]
-        : 'sessionOnly' in r && r.sessionOnly ? [{ session: [] }] : [{ bearer: [] }, { session: [] }],
+        : 'sessionOnly' in r && r.sessionOnly ? [{ session: [] }]
+          : [{ bearer: [] }, { session: [] }, ...(daemon ? [{ daemon: [] }] : [])],
+      'x-daemon-variant': daemon ? {
+        description: 'Called with a daemon key (scp_d_… and X-Daemon-ID), the route takes this body and answers this status, in the daemon protocol\'s vocabulary.',
+        status: daemon.status ?? r.status ?? 200,
+        requestBody: daemon.body ? toSchema(daemon.body) : undefined,
+        parameters: daemon.query ? parameters(daemon.query, 'query') : undefined,
+      } : undefined,
       'x-required-role': r.auth === 'public' ? undefined : r.auth,
       parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query')],
       requestBody: r.body ? { required: true, content: { 'application/json': { schema: toSchema(r.body) } } } : undefined,

@@ -78,6 +78,12 @@ describe('system: envelope, errors, version, health', () => {
     expect(res.body.paths['/api/v1/tags'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['limit', 'offset', 'at', 'group_by', 'order_by', 'order_direction']);
     expect(res.body.paths['/api/v1/tags/{id}'].put.requestBody.content['application/json'].schema.required).to.include.members(['name', 'color']);
     expect(res.body.components.schemas.Error.properties.code.enum).to.include('entity_modified');
+    // Routes daemons call too say so, with what a daemon sends.
+    const subnets = res.body.paths['/api/v1/subnets'];
+    expect(subnets.post.security).to.deep.include({ daemon: [] });
+    expect(subnets.post['x-daemon-variant'].requestBody.required).to.include.members(['cidr', 'network_id']);
+    expect(subnets.get['x-daemon-variant']).to.be.an('object');
+    expect(res.body.paths['/api/v1/tags'].get.security).not.to.deep.include({ daemon: [] });
     const page = await fetch(`${app.url}/api/docs`);
     expect(page.headers.get('content-type')).to.match(/text\/html/);
     expect(await page.text()).to.include('/api/v1/tags/{id}/history');
