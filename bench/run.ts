@@ -17,7 +17,6 @@ import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
-import type { Services } from '../src/core/services.js';
 import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { cpuProfile, cpuWindow, explainAll, explainWhatIfs, machineBusyPercent, round, summarizeProfile, traceQueries, type CpuWindow, type TracedQuery } from './diagnose.js';
 import { RAW_PATH, rawHostsRoute } from './rawHosts.js';
