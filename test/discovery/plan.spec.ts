@@ -1,6 +1,8 @@
 // The pure planning of a discovery merge (src/modules/discovery/plan.ts), without a database.
 import { expect } from 'chai';
-import { acceptBindings, canonical, matchChildren, mergeMetadata, mergeSource, type BindingFact } from '../../src/modules/discovery/plan.js';
+import {
+  acceptBindings, canonical, claimStoredHosts, loneReports, matchChildren, mergeMetadata, mergeSource, nextRound, type BindingFact,
+} from '../../src/modules/discovery/plan.js';
 
 describe('discovery/plan', () => {
   it('canonical JSON ignores key order (as jsonb does)', () => {
@@ -50,4 +52,34 @@ describe('discovery/plan', () => {
     ];
     expect(acceptBindings(stored, reported).map((x) => x?.id ?? null)).to.deep.equal(['s1', null, 'r3', null, 'r5', 'r5']);
   });
+
+  describe('batches', () => {
+    // Reports as their identity keys (host id, ip:…, mac:…).
+    const a = ['host:a', 'ip:1', 'mac:m1'];
+    const b = ['host:b', 'ip:2'];
+    const c = ['host:c', 'ip:3', 'mac:m1']; // the machine of a, seen again (same MAC)
+    const d = ['host:d', 'ip:4'];
+    const e = ['host:e', 'ip:3']; // the machine of c (same IP)
+    const keys = (r: string[]) => r;
+
+    it('lone reports share no key with any other report of the batch', () => {
+      expect(loneReports([a, b, c, d], keys)).to.deep.equal([b, d]);
+      expect(loneReports([a, a], keys)).to.deep.equal([]);
+      expect(loneReports([], keys)).to.deep.equal([]);
+    });
+
+    it('a round holds the reports that share no key with an earlier pending one; the rest keep their order', () => {
+      expect(nextRound([a, b, c, d, e], keys)).to.deep.equal({ round: [a, b, d], later: [c, e] });
+      // e shares nothing with a, but waits behind c, the report of its machine it follows.
+      expect(nextRound([c, e], keys)).to.deep.equal({ round: [c], later: [e] });
+      expect(nextRound([e], keys)).to.deep.equal({ round: [e], later: [] });
+    });
+
+    it('a stored host matched by two reports of a round stays with the first; the others wait', () => {
+      const { claimed, deferred } = claimStoredHosts([[4, 'H'], [1, 'G'], [2, 'H'], [7, 'H']]);
+      expect([...claimed]).to.deep.equal([[1, 'G'], [2, 'H']]);
+      expect([...deferred].sort()).to.deep.equal([4, 7]);
+    });
+  });
 });
+

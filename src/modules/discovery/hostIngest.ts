@@ -1,5 +1,6 @@
 // Discovered hosts (reference §2.2) merged into the inventory, a batch at a time. A batch is one
-// transaction of a few set-based statements, whatever its size (bench/README.md counts them):
+// transaction of a fixed number of set-based statements, whatever its size (bench/INGEST.md counts
+// them: 10 for a batch of new hosts, 2 for a batch of unchanged ones):
 //   1. advisory locks on what identifies each host (its id, each MAC, each subnet+IP), so two reports
 //      of one machine never both create it, and a check that every address is on a known subnet;
 //   2. the host each report is: the first reported address that a stored host of the network has
@@ -15,8 +16,9 @@
 // one by one gives. Matching and merging are pure (./plan.ts).
 // Unchanged hosts skip steps 2–4: each host keeps the digest of the last report applied to it in
 // full, and the answer it got (table host_discovery_digests, forgotten by triggers on any write
-// that could change the outcome). A report with that digest, alone in its batch to name its
-// machine, moves the host's last_seen_at and gets the stored answer: one statement for all of them.
+// that could change the outcome; migration 0006). A report with that digest, alone in its batch to
+// name its machine, moves the host's last_seen_at and gets the stored answer: one statement for all
+// of them, right after step 1.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
@@ -27,7 +29,9 @@ import { ipAddressTable } from '../ipAddresses/table.js';
 import { portType } from '../ports/portTypes.js';
 import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
-import { acceptBindings, bindingFacts, canonical, matchChildren, mergeSource, newSource, type BindingFact } from './plan.js';
+import {
+  acceptBindings, bindingFacts, canonical, claimStoredHosts, loneReports, matchChildren, mergeSource, newSource, nextRound, type BindingFact,
+} from './plan.js';
 import {
   discoveryFromDaemon, discoveryToDaemon,
   type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
@@ -585,12 +589,10 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
 
     // Unchanged hosts. A report that shares an identity key with another of the batch takes the
     // full path (their order matters there).
-    const keysOf = new Map(pending.map((r) => [r.h, [...new Set(identityKeys(ctx, r))]]));
-    const keyUses = new Map<string, number>();
-    for (const keys of keysOf.values()) for (const k of keys) keyUses.set(k, (keyUses.get(k) ?? 0) + 1);
+    const keysOf = new Map(pending.map((r) => [r.h, identityKeys(ctx, r)]));
+    const keys = (r: Report) => keysOf.get(r.h)!;
     const digestOf = new Map(pending.map((r) => [r.h, reportDigest(ctx, requests[positions[r.h]!]!)]));
-    const alone = pending.filter((r) => keysOf.get(r.h)!.every((k) => keyUses.get(k) === 1));
-    const answers = await touchUnchanged(tx, ctx, alone.map((r) => digestOf.get(r.h)!));
+    const answers = await touchUnchanged(tx, ctx, loneReports(pending, keys).map((r) => digestOf.get(r.h)!));
     pending = pending.filter((r) => {
       const hit = answers.get(digestOf.get(r.h)!);
       if (hit) results[positions[r.h]!] = hit;
@@ -599,26 +601,11 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
 
     const ids = new IdAllocator();
     while (pending.length) {
-      // A round: reports that share no identity key with an earlier report still pending.
-      const seen = new Set<string>();
-      let round: Report[] = [];
-      let later: Report[] = [];
-      for (const r of pending) {
-        const keys = identityKeys(ctx, r);
-        (keys.some((k) => seen.has(k)) ? later : round).push(r);
-        for (const k of keys) seen.add(k);
-      }
+      let { round, later } = nextRound(pending, keys);
       // Two reports of the round that turn out to be one stored host: the later waits a round.
       const found = await findHosts(tx, ctx, round);
-      const storedOf = new Map<number, StoredHost>();
-      const claimed = new Set<string>();
-      for (const s of [...found].sort((a, b) => a.h - b.h)) {
-        if (!claimed.has(s.id as string)) {
-          claimed.add(s.id as string);
-          storedOf.set(s.h, s);
-        }
-      }
-      const deferred = new Set(found.filter((s) => storedOf.get(s.h) !== s).map((s) => s.h));
+      const { deferred } = claimStoredHosts(found.map((s) => [s.h, s.id as string]));
+      const storedOf = new Map(found.filter((s) => !deferred.has(s.h)).map((s) => [s.h, s]));
       if (deferred.size) {
         later = [...later, ...round.filter((r) => deferred.has(r.h))].sort((a, b) => a.h - b.h);
         round = round.filter((r) => !deferred.has(r.h));

@@ -136,3 +136,48 @@ export function bindingFacts(b: DiscoveredBinding, serviceId: string, portId: (i
   if (b.type === 'IPAddress' && !ip) return null;
   return { id: b.id, service_id: serviceId, type: b.type, port_id: b.type === 'Port' ? port : null, ip_address_id: ip };
 }
+
+// ---- Batches: which reports of a batch go together -------------------------------------------
+
+/** Reports that share no identity key (id, MAC, subnet+IP) with any other report of the batch. */
+export function loneReports<R>(reports: R[], keysOf: (r: R) => string[]): R[] {
+  const uses = new Map<string, number>();
+  for (const r of reports) for (const k of new Set(keysOf(r))) uses.set(k, (uses.get(k) ?? 0) + 1);
+  return reports.filter((r) => keysOf(r).every((k) => uses.get(k) === 1));
+}
+
+/**
+ * The next round of a batch: the reports, in order, that share no identity key with an earlier
+ * pending report (a later report of one machine waits until the earlier one is stored); `later`
+ * keeps the others, in order.
+ */
+export function nextRound<R>(pending: R[], keysOf: (r: R) => string[]): { round: R[]; later: R[] } {
+  const seen = new Set<string>();
+  const round: R[] = [];
+  const later: R[] = [];
+  for (const r of pending) {
+    const keys = keysOf(r);
+    (keys.some((k) => seen.has(k)) ? later : round).push(r);
+    for (const k of keys) seen.add(k);
+  }
+  return { round, later };
+}
+
+/**
+ * Reports of a round matched to stored hosts (`[report position, stored host id]`, any order):
+ * the first report of each stored host keeps it; the positions of the others, which must wait for
+ * a later round, are returned too.
+ */
+export function claimStoredHosts(found: Array<[number, string]>): { claimed: Map<number, string>; deferred: Set<number> } {
+  const claimed = new Map<number, string>();
+  const owners = new Set<string>();
+  const deferred = new Set<number>();
+  for (const [h, hostId] of [...found].sort((a, b) => a[0] - b[0])) {
+    if (owners.has(hostId)) deferred.add(h);
+    else {
+      owners.add(hostId);
+      claimed.set(h, hostId);
+    }
+  }
+  return { claimed, deferred };
+}
