@@ -12,7 +12,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import type autocannon from 'autocannon';
-import pg from 'pg';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, quoteIdent } from '../src/core/db.js';
@@ -21,6 +20,7 @@ import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { cpuProfile, cpuWindow, explainAll, explainWhatIfs, machineBusyPercent, round, summarizeProfile, traceQueries, type CpuWindow, type TracedQuery } from './diagnose.js';
 import { RAW_PATH, rawHostsRoute } from './rawHosts.js';
 import { seed } from './seed.js';
+import { adminQuery, serverUrl } from '../test/support/app.js';
 
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const CFG = {
@@ -47,22 +47,6 @@ const RESULTS_DIR = new URL('./results/', import.meta.url);
 const log = (line: string) => console.log(line);
 const started = performance.now();
 const elapsed = () => `${Math.round((performance.now() - started) / 1000)}s`;
-
-function serverUrl(database: string): string {
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory');
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl('postgres') });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 // ---- HTTP helpers ----------------------------------------------------------------------------
 

@@ -1,21 +1,16 @@
 // What every worker file shares: the services of src/ (configuration, database, Redis, logger,
 // queues) plus the queue settings, and the wrapper that times each job for `/metrics`.
 import type { Job, WorkerOptions } from 'bullmq';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { Redis } from 'ioredis';
 import type { AppConfig } from '../src/config.js';
 import { createOrm } from '../src/core/db.js';
 import type { Logger } from '../src/core/logger.js';
-import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings, type Queues } from '../src/core/queues.js';
+import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings } from '../src/core/queues.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
+import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
 
-export interface WorkerServices {
-  config: AppConfig;
-  orm: MikroORM;
-  redis: Redis;
-  logger: Logger;
-  queues: Queues;
-  settings: QueueSettings;
+/** What the server-poll cycle needs (src/modules/serverPoll), plus the shared job metrics. */
+export interface WorkerServices extends PollerDeps {
   metrics: SharedMetricsStore;
   versionPolicy: VersionPolicy;
 }

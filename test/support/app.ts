@@ -18,7 +18,8 @@ const TEMPLATE = `netinv_tpl_${createHash('sha256')
   .digest('hex')
   .slice(0, 12)}`;
 
-function serverUrl(database: string): string {
+/** The URL of `database` on the project's PostgreSQL server. */
+export function serverUrl(database: string): string {
   const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory');
   url.pathname = `/${database}`;
   return url.toString();
