@@ -16,6 +16,11 @@ export interface AppConfig {
   /** Register also creates a first network named "Default" (decisions §2). */
   createDefaultNetwork: boolean;
   metricsToken: string | undefined;
+  /**
+   * OPERATOR_ORGANIZATION_ID: whose Owners and Admins see the queue dashboard, which shows every
+   * organization's jobs. Unset: the oldest organization (the one that set the instance up).
+   */
+  operatorOrganizationId: string | undefined;
   logLevel: string;
 }
 
@@ -31,6 +36,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     secureCookies: env.SECURE_COOKIES === 'true',
     createDefaultNetwork: env.CREATE_DEFAULT_NETWORK !== 'false',
     metricsToken: env.METRICS_TOKEN,
+    operatorOrganizationId: env.OPERATOR_ORGANIZATION_ID || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     ...overrides,
   };

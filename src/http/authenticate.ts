@@ -12,7 +12,7 @@ import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, sco
 /** Free of the limiter (decisions §4). */
 const UNLIMITED = new Set(['/api/health', '/api/version']);
 
-export function sessionCookieOptions(services: Services) {
+function sessionCookieOptions(services: Services) {
   return { httpOnly: true, sameSite: 'lax' as const, secure: services.config.secureCookies, path: '/', maxAge: SESSION_TTL_MS, overwrite: true };
 }
 
@@ -31,14 +31,21 @@ async function resolve(ctx: Context, services: Services): Promise<Scope | undefi
     }
     return scopeFromDaemonKey(db, token, ctx.get('X-Daemon-ID') || undefined);
   }
+  return sessionScope(ctx, services, db);
+}
+
+/** The signed-in user of the session cookie, if any; a session past half its life is extended (cookie re-sent). */
+export async function sessionScope(ctx: Context, services: Services, db: Db): Promise<Scope | undefined> {
   const sessionId = ctx.cookies.get(SESSION_COOKIE);
   if (!sessionId) return undefined;
   const { scope, refreshed } = await scopeFromSession(db, sessionId);
-  if (refreshed) {
-    if (services.config.secureCookies) ctx.cookies.secure = true;
-    ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
-  }
+  if (refreshed) setSessionCookie(ctx, services, sessionId);
   return scope;
+}
+
+export function setSessionCookie(ctx: Context, services: Services, sessionId: string): void {
+  if (services.config.secureCookies) ctx.cookies.secure = true; // behind a TLS-terminating proxy Koa sees http
+  ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
 }
 
 export function authenticate(services: Services) {
@@ -52,8 +59,10 @@ export function authenticate(services: Services) {
     }
     const scope = ctx.state.scope as Scope | undefined;
     const refused = ctx.state.authError instanceof RefusedCredential ? ctx.state.authError.userId : undefined;
+    // A daemon's bucket is its key's: X-Daemon-ID is the caller's say-so (a fresh id per request
+    // must not mean a fresh bucket).
     const [key, policy]: [string, BucketPolicy] = scope?.kind === 'daemon'
-      ? [`daemon:${scope.daemonId}`, RATE_POLICIES.daemon]
+      ? [`daemon:${scope.apiKeyId}`, RATE_POLICIES.daemon]
       : scope || refused
         ? [`user:${scope?.userId ?? refused}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket
         : [`ip:${ctx.ip}`, RATE_POLICIES.anonymous];

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type ApiResponse, type Credential } from '../support/client.js';
 import { callFrom, createKey, freshLoopbackIp, registerTenant, type Tenant } from '../support/world.js';
+import { createDaemonKey, daemonClient } from '../daemons/world.js';
 
 const USER_CAPACITY = 150;
 const USER_MS_PER_TOKEN = 200; // 300 per minute
@@ -157,6 +158,20 @@ describe('http/rateLimit: token buckets through HTTP', () => {
     const signedIn = await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: t.owner });
     expectOk(signedIn);
     expect(header(signedIn, 'x-ratelimit-limit')).to.equal('300');
+  });
+
+  it('a daemon spends its key’s bucket (300, 600/min), whatever X-Daemon-ID it sends', async () => {
+    const { key } = await createDaemonKey(app.url, t.owner, t.defaultNetworkId);
+    const remainingOf = async (daemonId?: string) => {
+      const res = await daemonClient(app.url, key, daemonId).get('/api/v1/subnets');
+      expect(header(res, 'x-ratelimit-limit')).to.equal('600');
+      return Number(header(res, 'x-ratelimit-remaining'));
+    };
+    const first = await remainingOf();
+    // A new id on every request is no new bucket.
+    const others = [await remainingOf(), await remainingOf(), await remainingOf()];
+    expect(first).to.equal(299);
+    expect(others).to.deep.equal([298, 297, 296]);
   });
 
   it('/api/health and /api/version are never limited and carry no rate-limit headers', async () => {

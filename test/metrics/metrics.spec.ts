@@ -144,4 +144,13 @@ describe('queue dashboard', () => {
     const names = (api.body.queues as { name: string }[]).map((q) => q.name).sort();
     expect(names).to.deep.equal(['discovery-sync', 'maintenance', 'server-poll', 'version-status']);
   });
+
+  it('shows every organization’s jobs, so only the operator organization’s Owners and Admins see it', async () => {
+    // The first organization of the instance is the operator (OPERATOR_ORGANIZATION_ID unset).
+    expect((await call(app.url, 'GET', '/admin/queues', { auth: t.owner })).status).to.equal(200);
+    const other = await registerTenant(app.url, 'another-org');
+    const denied = await call(app.url, 'GET', '/admin/queues/api/queues', { auth: other.owner });
+    expectError(denied, 403, 'auth_permission_denied');
+    expect(denied.body.params).to.deep.equal({ required: 'operator organization' });
+  });
 });

@@ -1,5 +1,5 @@
 import { defineRoutes } from '../../http/pipeline.js';
-import { sessionCookieOptions } from '../../http/authenticate.js';
+import { setSessionCookie } from '../../http/authenticate.js';
 import { idParams } from '../../http/schemas.js';
 import { SESSION_COOKIE } from './principal.js';
 import {
@@ -18,8 +18,7 @@ export const accountRoutes = defineRoutes([
     summary: 'Sign in: sets the `session_id` cookie (5 failures in 15 min lock the email for 15 min)', body: loginBody, response: userResponse,
     handler: async ({ db, services, body, ctx }) => {
       const { user, sessionId } = await accountService.login(db, services, body);
-      if (services.config.secureCookies) ctx.cookies.secure = true;
-      ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
+      setSessionCookie(ctx, services, sessionId);
       return user;
     },
   },
