@@ -10,7 +10,7 @@ import { createLogger, type Logger } from './core/logger.js';
 import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues.js';
 import type { Services } from './core/services.js';
 import { authenticate } from './http/authenticate.js';
-import { errorEnvelope } from './http/envelope.js';
+import { BODY_LIMIT_BYTES, errorEnvelope } from './http/envelope.js';
 import { createMetrics, metricsEndpoint } from './http/metrics.js';
 import { queueDashboard } from './http/queueDashboard.js';
 import { buildOpenApi, renderDocsPage } from './http/openapi.js';
@@ -20,8 +20,6 @@ import { requestLog } from './http/requestLog.js';
 import { LoginGuard } from './modules/accounts/loginGuard.js';
 import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
 import { routes } from './routes.js';
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export async function createServices(
   config: AppConfig,

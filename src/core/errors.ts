@@ -79,3 +79,19 @@ export function fromUniqueViolation(err: { code?: string; constraint?: string; m
   const values = tuple ? tuple[2]!.split(', ') : [];
   return alreadyExists(known.entity, known.field, values.slice(values.length > 1 ? 1 : 0).join('/'));
 }
+
+/**
+ * A foreign-key violation that got past the service's checks because of a concurrent write: deleting
+ * a row another one came to reference is 409 entity_in_use; writing a reference to a row deleted
+ * meanwhile is 400 entity_reference_invalid. Never a 500.
+ */
+export function fromForeignKeyViolation(err: { code?: string; message?: string; table?: string; detail?: string }): AppError | undefined {
+  if (err.code !== '23503') return undefined;
+  // "Key (id)=(…) is still referenced from table "daemons"." / "Key (subnet_id)=(…) is not present in table "subnets"."
+  const key = /Key \(([^)]*)\)=\(([^)]*)\)/.exec(err.detail ?? '');
+  if (/still referenced/.test(err.detail ?? '') || /^update or delete on/.test(err.message ?? '')) {
+    const by = /referenced from table "([^"]+)"/.exec(err.detail ?? '')?.[1] ?? 'another entity';
+    return new AppError('entity_in_use', { entity: err.table ?? 'entity', used_by: by });
+  }
+  return invalidReference(err.table ?? 'entity', key?.[2] ?? '', key?.[1] ?? 'body');
+}

@@ -1,7 +1,7 @@
 // The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
 import type { Context, Next } from 'koa';
 import Joi from 'joi';
-import { AppError, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
+import { AppError, fromForeignKeyViolation, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
 import type { AppConfig } from '../config.js';
 
 export interface Pagination {
@@ -32,13 +32,16 @@ export function sendError(ctx: Context, config: AppConfig, err: AppError): void 
   ctx.body = body;
 }
 
+/** The largest JSON body accepted (koa-body's jsonLimit); a larger one is 413 payload_too_large. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
 /** Translates whatever a request threw into an AppError; anything unexpected is a logged 500. */
 export function toAppError(err: unknown, requestId: string): AppError {
   if (err instanceof AppError) return err;
   if (Joi.isError(err)) return fromJoi(err as Joi.ValidationError, 'body');
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean; code?: string; constraint?: string };
   const status = e.status ?? e.statusCode;
-  if (status === 413 || e.type === 'entity.too.large') return new AppError('payload_too_large', { limit: 1048576 });
+  if (status === 413 || e.type === 'entity.too.large') return new AppError('payload_too_large', { limit: BODY_LIMIT_BYTES });
   if (status === 415) return new AppError('unsupported_media_type');
   if (status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected|invalid/i.test(e.message ?? ''))) {
     return new AppError('malformed_json');
@@ -46,10 +49,11 @@ export function toAppError(err: unknown, requestId: string): AppError {
   if (status && status >= 400 && status < 500 && e.expose) {
     return new AppError('validation_failed', { field: 'body', reason: e.message ?? 'bad request' });
   }
-  const conflict = fromUniqueViolation(e as Parameters<typeof fromUniqueViolation>[0]);
+  const conflict = fromUniqueViolation(e as Parameters<typeof fromUniqueViolation>[0]) ?? fromForeignKeyViolation(e);
   if (conflict) return conflict;
-  // PostgreSQL refusing input that slipped past validation (e.g. out-of-range number): still the client's fault.
-  if (e.code === '22P02' || e.code === '22003' || e.code === '22007' || e.code === '22008') {
+  // PostgreSQL refusing input that slipped past validation (an out-of-range number, a NUL character
+  // in a string or in JSON): still the client's fault.
+  if (['22P02', '22003', '22007', '22008', '22021', '22P05'].includes(e.code ?? '')) {
     return new AppError('validation_failed', { field: 'request', reason: 'value out of range or malformed' });
   }
   return new AppError('internal_error', { request_id: requestId });
@@ -72,9 +76,7 @@ export function errorEnvelope(config: AppConfig) {
     } catch (err) {
       const appError = toAppError(err, ctx.state.requestId);
       if (appError.code === 'internal_error') ctx.state.log?.error({ err }, 'unhandled error');
-      if (appError.code === 'rate_limit_exceeded' || appError.code === 'auth_login_locked') {
-        ctx.set('Retry-After', String(appError.params.retry_after));
-      }
+      if (appError.params.retry_after != null) ctx.set('Retry-After', String(appError.params.retry_after));
       sendError(ctx, config, appError);
     }
   };

@@ -65,6 +65,16 @@ describe('system: envelope, errors, version, health', () => {
     expect(res.body.params).to.deep.equal({ field: 'colour' });
   });
 
+  it('a NUL character (which PostgreSQL cannot store) in a query, a string or JSON is 400 validation_failed, not a 500', async () => {
+    const net = tenant.defaultNetworkId;
+    expectError(await call(app.url, 'GET', '/api/v1/hosts?q=%00', { auth: tenant.owner }), 400, 'validation_failed');
+    expectError(await call(app.url, 'POST', '/api/v1/tags', { auth: tenant.owner, body: { name: 'a\u0000b', color: 'Blue' } }), 400, 'validation_failed');
+    expectError(await call(app.url, 'POST', '/api/v1/hosts', {
+      auth: tenant.owner, body: { name: 'h', network_id: net, virtualization: { type: 'Docker', details: { note: '\u0000' } } },
+    }), 400, 'validation_failed');
+    expect(expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: tenant.owner }))).to.deep.equal([]);
+  });
+
   it('a bad path id is 400 validation_failed naming the field', async () => {
     const res = await call(app.url, 'GET', '/api/v1/tags/not-a-uuid', { auth: tenant.owner });
     expectError(res, 400, 'validation_failed');
