@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
+import { TAGGED_TABLES } from '../../src/modules/tags/service.js';
 
 const TAG_ORDER_FIELDS = ['name', 'color', 'created_at', 'updated_at', 'is_application'] as const;
 
@@ -34,6 +35,13 @@ describe('tags', () => {
     expect(put.updated_at > tag.updated_at).to.equal(true);
     expectOk(await call(app.url, 'DELETE', `/api/v1/tags/${tag.id}`, { auth: t.owner }));
     expectError(await call(app.url, 'GET', `/api/v1/tags/${tag.id}`, { auth: t.owner }), 404, 'entity_not_found');
+  });
+
+  it('a deleted tag leaves every table that carries tags (the list is checked against the schema)', async () => {
+    const rows = await app.services.orm.em.fork().execute<Array<{ table_name: string }>>(
+      `select table_name from information_schema.columns
+       where table_schema = current_schema() and column_name = 'tags' and data_type = 'ARRAY' and table_name not like '%\\_history'`);
+    expect([...TAGGED_TABLES].sort()).to.deep.equal(rows.map((r) => r.table_name).sort());
   });
 
   it('refuses a colour outside the spec list and an over-long name', async () => {

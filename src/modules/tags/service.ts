@@ -12,8 +12,8 @@ export const tagTable = new HistoryTable({
   columns: ['id', 'organization_id', 'name', 'description', 'color', 'is_application', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
 });
 
-/** Tables whose rows carry a `tags uuid[]` column; a deleted tag is removed from all of them. */
-export const TAGGED_TABLES: string[] = ['networks', 'subnets', 'hosts', 'services', 'dependencies'];
+/** Tables whose rows carry a `tags uuid[]` column; a deleted tag is removed from all of them (a test checks the list against the schema). */
+export const TAGGED_TABLES: string[] = ['networks', 'subnets', 'hosts', 'services', 'dependencies', 'daemons'];
 
 export interface TagInput {
   id?: string;
@@ -61,7 +61,7 @@ export const tagService = {
     await db.transaction(async (tx) => {
       await tagTable.remove(tx, scope, id);
       for (const table of TAGGED_TABLES) {
-        await tx.query(`update ${table} set tags = array_remove(tags, ?) where organization_id = ? and ? = any(tags)`, [id, scope.organizationId, id]);
+        await tx.query(`update ${table} set tags = array_remove(tags, ?) where organization_id = ? and tags @> array[?]::uuid[]`, [id, scope.organizationId, id]);
       }
     });
   },
