@@ -1,7 +1,10 @@
-// Queue `maintenance`: periodic housekeeping of the account tables (expired sessions).
+// Queue `maintenance`: periodic housekeeping: expired login sessions (MAINTENANCE_INTERVAL_MS), and
+// discovery sessions a daemon stopped reporting on (every 60 s, src/modules/discovery/sessions.ts).
 import { Worker } from 'bullmq';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
+import { sweepStalledSessions } from '../src/modules/discovery/sessions.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const MAINTENANCE_QUEUE = QUEUE_NAMES.maintenance;
@@ -18,9 +21,15 @@ export async function startMaintenance(services: WorkerServices): Promise<Worker
     { every: services.settings.maintenanceIntervalMs },
     { name: 'purge-expired-sessions' },
   );
+  await services.queues.maintenance.upsertJobScheduler('stalled-discovery-sessions', { every: 60_000 }, { name: 'stalled-discovery-sessions' });
   return new Worker(
     MAINTENANCE_QUEUE,
-    timed(services, MAINTENANCE_QUEUE, async () => {
+    timed(services, MAINTENANCE_QUEUE, async (job) => {
+      if (job.name === 'stalled-discovery-sessions') {
+        const swept = await sweepStalledSessions(new Db(services.orm.em.fork()));
+        if (swept.cancelRequested || swept.failed) services.logger.warn(swept, 'stalled discovery sessions');
+        return swept;
+      }
       const purged = await purgeExpiredSessions(services.orm);
       services.logger.info({ purged }, 'expired sessions purged');
       return { purged };

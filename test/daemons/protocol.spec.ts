@@ -3,6 +3,8 @@
 // session updates, and what a daemon key may and may not do.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { Db } from '../../src/core/db.js';
+import { sweepStalledSessions } from '../../src/modules/discovery/sessions.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { callFrom, createNetwork, createUser, freshLoopbackIp, registerTenant, type Tenant } from '../support/world.js';
@@ -155,6 +157,22 @@ describe('daemons: the daemon protocol', () => {
       expect(expectOk(await requestWork())).to.deep.equal([null, true]);
       expectOk(await update(work, 'Cancelled'));
       expect(expectOk(await requestWork())[1]).to.equal(false);
+    });
+
+    it('a session the daemon stops reporting on: cancellation requested after 5 min, Failed 5 min later, and the daemon gets the next work', async () => {
+      const [work] = expectOk(await requestWork());
+      const db = new Db(app.services.orm.em.fork());
+      const age = (minutes: number) => sql(app, `update discovery_sessions set updated_at = now() - make_interval(mins => ?) where id = ?`, [minutes, work.session_id]);
+      await age(4);
+      expect(await sweepStalledSessions(db)).to.deep.equal({ cancelRequested: 0, failed: 0 });
+      await age(6);
+      expect(await sweepStalledSessions(db)).to.deep.equal({ cancelRequested: 1, failed: 0 });
+      expect(expectOk(await requestWork())).to.deep.equal([null, true]);
+      await age(6); // the daemon never answered the cancellation (it restarted, say)
+      expect(await sweepStalledSessions(db)).to.deep.equal({ cancelRequested: 0, failed: 1 });
+      expect((await sql(app, `select phase from discovery_sessions where id = ?`, [work.session_id]))[0]!.phase).to.equal('Failed');
+      const [next] = expectOk(await requestWork());
+      expect(next.session_id).to.not.equal(work.session_id);
     });
 
     it('records last_seen, name, mode and version; a daemon in standby gets 403 daemon_standby', async () => {

@@ -82,3 +82,28 @@ export async function currentSessionId(db: Db, daemonId: string): Promise<string
   );
   return row?.id;
 }
+
+/** A running session with no update for this long is asked to stop (reference §3.3: 5 min). */
+export const STALLED_AFTER_MS = 5 * 60_000;
+
+/**
+ * The stalled-session check (reference §3.3, every 60 s): a running session with no update for 5 min
+ * gets a cancellation request (the daemon learns it from request-work or a cancel call); one still
+ * without an update 5 min after that request (a daemon that restarted, or lost the work in transit)
+ * becomes Failed, so its daemon can take the next session. Answers how many of each.
+ */
+export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTER_MS): Promise<{ cancelRequested: number; failed: number }> {
+  const failed = await db.query(
+    `update discovery_sessions set phase = 'Failed', error = 'No progress from the daemon after a cancellation request', finished_at = now(), updated_at = now()
+     where phase = any(?::text[]) and cancel_requested and updated_at < now() - make_interval(secs => ?)
+     returning id`,
+    [RUNNING_PHASES, stalledAfterMs / 1000],
+  );
+  const cancelRequested = await db.query(
+    `update discovery_sessions set cancel_requested = true, updated_at = now()
+     where phase = any(?::text[]) and not cancel_requested and updated_at < now() - make_interval(secs => ?)
+     returning id`,
+    [RUNNING_PHASES, stalledAfterMs / 1000],
+  );
+  return { cancelRequested: cancelRequested.length, failed: failed.length };
+}
