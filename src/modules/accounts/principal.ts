@@ -10,12 +10,13 @@ export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 /** Sliding expiry is written at most once an hour per session, not on every request. */
 const SESSION_REFRESH_MS = 3600 * 1000;
 
-// The networks a user sees: all of the org's for Owner/Admin, the granted ones otherwise.
-const USER_NETWORKS = `array(
+/** The networks a user `u` sees, oldest first: all of the org's for Owner/Admin, the granted ones otherwise. */
+export const USER_NETWORKS = `array(
   select n.id from networks n
   where n.organization_id = u.organization_id
     and (u.permissions in ('Owner', 'Admin')
-         or exists (select 1 from user_network_access a where a.user_id = u.id and a.network_id = n.id)))`;
+         or exists (select 1 from user_network_access a where a.user_id = u.id and a.network_id = n.id))
+  order by n.created_at, n.id)`;
 
 interface KeyRow {
   key_id: string; user_id: string; organization_id: string; user_role: Role; key_role: Role;

@@ -9,31 +9,28 @@ import type { Services } from '../../core/services.js';
 import { Page } from '../../http/envelope.js';
 import { networkService } from '../networks/service.js';
 import { Organization, Session, User, type Role } from './entities.js';
-import { SESSION_TTL_MS } from './principal.js';
+import { SESSION_TTL_MS, USER_NETWORKS } from './principal.js';
 
 export interface UserView {
   id: string; email: string; organization_id: string; permissions: Role; network_ids: string[];
   created_at: string; updated_at: string;
 }
 
-/** The networks a user sees: all for Owner/Admin, the granted ones otherwise. */
-async function userNetworkIds(db: Db, user: User): Promise<string[]> {
-  const rows = ROLE_RANK[user.permissions] >= ROLE_RANK.Admin
-    ? await db.query<{ id: string }>(`select id from networks where organization_id = ? order by created_at, id`, [user.organizationId])
-    : await db.query<{ id: string }>(
-        `select n.id from user_network_access a join networks n on n.id = a.network_id where a.user_id = ? order by n.created_at, n.id`,
-        [user.id],
-      );
-  return rows.map((r) => r.id);
+/** The users as answered, with the networks each sees (one query for all of them). */
+async function toViews(db: Db, users: User[]): Promise<UserView[]> {
+  if (!users.length) return [];
+  const rows = await db.query<{ id: string; network_ids: string[] }>(
+    `select u.id, ${USER_NETWORKS} as network_ids from users u where u.id = any(?::uuid[])`, [users.map((u) => u.id)],
+  );
+  const networks = new Map(rows.map((r) => [r.id, r.network_ids]));
+  return users.map((user) => ({
+    id: user.id, email: user.email, organization_id: user.organizationId, permissions: user.permissions,
+    network_ids: networks.get(user.id) ?? [],
+    created_at: new Date(user.createdAt).toISOString(), updated_at: new Date(user.updatedAt).toISOString(),
+  }));
 }
 
-async function toView(db: Db, user: User): Promise<UserView> {
-  return {
-    id: user.id, email: user.email, organization_id: user.organizationId, permissions: user.permissions,
-    network_ids: await userNetworkIds(db, user),
-    created_at: new Date(user.createdAt).toISOString(), updated_at: new Date(user.updatedAt).toISOString(),
-  };
-}
+const toView = async (db: Db, user: User): Promise<UserView> => (await toViews(db, [user]))[0]!;
 
 const em = (db: Db) => db.em as EntityManager;
 
@@ -99,7 +96,7 @@ export const accountService = {
       { organizationId: scope.organizationId },
       { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit || undefined, offset: q.offset },
     );
-    return Page.of(await Promise.all(users.map((u) => toView(db, u))), total, q.limit, q.offset);
+    return Page.of(await toViews(db, users), total, q.limit, q.offset);
   },
 
   async findUser(db: Db, scope: Scope, id: string): Promise<User> {
