@@ -230,3 +230,15 @@ export class HistoryTable {
     return rows.map((r) => this.toResponse(r));
   }
 }
+
+/** Rows grouped by the value of one column (children by parent id), in their order. */
+export function groupBy(rows: Row[], key: string): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const row of rows) {
+    const k = row[key] as string;
+    let list = groups.get(k);
+    if (!list) groups.set(k, (list = []));
+    list.push(row);
+  }
+  return groups;
+}

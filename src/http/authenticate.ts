@@ -9,9 +9,6 @@ import type { Services } from '../core/services.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
 import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../modules/accounts/principal.js';
 
-/** Free of the limiter (decisions §4). */
-const UNLIMITED = new Set(['/api/health', '/api/version']);
-
 function sessionCookieOptions(services: Services) {
   return { httpOnly: true, sameSite: 'lax' as const, secure: services.config.secureCookies, path: '/', maxAge: SESSION_TTL_MS, overwrite: true };
 }
@@ -48,9 +45,10 @@ export function setSessionCookie(ctx: Context, services: Services, sessionId: st
   ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
 }
 
-export function authenticate(services: Services) {
+/** `unlimited`: the paths of the routes declared free of the limiter (decisions §4: health, version). */
+export function authenticate(services: Services, unlimited: ReadonlySet<string>) {
   return async (ctx: Context, next: Next) => {
-    if (!ctx.path.startsWith('/api/') || UNLIMITED.has(ctx.path)) return next();
+    if (!ctx.path.startsWith('/api/') || unlimited.has(ctx.path)) return next();
     try {
       ctx.state.scope = await resolve(ctx, services);
     } catch (err) {

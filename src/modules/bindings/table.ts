@@ -1,4 +1,5 @@
-import { HistoryTable } from '../../core/historyTable.js';
+import type { Db } from '../../core/db.js';
+import { groupBy, HistoryTable, type Row } from '../../core/historyTable.js';
 
 /** The `bindings` table and its history twin (see src/core/historyTable.ts). */
 export const bindingTable = new HistoryTable({
@@ -7,3 +8,9 @@ export const bindingTable = new HistoryTable({
   columns: ['id', 'organization_id', 'network_id', 'service_id', 'type', 'port_id', 'ip_address_id', 'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
   networkColumn: 'network_id',
 });
+
+/** Services with their bindings (live, or as of `at`), oldest first: one query for all of them. */
+export async function withBindings(db: Db, services: Row[], at?: string): Promise<Row[]> {
+  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, 't.created_at, t.id'), 'service_id');
+  return services.map((s) => ({ ...s, bindings: bindings.get(s.id as string) ?? [] }));
+}

@@ -1,22 +1,11 @@
 // A host as the API shows it: the host row with its children, all live or all as of `at`.
 import type { Db } from '../../core/db.js';
-import type { Row } from '../../core/historyTable.js';
-import { bindingTable } from '../bindings/table.js';
+import { groupBy, type Row } from '../../core/historyTable.js';
+import { withBindings } from '../bindings/table.js';
 import { interfaceTable } from '../interfaces/table.js';
 import { ipAddressTable } from '../ipAddresses/table.js';
 import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
-
-function groupBy(rows: Row[], key: string): Map<string, Row[]> {
-  const groups = new Map<string, Row[]>();
-  for (const row of rows) {
-    const k = row[key] as string;
-    let list = groups.get(k);
-    if (!list) groups.set(k, (list = []));
-    list.push(row);
-  }
-  return groups;
-}
 
 /** Attaches children to a page of hosts: five queries whatever the page size. */
 export async function withChildren(db: Db, hosts: Row[], at?: string): Promise<Row[]> {
@@ -27,9 +16,9 @@ export async function withChildren(db: Db, hosts: Row[], at?: string): Promise<R
     serviceTable.byParent(db, 'host_id', ids, at, 't.position, t.id'),
     interfaceTable.byParent(db, 'host_id', ids, at, 't.if_index, t.id'),
   ]);
-  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, 't.created_at, t.id'), 'service_id');
-  for (const service of services) service.bindings = bindings.get(service.id as string) ?? [];
-  const byHost = { ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(services, 'host_id'), interfaces: groupBy(interfaces, 'host_id') };
+  const byHost = {
+    ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(await withBindings(db, services, at), 'host_id'), interfaces: groupBy(interfaces, 'host_id'),
+  };
   return hosts.map((h) => ({
     ...h,
     interfaces: byHost.interfaces.get(h.id as string) ?? [],

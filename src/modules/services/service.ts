@@ -2,12 +2,11 @@
 // by an update; tags must be the organization's; bindings follow ../bindings/rules.ts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
-import type { Row } from '../../core/historyTable.js';
 import type { Scope } from '../../core/scope.js';
 import { assertSameId } from '../../http/schemas.js';
 import { assertBindingRules, type BindingFacts } from '../bindings/rules.js';
 import { assertBindingTargets, hostBindings } from '../bindings/service.js';
-import { bindingTable } from '../bindings/table.js';
+import { bindingTable, withBindings } from '../bindings/table.js';
 import { withIds, type BindingInput } from '../hosts/hostSync.js';
 import { assertSameParent, compactPositions, lockHost, placeAt, referencedHost, TIME_ORDER } from '../hosts/children.js';
 import { listNetworkScoped } from '../networks/scopedList.js';
@@ -21,12 +20,6 @@ export interface ServiceWrite {
 
 const MANUAL = { type: 'Manual' };
 const ORDER = { name: 'name', service_definition: 'service_definition', position: 'position', ...TIME_ORDER };
-
-/** Attaches bindings (live or as of `at`) to a page of services: one query. */
-async function withBindings(db: Db, services: Row[], at?: string): Promise<Row[]> {
-  const bindings = await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, 't.created_at, t.id');
-  return services.map((s) => ({ ...s, bindings: bindings.filter((b) => b.service_id === s.id) }));
-}
 
 /**
  * Makes the bindings of service `serviceId` (on `hostId`) exactly `input`: identical ones collapse;
