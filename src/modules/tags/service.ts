@@ -73,7 +73,9 @@ export const tagService = {
   /** Every id must be a tag of the caller's organization (400 naming the first offender otherwise). */
   async assertTagsExist(db: Db, scope: Scope, ids: string[], field = 'tags'): Promise<void> {
     if (!ids.length) return;
-    const found = await db.query<{ id: string }>(`select id from tags where organization_id = ? and id = any(?::uuid[])`, [scope.organizationId, ids]);
+    // `for key share`: a tag deleted meanwhile waits for this write, then removes itself from the row
+    // (tags arrays have no foreign key to do it).
+    const found = await db.query<{ id: string }>(`select id from tags where organization_id = ? and id = any(?::uuid[]) for key share`, [scope.organizationId, ids]);
     const known = new Set(found.map((r) => r.id));
     const missing = ids.find((id) => !known.has(id));
     if (missing) throw invalidReference('Tag', missing, field);
