@@ -26,7 +26,9 @@ async function resolve(ctx: Context, services: Services): Promise<Scope | undefi
       services.keyUsage.touch(scope.apiKeyId!);
       return scope;
     }
-    return scopeFromDaemonKey(db, token, ctx.get('X-Daemon-ID') || undefined);
+    const scope = await scopeFromDaemonKey(db, token, ctx.get('X-Daemon-ID') || undefined);
+    services.keyUsage.touch(scope.apiKeyId!, 'daemon');
+    return scope;
   }
   return sessionScope(ctx, services, db);
 }

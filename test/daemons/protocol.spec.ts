@@ -281,9 +281,11 @@ describe('daemons: the daemon protocol', () => {
       expect((await getDaemon(d.id)).api_key_id).to.equal(null);
     });
 
-    it('records the key’s last use', async () => {
+    it('records the key’s last use (batched: once the usage recorder is flushed)', async () => {
+      await app.services.keyUsage.flush();
       await sql(app, `update daemon_api_keys set last_used_at = null`);
       expectOk(await requestWork());
+      await app.services.keyUsage.flush();
       const [k] = expectOk(await call(app.url, 'GET', '/api/v1/auth/daemon', { auth: t.owner }));
       expect(k.last_used_at).to.be.a('string');
     });

@@ -47,14 +47,14 @@ async function ownDaemon(db: Db, scope: Scope, id: string, lock = false): Promis
 
 /**
  * What every contact records (reference §3.1): last_seen (a volatile column: no new state), and
- * name, mode and version when given (a new state when they change); the key's last use too.
+ * name, mode and version when given (a new state when they change). The key's last use is recorded
+ * for every daemon request by src/http/authenticate.ts (batched, src/modules/apiKeys/keyUsage.ts).
  */
-async function touch(db: Db, scope: Scope, id: string, status: StatusInput = {}): Promise<Row> {
+async function touch(db: Db, id: string, status: StatusInput = {}): Promise<Row> {
   return (await db.one(
-    `with key_use as (update daemon_api_keys set last_used_at = now() where id = ? returning id)
-     update daemons set last_seen = now(), name = coalesce(?, name), mode = coalesce(?, mode), version = coalesce(?, version)
+    `update daemons set last_seen = now(), name = coalesce(?, name), mode = coalesce(?, mode), version = coalesce(?, version)
      where id = ? returning ${COLUMNS}`,
-    [scope.apiKeyId, status.name ?? null, status.mode ? modeFromDaemon(status.mode) : null, status.version ?? null, id],
+    [status.name ?? null, status.mode ? modeFromDaemon(status.mode) : null, status.version ?? null, id],
   ))!;
 }
 
@@ -71,7 +71,7 @@ export const daemonProtocol = {
   /** Step 1: a known daemon announces its version; an unknown one gets 404 and registers. */
   async startup(db: Db, scope: Scope, id: string, daemonVersion: string | null | undefined) {
     await ownDaemon(db, scope, id);
-    const daemon = await touch(db, scope, id, { version: daemonVersion });
+    const daemon = await touch(db, id, { version: daemonVersion });
     return serverCapabilities(daemon.version as string | null);
   },
 
@@ -108,7 +108,7 @@ export const daemonProtocol = {
         });
         await queueDefaultSessions(tx, daemon as unknown as DaemonRef);
       }
-      const daemon = await touch(tx, scope, input.daemon_id, { name: input.name, mode, version: input.version });
+      const daemon = await touch(tx, input.daemon_id, { name: input.name, mode, version: input.version });
       const out: Record<string, unknown> = { daemon: daemonToDaemon(daemon), host_id: daemon.host_id };
       if (parseVersion(daemon.version as string | null)) out.server_capabilities = serverCapabilities(daemon.version as string);
       return out;
@@ -120,7 +120,7 @@ export const daemonProtocol = {
     return db.transaction(async (tx) => {
       const daemon = await ownDaemon(tx, scope, id, true); // the row lock serialises this daemon's polls
       if (daemon.standby) throw new AppError('daemon_standby');
-      await touch(tx, scope, id, status);
+      await touch(tx, id, status);
       return nextWork(tx, id);
     });
   },
@@ -136,7 +136,7 @@ export const daemonProtocol = {
   async heartbeat(db: Db, scope: Scope, id: string, status: StatusInput) {
     const daemon = await ownDaemon(db, scope, id);
     if (daemon.standby) throw new AppError('daemon_standby');
-    await touch(db, scope, id, { name: status.name, mode: status.mode });
+    await touch(db, id, { name: status.name, mode: status.mode });
     return null;
   },
 };
