@@ -23,7 +23,12 @@ export async function reconcileSchedulers(services: WorkerServices): Promise<Rec
   const queue = services.queues.serverPoll;
   const every = services.settings.serverPollIntervalMs;
   const db = new Db(services.orm.em.fork());
-  const daemons = await db.query<{ id: string }>(`select id from daemons where mode = 'server_poll' and not standby order by id`);
+  // Pollable: what pollDaemon would not skip (an url, and a key to call the daemon with).
+  const daemons = await db.query<{ id: string }>(
+    `select d.id from daemons d join daemon_api_keys k on k.id = d.api_key_id
+     where d.mode = 'server_poll' and not d.standby and coalesce(d.url, '') <> '' and k.server_key is not null and k.is_enabled
+     order by d.id`,
+  );
   const wanted = new Map(daemons.map((d) => [pollSchedulerId(d.id), d.id]));
   const existing = (await queue.getJobSchedulers(0, -1)).filter((s) => s.key.startsWith('poll-'));
   const result: ReconcileResult = { added: [], removed: [], retimed: [] };

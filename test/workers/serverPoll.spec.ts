@@ -12,6 +12,7 @@ import { pollDaemon, UNREACHABLE_AFTER } from '../../src/modules/serverPoll/poll
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { reconcileSchedulers, startServerPoll } from '../../workers/serverPoll.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import {
   daemonRow, db, envelope, ROOT, seedDaemon, startStandInDaemon, waitFor, workerServicesFor,
@@ -158,6 +159,16 @@ describe('server-poll worker', function () {
     const faster = { ...services, settings: { ...services.settings, serverPollIntervalMs: 5000 } };
     expect(await reconcileSchedulers(faster)).to.deep.equal({ added: [], removed: [], retimed: [b.id] });
     expect(await services.queues.serverPoll.getJobScheduler(pollSchedulerId(b.id))).to.include({ every: 5000 });
+
+    // Only what a poll would not skip: a server_poll daemon without an url, or whose key is disabled, is not scheduled.
+    await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: '' });
+    const noKey = await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: daemon.url });
+    await db(app).query(`update daemon_api_keys set is_enabled = false where id = ?`, [noKey.keyId]);
+    expect(await reconcileSchedulers(faster)).to.deep.equal({ added: [], removed: [], retimed: [] });
+
+    // Provisioning through the API asks for a reconcile at once.
+    expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'p', network_id: t.defaultNetworkId, url: daemon.url } }), 201);
+    expect(await app.services.queues.serverPoll.getJob('reconcile-now')).to.not.equal(undefined);
   });
 
   it('hands discovered entities to discovery-sync and confirms them once stored', async () => {
