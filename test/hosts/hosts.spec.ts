@@ -236,6 +236,34 @@ describe('hosts', () => {
       expect(hidden.hidden).to.equal(true);
     });
 
+    it('q matches IP addresses (exact and prefix), MAC addresses in any spelling and hostnames, now and at `at`', async () => {
+      // web: 10.0.0.10 (MAC AA:BB:CC:00:00:01) and 10.0.0.11, hostname web.lan
+      const other = await createSubnet(app.url, t.owner, t.defaultNetworkId, '10.0.1.0/24');
+      const db = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: {
+        name: 'db', network_id: t.defaultNetworkId, hostname: 'pg.example',
+        ip_addresses: [{ subnet_id: other.id, ip_address: '10.0.1.100' }],
+      } }), 201);
+      expectOk(await call(app.url, 'POST', `/api/v1/interfaces`, { auth: t.owner, body: { host_id: db.id, if_index: 1, mac_address: 'DE:AD:BE:EF:00:07' } }), 201);
+      const names = async (q: string, at?: string) =>
+        expectOk(await call(app.url, 'GET', `/api/v1/hosts?order_by=name&q=${encodeURIComponent(q)}${at ? `&at=${encodeURIComponent(at)}` : ''}`, { auth: t.owner })).map((h: any) => h.name);
+      expect(await names('10.0.0.11')).to.deep.equal(['web']);
+      expect(await names('10.0.1.100')).to.deep.equal(['db']);
+      expect(await names('10.0.')).to.deep.equal(['db', 'web']); // 10.0.0.x and 10.0.1.x
+      expect(await names('10.0.1')).to.deep.equal(['db']);
+      expect(await names('10.0.0.1')).to.deep.equal(['web']); // prefix of 10.0.0.10 and 10.0.0.11
+      expect(await names('10.0.0.12')).to.deep.equal([]);
+      for (const mac of ['aa:bb:cc:00:00:01', 'AA-BB-CC-00-00-01', 'aabb.cc00.0001', 'aabbcc', 'AA:BB:CC']) expect(await names(mac), mac).to.deep.equal(['web']);
+      expect(await names('de:ad:be:ef')).to.deep.equal(['db']); // an interface's MAC
+      expect(await names('pg.example')).to.deep.equal(['db']);
+      // As the host was before its address changed, an instant earlier.
+      const before = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}`, { auth: t.owner })).updated_at;
+      expectOk(await put(host.id, { ...base(host), ip_addresses: [{ subnet_id: subnet.id, ip_address: '10.0.0.99' }] }));
+      expect(await names('10.0.0.11')).to.deep.equal([]);
+      expect(await names('10.0.0.99')).to.deep.equal(['web']);
+      expect(await names('10.0.0.11', before)).to.deep.equal(['web']);
+      expect(await names('aabbcc', before)).to.deep.equal(['web']);
+    });
+
     it('network_id: outside the scope 403, unknown 404', async () => {
       const lab = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'Lab' } }), 201);
       const member = await createUser(app.url, t.owner, 'Member', [lab.id]);

@@ -17,6 +17,7 @@ import { serviceTable } from '../services/table.js';
 import { tagService } from '../tags/service.js';
 import { planIpAddresses, planPorts, planServices, type IpAddressInput, type PortInput, type ServiceInput } from './hostSync.js';
 import { withChildren } from './hostView.js';
+import { hostSearchClause } from './search.js';
 import { hostTable } from './table.js';
 
 export interface HostInput {
@@ -84,10 +85,7 @@ export const hostService = {
     }
     if (q.tag_ids?.length) where.push(['t.tags && ?::uuid[]', [q.tag_ids]]);
     if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
-    if (q.q) {
-      const like = `%${String(q.q).replace(/[\\%_]/g, '\\$&')}%`;
-      where.push(['(t.name ilike ? or t.hostname ilike ?)', [like, like]]);
-    }
+    if (q.q) where.push(hostSearchClause(String(q.q), q.at));
     const { rows, total } = await hostTable.list(db, scope, {
       where, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
