@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },
   ip_address_out_of_range: { status: 400, message: "IP address {ip} is not inside subnet {subnet}" },
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
+  network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
   payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
   auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },

@@ -58,7 +58,7 @@ export const bindingService = {
   async list(db: Db, scope: Scope, q: Record<string, any>) {
     const where: Array<[string, unknown[]]> = [];
     if (q.network_id) {
-      await networkService.assertFilterable(db, scope, q.network_id);
+      await networkService.assertFilterable(db, scope, q.network_id, q.at);
       where.push(['t.network_id = ?', [q.network_id]]);
     }
     for (const f of ['service_id', 'port_id', 'ip_address_id']) if (q[f] !== undefined) where.push([`t.${f} = ?`, [q[f]]]);

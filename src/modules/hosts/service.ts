@@ -80,7 +80,7 @@ export const hostService = {
   async list(db: Db, scope: Scope, q: Record<string, any>) {
     const where: Array<[string, unknown[]]> = [];
     if (q.network_id) {
-      await networkService.assertFilterable(db, scope, q.network_id);
+      await networkService.assertFilterable(db, scope, q.network_id, q.at);
       where.push(['t.network_id = ?', [q.network_id]]);
     }
     if (q.tag_ids?.length) where.push(['t.tags && ?::uuid[]', [q.tag_ids]]);

@@ -1,11 +1,26 @@
 import { resourceRoutes } from '../../http/resourceRoutes.js';
-import { networkListQuery, networkResponse, networkWrite } from './schemas.js';
+import { idParams } from '../../http/schemas.js';
+import type { RouteDef } from '../../http/pipeline.js';
+import { networkDeleteQuery, networkListQuery, networkResponse, networkRestoreQuery, networkRestoreResponse, networkWrite } from './schemas.js';
 import { networkService } from './service.js';
 
-export const networkRoutes = resourceRoutes({
-  path: '/api/v1/networks', group: 'Networks', noun: 'a network', service: networkService, writeRole: 'Admin',
-  schemas: { list: networkListQuery, create: networkWrite, update: networkWrite, response: networkResponse },
-  extend: {
-    list: { summary: 'List the networks the caller may see' },
+export const networkRoutes: RouteDef[] = [
+  ...resourceRoutes({
+    path: '/api/v1/networks', group: 'Networks', noun: 'a network', service: networkService, writeRole: 'Admin',
+    schemas: { list: networkListQuery, create: networkWrite, update: networkWrite, response: networkResponse },
+    extend: {
+      list: { summary: 'List the networks the caller may see' },
+      remove: {
+        summary: 'Delete a network: refused while it holds anything (409 network_not_empty with the counts) unless cascade=true',
+        query: networkDeleteQuery,
+        handler: ({ db, scope, params, query }) => networkService.remove(db, scope, params.id, query.cascade),
+      },
+    },
+  }),
+  {
+    method: 'post', path: '/api/v1/networks/:id/restore', group: 'Networks', auth: 'Admin',
+    summary: 'Bring a deleted network and everything it held at `at` back from history (not its daemons or their keys)',
+    params: idParams, query: networkRestoreQuery, response: networkRestoreResponse,
+    handler: ({ db, scope, params, query }) => networkService.restore(db, scope, params.id, query.at),
   },
-});
+];

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { at, body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const NETWORK_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
 
@@ -18,3 +18,15 @@ export const networkResponse = Joi.object({
   tags: Joi.array().items(uuid()), lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(),
   valid_from: timestamp(), valid_to: timestamp().allow(null),
 }).label('Network');
+
+export const networkDeleteQuery = Joi.object({
+  cascade: Joi.boolean().default(false).description('Delete everything the network holds with it (hosts, subnets, dependencies, daemons and their keys); without it a non-empty network is 409 network_not_empty'),
+});
+
+export const networkRestoreQuery = Joi.object({
+  at: at().required().description('The instant whose state of the network and its contents comes back'),
+});
+
+export const networkRestoreResponse = networkResponse.keys({
+  restored: Joi.object().pattern(Joi.string(), Joi.number().integer()).description('Rows brought back per table (daemons and daemon keys never are)'),
+}).label('RestoredNetwork');

@@ -19,7 +19,7 @@ export interface ScopedListOptions {
 export async function listNetworkScoped(table: HistoryTable, db: Db, scope: Scope, q: Record<string, any>, opts: ScopedListOptions) {
   const where: Array<[string, unknown[]]> = [];
   if (q.network_id) {
-    await networkService.assertFilterable(db, scope, q.network_id);
+    await networkService.assertFilterable(db, scope, q.network_id, q.at);
     where.push(['t.network_id = ?', [q.network_id]]);
   }
   for (const f of opts.filters ?? []) if (q[f] !== undefined) where.push([`t.${f} = ?`, [q[f]]]);

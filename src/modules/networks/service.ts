@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
-import { invalidReference } from '../../core/errors.js';
+import { AppError, invalidReference } from '../../core/errors.js';
 import { HistoryTable } from '../../core/historyTable.js';
 import { assertNetworksVisible, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
 import { assertSameId, orderTerms } from '../../http/schemas.js';
 import { tagService } from '../tags/service.js';
+import { countContents, restoreNetwork } from './restore.js';
+
+const SINGULAR: Record<string, string> = { hosts: 'host', subnets: 'subnet', dependencies: 'dependency', daemons: 'daemon', daemon_api_keys: 'daemon API key' };
 
 export const networkTable = new HistoryTable({
   table: 'networks',
@@ -51,7 +54,28 @@ export const networkService = {
     });
   },
 
-  remove: (db: Db, scope: Scope, id: string) => networkTable.remove(db, scope, id),
+  /**
+   * A network that still holds anything is refused (409 with the counts), as a subnet in use is,
+   * unless `cascade`: then everything on it goes with it (its history stays, see restore).
+   */
+  async remove(db: Db, scope: Scope, id: string, cascade = false) {
+    return db.transaction(async (tx) => {
+      await networkTable.get(tx, scope, id, undefined, true);
+      if (!cascade) {
+        const counts = await countContents(tx, id);
+        const held = Object.entries(counts).filter(([, n]) => n > 0);
+        if (held.length) {
+          throw new AppError('network_not_empty', { id, ...counts, contents: held.map(([k, n]) => `${n} ${n === 1 ? SINGULAR[k] : k}`).join(', ') });
+        }
+      }
+      await tx.query(`delete from networks where id = ?`, [id]);
+    });
+  },
+
+  async restore(db: Db, scope: Scope, id: string, at: string) {
+    const restored = await restoreNetwork(db, scope, id, at);
+    return { ...(await networkTable.get(db, scope, id)), restored };
+  },
 
   history: (db: Db, scope: Scope, id: string) => networkTable.history(db, scope, id),
 
@@ -80,8 +104,15 @@ export const networkService = {
    * The `network_id` filter of every network-level list (decisions §3): a network of the org in
    * scope narrows the list; outside the scope is 403; unknown or another org's is 404.
    */
-  async assertFilterable(db: Db, scope: Scope, networkId: string): Promise<void> {
-    const rows = await db.query<{ id: string }>(`select id from networks where organization_id = ? and id = ?`, [scope.organizationId, networkId]);
+  async assertFilterable(db: Db, scope: Scope, networkId: string, at?: string): Promise<void> {
+    // As of `at`, a network that has since been deleted still narrows the list: that is how its
+    // contents are read back after a deletion.
+    const rows = await db.query<{ id: string }>(
+      at
+        ? `select id from networks_history where organization_id = ? and id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`
+        : `select id from networks where organization_id = ? and id = ?`,
+      at ? [scope.organizationId, networkId, at] : [scope.organizationId, networkId],
+    );
     assertNetworksVisible(scope, [networkId], new Set(rows.map((r) => r.id)));
   },
 };
