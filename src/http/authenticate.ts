@@ -17,8 +17,8 @@ async function resolve(ctx: Context, services: Services): Promise<Scope | undefi
   const authorization = ctx.get('Authorization');
   const db = new Db(services.orm.em.fork());
   if (authorization) {
-    const match = /^Bearer ([A-Za-z0-9_\-.]{1,200})$/.exec(authorization);
-    if (!match) throw new AppError('auth_not_authenticated');
+    const match = /^Bearer +([A-Za-z0-9_\-.]{1,200}) *$/i.exec(authorization);
+    if (!match) throw new AppError('auth_header_malformed');
     const token = match[1]!;
     // `scp_u_` is a user key; `scp_d_`, or no known prefix (legacy), a daemon key (reference §3.1).
     if (token.startsWith('scp_u_')) {

@@ -90,9 +90,12 @@ export function authorize(route: RouteDef, ctx: Context): Scope | undefined {
   if (ctx.state.authError) throw ctx.state.authError as AppError;
   const scope = ctx.state.scope as Scope | undefined;
   if (!scope) throw new AppError('auth_not_authenticated');
-  if (route.auth === 'daemon' || scope.kind === 'daemon') {
-    const allowed = route.auth === 'daemon' ? scope.kind === 'daemon' : route.daemon !== undefined;
-    if (!allowed) throw new AppError('auth_permission_denied', { required: route.auth === 'daemon' ? 'daemon' : route.auth });
+  if (route.auth === 'daemon') {
+    if (scope.kind !== 'daemon') throw new AppError('auth_daemon_required');
+    return scope;
+  }
+  if (scope.kind === 'daemon') {
+    if (!route.daemon) throw new AppError('auth_user_context_required');
     return scope;
   }
   if (route.sessionOnly && scope.kind !== 'session') {

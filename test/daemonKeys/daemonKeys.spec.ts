@@ -111,7 +111,7 @@ describe('daemonKeys: /api/v1/auth/daemon', () => {
   it('a disabled key is refused until enabled again; a key created disabled too', async () => {
     const k = expectOk(await create({ name: 'off', network_id: t.defaultNetworkId, is_enabled: false }), 201);
     expect(k.api_key.is_enabled).to.equal(false);
-    expectError(await use(k.key), 401, 'auth_not_authenticated');
+    expectError(await use(k.key), 401, 'auth_key_revoked');
     expectOk(await call(app.url, 'PUT', `/api/v1/auth/daemon/${k.api_key.id}`, { auth: t.owner, body: { is_enabled: true } }));
     expectOk(await use(k.key));
   });

@@ -61,7 +61,7 @@ describe('daemons: the daemon protocol', () => {
       });
       expectError(known, 401, 'auth_not_authenticated');
       // A daemon key without X-Daemon-ID is no daemon.
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/startup`, { auth: { bearer: key }, body: {} }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/startup`, { auth: { bearer: key }, body: {} }), 401, 'auth_daemon_id_required');
     });
   });
 
@@ -260,22 +260,22 @@ describe('daemons: the daemon protocol', () => {
     });
 
     it('user routes without a daemon variant are 403 for a daemon; daemon routes are 403 for users', async () => {
-      expectError(await d.get('/api/v1/hosts'), 403, 'auth_permission_denied');
-      expectError(await d.post('/api/v1/tags', { name: 'x', color: 'Blue' }), 403, 'auth_permission_denied');
-      expectError(await d.get(`/api/v1/daemons/${d.id}`), 403, 'auth_permission_denied');
-      expectError(await call(app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: t.owner, body: STATUS }), 403, 'auth_permission_denied');
-      expectError(await call(app.url, 'POST', '/api/v1/hosts/discovery', { auth: t.owner, body: {} }), 403, 'auth_permission_denied');
+      expectError(await d.get('/api/v1/hosts'), 403, 'auth_user_context_required');
+      expectError(await d.post('/api/v1/tags', { name: 'x', color: 'Blue' }), 403, 'auth_user_context_required');
+      expectError(await d.get(`/api/v1/daemons/${d.id}`), 403, 'auth_user_context_required');
+      expectError(await call(app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: t.owner, body: STATUS }), 403, 'auth_daemon_required');
+      expectError(await call(app.url, 'POST', '/api/v1/hosts/discovery', { auth: t.owner, body: {} }), 403, 'auth_daemon_required');
     });
 
     it('a disabled, expired or deleted key is 401 for its daemon; re-enabled it works again', async () => {
       const keys = expectOk(await call(app.url, 'GET', '/api/v1/auth/daemon', { auth: t.owner }));
       const id = keys[0].id;
       expectOk(await call(app.url, 'PUT', `/api/v1/auth/daemon/${id}`, { auth: t.owner, body: { is_enabled: false } }));
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: { bearer: key }, headers: { 'X-Daemon-ID': d.id }, body: STATUS }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: { bearer: key }, headers: { 'X-Daemon-ID': d.id }, body: STATUS }), 401, 'auth_key_revoked');
       expectOk(await call(app.url, 'PUT', `/api/v1/auth/daemon/${id}`, { auth: t.owner, body: { is_enabled: true } }));
       expectOk(await requestWork());
       await sql(app, `update daemon_api_keys set expires_at = now() - interval '1 minute' where id = ?`, [id]);
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: { bearer: key }, headers: { 'X-Daemon-ID': d.id }, body: STATUS }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: { bearer: key }, headers: { 'X-Daemon-ID': d.id }, body: STATUS }), 401, 'auth_key_expired');
       expectOk(await call(app.url, 'DELETE', `/api/v1/auth/daemon/${id}`, { auth: t.owner }));
       expectError(await callFrom(freshLoopbackIp(), app.url, 'POST', `/api/daemons/${d.id}/request-work`, { auth: { bearer: key }, headers: { 'X-Daemon-ID': d.id }, body: STATUS }), 401, 'auth_not_authenticated');
       expect((await getDaemon(d.id)).api_key_id).to.equal(null);

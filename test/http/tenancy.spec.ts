@@ -193,11 +193,15 @@ interface Fixture {
   freshInBody?: PlaceKind[];
   /** Status of the allowed call (default 200). */
   status?: number;
+  /** Runs on the fresh entity before the allowed call (e.g. deleting the network a restore brings back). */
+  afterFresh?: (id: string, app: TestApp, w: World) => Promise<void>;
   /** More checks on the allowed call. */
   check?: (data: any, ctx: { app: TestApp; w: World; who: Person; ids: Ids }) => Promise<void> | void;
 }
 
 const net = (p: Ids) => `?network_id=${p.network}`;
+/** Networks deleted for the restore fixture → an instant at which they existed. */
+const deletedAt = new Map<string, string>();
 
 /** The standard routes of a network-level resource: list, create, get, replace, delete, history. */
 function inventory(path: string, kind: PlaceKind, entity: Entity, create: { body: (p: Ids) => unknown; outside: Entity; freshInBody?: PlaceKind[] }, put: (p: Ids) => unknown): Record<string, Fixture> {
@@ -240,6 +244,15 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/networks/:id': { role: 'Admin', id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
   'DELETE /api/v1/networks/:id': { role: 'Admin', id: 'network', outside: 'Network' },
   'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
+  'POST /api/v1/networks/:id/restore': {
+    role: 'Admin', id: 'network', fresh: 'network', outside: 'Network',
+    // The allowed call restores a fresh network deleted after `at`; the refusals name a live one, as of now.
+    afterFresh: async (id, app, w) => {
+      deletedAt.set(id, expectOk(await call(app.url, 'GET', `/api/v1/networks/${id}`, { auth: w.owner.auth })).updated_at);
+      expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${id}`, { auth: w.owner.auth }));
+    },
+    query: (p) => `?at=${encodeURIComponent(deletedAt.get(p.network) ?? new Date().toISOString())}`,
+  },
 
   'GET /api/v1/tags': { role: 'Viewer' },
   'POST /api/v1/tags': { role: 'Admin', status: 201, creates: 'tag', body: () => ({ name: uniq('tag'), color: 'Blue' }) },
@@ -398,19 +411,23 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
   const sessionOf: Record<Role, Person> = { Owner: w.owner, Admin: w.admin, Member: w.member, Viewer: w.viewer };
 
   // 1. No usable credential: 401, whatever the route.
-  const unusable: Array<[string, Credential | undefined, Record<string, string> | undefined]> = [
-    ['no credential', undefined, undefined],
-    ['a garbage Bearer token', { bearer: 'garbage' }, undefined],
-    ['an unknown scheme', undefined, { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
-    ['a well-formed unknown key', { bearer: `scp_u_${base62(32)}` }, undefined],
-    ['a disabled key', { bearer: w.disabledKey }, undefined],
-    ['an expired key', { bearer: w.expiredKey }, undefined],
-    ['a garbage Bearer beside a valid session cookie (Bearer wins)', { cookie: w.owner.auth.cookie, bearer: 'scp_u_short' }, undefined],
+  // Each with its own code (issue 9.7): the fix differs for each.
+  const unusable: Array<[string, Credential | undefined, Record<string, string> | undefined, string]> = [
+    ['no credential', undefined, undefined, 'auth_not_authenticated'],
+    ['a garbage Bearer token', { bearer: 'garbage' }, undefined, 'auth_key_unknown'],
+    ['an unknown scheme', undefined, { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 'auth_header_malformed'],
+    ['a well-formed unknown key', { bearer: `scp_u_${base62(32)}` }, undefined, 'auth_key_unknown'],
+    ['a disabled key', { bearer: w.disabledKey }, undefined, 'auth_key_revoked'],
+    ['an expired key', { bearer: w.expiredKey }, undefined, 'auth_key_expired'],
+    ['a garbage Bearer beside a valid session cookie (Bearer wins)', { cookie: w.owner.auth.cookie, bearer: 'scp_u_short' }, undefined, 'auth_key_unknown'],
+    ['a session cookie that is no session', { cookie: 'session_id=forged' }, undefined, 'auth_session_expired'],
   ];
-  for (const [what, auth, headers] of unusable) {
+  for (const [what, auth, headers, code] of unusable) {
     const res = await sendFresh(app, req, auth, headers);
     expect(res.status, `with ${what}: ${JSON.stringify(res.body)}`).to.equal(401);
-    expectError(res, 401, 'auth_not_authenticated');
+    expectError(res, 401, code);
+    if (code === 'auth_header_malformed') expect(res.body.error).to.contain('`Authorization: Bearer <key>`');
+    if (code === 'auth_key_expired') expect(res.body.params).to.have.property('expired_at').that.is.a('string');
   }
 
   // 2. Session-only routes refuse every API key, even the Owner's full key.
@@ -463,6 +480,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
   const who = sessionOf[fx.role];
   const freshKind = fx.fresh ?? (route.method === 'delete' ? fx.id : undefined);
   const over: Partial<Ids> = freshKind ? { [freshKind]: await makeFresh(freshKind, app, w, who) } : {};
+  if (freshKind && fx.afterFresh) await fx.afterFresh(over[freshKind]!, app, w);
   for (const kind of fx.freshInBody ?? []) over[kind] = await makeFresh(kind, app, w, who);
   const own = build(route, fx, w, who, w.inside, over);
   const data = expectOk(await send(app, own, who.auth), fx.status ?? 200);
@@ -471,7 +489,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     expect(items, 'answers the entity it names').to.not.be.empty;
     for (const item of items) expect(item.id, 'answers the entity it names').to.equal(own.id);
   }
-  if (fx.query) {
+  if (fx.query && route.paginated) {
     expect(data, "lists the filtered network's entities").to.be.an('array').that.is.not.empty;
     for (const item of data) expect(item.network_id, 'filters by network').to.equal(w.inside.network);
   }
@@ -496,7 +514,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     expect(routes.filter((r) => r.auth === 'public').map(routeKey)).to.have.members(PUBLIC_ROUTES);
   });
 
-  it('daemon protocol routes: 401 without a credential, 403 auth_permission_denied for users (sessions and keys)', async () => {
+  it('daemon protocol routes: 401 without a credential, 403 auth_daemon_required for users (sessions and keys)', async () => {
     expect(daemonRoutes.length).to.be.greaterThan(0);
     const w = await buildWorld(app);
     for (const route of daemonRoutes) {
@@ -506,7 +524,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       for (const auth of [w.owner.auth, { bearer: w.owner.key.key }]) {
         const res = await call(app.url, route.method.toUpperCase(), path, { auth, body: {} });
         expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(403);
-        expect(res.body.params, what).to.deep.equal({ required: 'daemon' });
+        expectError(res, 403, 'auth_daemon_required');
       }
     }
   });
@@ -665,7 +683,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       const ip = freshLoopbackIp();
       for (let n = 0; n < 12; n += 1) expectError(await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: { bearer: keys[0]! } }), 403, 'auth_api_access_disabled');
       // A disabled or unknown key is still 401, not a hint that the organization exists.
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: { bearer: w.disabledKey } }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: { bearer: w.disabledKey } }), 401, 'auth_key_revoked');
       // Sessions are unaffected, and so is the other organization's key.
       expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: w.viewer.auth }));
       expectOk(await call(app.url, 'GET', '/api/v1/tags', { auth: w.owner.auth }));
@@ -724,7 +742,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       expect(rotated.api_key.id).to.equal(old.id);
       expect(rotated.api_key).to.not.have.property('key');
 
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: old.key } }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: old.key } }), 401, 'auth_key_unknown');
       expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: rotated.key } })).id).to.equal(t.ownerId);
 
       const rows = await allKeyRows();
@@ -768,11 +786,11 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     it('a disabled key is 401 until re-enabled; a revoked key is 401 for good', async () => {
       const k = await createKey(app.url, t.owner, { name: 'toggle' });
       expectOk(await call(app.url, 'PUT', `/api/v1/auth/keys/${k.id}`, { auth: t.owner, body: { name: 'toggle', is_enabled: false } }));
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_key_revoked');
       expectOk(await call(app.url, 'PUT', `/api/v1/auth/keys/${k.id}`, { auth: t.owner, body: { name: 'toggle', is_enabled: true } }));
       expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }));
       expectOk(await call(app.url, 'DELETE', `/api/v1/auth/keys/${k.id}`, { auth: t.owner }));
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: { bearer: k.key } }), 401, 'auth_key_unknown');
     });
 
     it('a key never exceeds its creator: no higher role (403), no network the creator cannot see (403 entity_access_denied)', async () => {
@@ -852,8 +870,8 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       const second = await login(app.url, email);
       expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: second }));
       expectOk(await call(app.url, 'POST', '/api/auth/logout', { auth: second }));
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: second }), 401, 'auth_not_authenticated');
-      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: second }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: second }), 401, 'auth_session_expired');
+      expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags', { auth: second }), 401, 'auth_session_expired');
       expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).id).to.equal(t.ownerId);
     });
 

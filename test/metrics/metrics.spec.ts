@@ -120,7 +120,7 @@ describe('queue dashboard', () => {
 
   it('is 401 without a session, 403 for a Member or Viewer, HTML for an Admin or the Owner', async () => {
     expectError(await call(app.url, 'GET', '/admin/queues'), 401, 'auth_not_authenticated');
-    expectError(await call(app.url, 'GET', '/admin/queues', { auth: { cookie: 'session_id=forged' } }), 401, 'auth_not_authenticated');
+    expectError(await call(app.url, 'GET', '/admin/queues', { auth: { cookie: 'session_id=forged' } }), 401, 'auth_session_expired');
     expectError(await call(app.url, 'GET', '/admin/queues/api/queues'), 401, 'auth_not_authenticated');
     const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
     const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);

@@ -25,7 +25,7 @@ describe('users of an organization', () => {
     expect(rows[0]!.password_hash).to.match(/^scrypt\$/).and.not.include(PASSWORD);
     expectOk(await call(app.url, 'DELETE', `/api/v1/users/${viewer.id}`, { auth: admin.auth }));
     expectError(await call(app.url, 'GET', `/api/v1/users/${viewer.id}`, { auth: admin.auth }), 404, 'entity_not_found');
-    expectError(await call(app.url, 'GET', '/api/auth/me', { auth: viewer.auth }), 401, 'auth_not_authenticated');
+    expectError(await call(app.url, 'GET', '/api/auth/me', { auth: viewer.auth }), 401, 'auth_session_expired');
   });
 
   it('an Admin cannot hand out Owner nor touch the Owner; the last Owner stays', async () => {
@@ -56,7 +56,7 @@ describe('users of an organization', () => {
     const second = await login(app.url, email);
     expect(second.cookie).to.not.equal(t.owner.cookie);
     expectOk(await call(app.url, 'POST', '/api/auth/logout', { auth: second }));
-    expectError(await call(app.url, 'GET', '/api/auth/me', { auth: second }), 401, 'auth_not_authenticated');
+    expectError(await call(app.url, 'GET', '/api/auth/me', { auth: second }), 401, 'auth_session_expired');
     expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner }));
   });
 });

@@ -20,7 +20,7 @@ export const USER_NETWORKS = `array(
 
 interface KeyRow {
   key_id: string; user_id: string; organization_id: string; user_role: Role; key_role: Role;
-  key_networks: string[] | null; is_enabled: boolean; expired: boolean; api_access_enabled: boolean; network_ids: string[];
+  key_networks: string[] | null; is_enabled: boolean; expired: boolean; expires_at: Date | null; api_access_enabled: boolean; network_ids: string[];
 }
 
 interface SessionRow {
@@ -42,13 +42,13 @@ export class RefusedCredential extends AppError {
 export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
   const row = await db.one<KeyRow>(
     `select k.id as key_id, u.id as user_id, u.organization_id, u.permissions as user_role, k.permissions as key_role,
-            k.network_ids as key_networks, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired,
+            k.network_ids as key_networks, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired, k.expires_at,
             o.api_access_enabled, ${USER_NETWORKS} as network_ids
      from user_api_keys k join users u on u.id = k.user_id join organizations o on o.id = u.organization_id
      where k.key_hash = ?`,
     [sha256Hex(token)],
   );
-  if (!row || !row.is_enabled || row.expired) throw new AppError('auth_not_authenticated');
+  assertKeyUsable(row, 'User API Key');
   if (!row.api_access_enabled) throw new RefusedCredential(row.user_id);
   // The key sees the intersection of its own list with what its user sees now (decisions §2).
   const keyNetworks = row.key_networks ? new Set(row.key_networks) : null;
@@ -63,6 +63,16 @@ export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
   };
 }
 
+/**
+ * What is wrong with a key, said precisely (the caller owns the secret, so this reveals nothing to
+ * anyone else): unknown, revoked or expired are three different fixes.
+ */
+function assertKeyUsable<T extends { is_enabled: boolean; expired: boolean; expires_at: Date | null }>(row: T | undefined, entity: string): asserts row is T {
+  if (!row) throw new AppError('auth_key_unknown');
+  if (!row.is_enabled) throw new AppError('auth_key_revoked', { entity });
+  if (row.expired) throw new AppError('auth_key_expired', { entity, expired_at: new Date(row.expires_at!).toISOString() });
+}
+
 /** Resolves a session; returns whether its sliding expiry was extended (the cookie is then re-sent). */
 export async function scopeFromSession(db: Db, sessionId: string): Promise<{ scope: Scope; refreshed: boolean }> {
   const idHash = sha256Hex(sessionId);
@@ -73,7 +83,7 @@ export async function scopeFromSession(db: Db, sessionId: string): Promise<{ sco
      where s.id_hash = ? and s.expires_at > now()`,
     [idHash],
   );
-  if (!row) throw new AppError('auth_not_authenticated');
+  if (!row) throw new AppError('auth_session_expired');
   const refreshed = SESSION_TTL_MS - row.expires_in_ms > SESSION_REFRESH_MS;
   if (refreshed) {
     await db.query(`update sessions set expires_at = now() + make_interval(secs => ?) where id_hash = ?`, [SESSION_TTL_MS / 1000, idHash]);
@@ -92,7 +102,7 @@ export async function scopeFromSession(db: Db, sessionId: string): Promise<{ sco
 }
 
 interface DaemonKeyRow {
-  key_id: string; organization_id: string; network_id: string; user_id: string | null; is_enabled: boolean; expired: boolean;
+  key_id: string; organization_id: string; network_id: string; user_id: string | null; is_enabled: boolean; expired: boolean; expires_at: Date | null;
 }
 
 /**
@@ -101,19 +111,20 @@ interface DaemonKeyRow {
  * exists (the daemon's "retry registering" signal), else 401 `auth_not_authenticated`.
  */
 export async function scopeFromDaemonKey(db: Db, token: string, daemonId: string | undefined): Promise<Scope> {
-  // Without a daemon id this is no daemon; as any unknown token it is 401 (decisions §2).
-  if (!daemonId || !UUID.test(daemonId)) throw new AppError('auth_not_authenticated');
-  const id = daemonId.toLowerCase();
   const row = await db.one<DaemonKeyRow>(
-    `select k.id as key_id, k.organization_id, k.network_id, k.user_id, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired
+    `select k.id as key_id, k.organization_id, k.network_id, k.user_id, k.is_enabled, coalesce(k.expires_at <= now(), false) as expired, k.expires_at
      from daemon_api_keys k where k.key_hash = ?`,
     [sha256Hex(token)],
   );
+  // Without a daemon id an unknown token is just an unknown key (a user's typo as often as not).
+  if (!daemonId || !UUID.test(daemonId)) throw new AppError(row ? 'auth_daemon_id_required' : 'auth_key_unknown');
+  const id = daemonId.toLowerCase();
   if (!row) {
+    // The daemon protocol's signal (reference §3.1): no key yet for a new daemon → it registers again.
     const known = await db.one(`select 1 from daemons where id = ?`, [id]);
     throw new AppError(known ? 'auth_not_authenticated' : 'auth_daemon_key_not_created');
   }
-  if (!row.is_enabled || row.expired) throw new AppError('auth_not_authenticated');
+  assertKeyUsable(row, 'Daemon API Key');
   return {
     kind: 'daemon',
     organizationId: row.organization_id,
