@@ -42,7 +42,9 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
-export type ErrorParams = Record<string, string | number | boolean | null>;
+type ParamValue = string | number | boolean | null;
+/** Flat values, plus lists of flat records (e.g. every validation error of a body). */
+export type ErrorParams = Record<string, ParamValue | Array<Record<string, ParamValue>>>;
 
 /** The one error type handlers throw; the pipeline turns it into the envelope. */
 export class AppError extends Error {

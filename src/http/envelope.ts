@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import Joi from 'joi';
 import { AppError, fromForeignKeyViolation, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
 import type { AppConfig } from '../config.js';
+import { fromJoi } from './validation.js';
 
 export interface Pagination {
   total_count: number;
@@ -57,15 +58,6 @@ export function toAppError(err: unknown, requestId: string): AppError {
     return new AppError('validation_failed', { field: 'request', reason: 'value out of range or malformed' });
   }
   return new AppError('internal_error', { request_id: requestId });
-}
-
-export function fromJoi(err: Joi.ValidationError, where: 'body' | 'query' | 'params'): AppError {
-  const detail = err.details[0]!;
-  const path = detail.path.join('.');
-  const field = where === 'body' ? path || 'body' : path ? `${where}.${path}` : where;
-  if (detail.type === 'object.unknown') return new AppError('validation_unknown_field', { field }, `Unknown field '${field}'`);
-  const reason = detail.message.replace(/"/g, "'");
-  return new AppError('validation_failed', { field, reason }, `Validation failed: ${reason}`);
 }
 
 /** Outermost middleware: every error below becomes an envelope; 500s are logged with the stack. */

@@ -9,7 +9,8 @@ import { requireRole, type Scope } from '../core/scope.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../modules/accounts/entities.js';
 import type { Services } from '../core/services.js';
-import { fromJoi, meta, Page } from './envelope.js';
+import { meta, Page } from './envelope.js';
+import { fromJoi } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -75,12 +76,12 @@ export type RouteDef = PublicRoute | ProtectedRoute | DaemonRoute;
 
 export const defineRoutes = (routes: RouteDef[]) => routes;
 
-const VALIDATION = { abortEarly: true, convert: true, errors: { wrap: { label: false } } } as const;
+const VALIDATION = { abortEarly: false, convert: true, errors: { wrap: { label: false } } } as const;
 
 function validate(schema: Joi.Schema | undefined, value: unknown, where: 'body' | 'query' | 'params') {
   if (!schema) return value;
   const { error, value: out } = schema.validate(value, VALIDATION);
-  if (error) throw fromJoi(error, where);
+  if (error) throw fromJoi(error, where, schema);
   return out;
 }
 

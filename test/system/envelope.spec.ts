@@ -62,7 +62,36 @@ describe('system: envelope, errors, version, health', () => {
     expectError(await call(app.url, 'POST', '/api/v1/tags', { auth: tenant.owner }), 400, 'validation_failed');
     const res = await call(app.url, 'POST', '/api/v1/tags', { auth: tenant.owner, body: { name: 'a', color: 'Green', colour: 'Red' } });
     expectError(res, 400, 'validation_unknown_field');
-    expect(res.body.params).to.deep.equal({ field: 'colour' });
+    expect(res.body.params).to.include({ field: 'colour', did_you_mean: 'color' });
+  });
+
+  it('every error of a body at once, an unknown field first with the closest known one', async () => {
+    // A host with a misspelt network_id, a name too long and a bad address: today's first complaint
+    // would be "network_id is required".
+    const res = await call(app.url, 'POST', '/api/v1/hosts', { auth: tenant.owner, body: {
+      name: 'x'.repeat(300), network: tenant.defaultNetworkId, hidden: 'maybe',
+      ip_addresses: [{ subnet_id: tenant.defaultNetworkId, ip_address: '10.0.0.300', mac: 'AA:BB:CC:DD:EE:FF' }],
+    } });
+    expectError(res, 400, 'validation_unknown_field');
+    expect(res.body.error).to.match(/^Unknown field `network`; did you mean `network_id`\? \(and \d+ more: see params.errors\)$/);
+    expect(res.body.params).to.include({ field: 'network', did_you_mean: 'network_id' });
+    const errors = res.body.params.errors as Array<{ field: string; code: string; message: string }>;
+    const byField = Object.fromEntries(errors.map((e) => [e.field, e]));
+    expect(Object.keys(byField)).to.include.members(['network', 'ip_addresses.0.mac', 'name', 'network_id', 'hidden', 'ip_addresses.0.ip_address']);
+    expect(byField['ip_addresses.0.mac']!.message).to.equal('unknown field `ip_addresses.0.mac`; did you mean `mac_address`?');
+    expect(byField.network_id!.code).to.equal('required');
+    for (const e of errors) expect(e).to.have.all.keys('field', 'code', 'message');
+    expect(errors.slice(0, 2).every((e) => e.code === 'unknown_field')).to.equal(true);
+    // A query too, and a single error keeps the old shape with a one-item list.
+    const q = await call(app.url, 'GET', '/api/v1/hosts?limit=-1&offset=x', { auth: tenant.owner });
+    expectError(q, 400, 'validation_failed');
+    expect(q.body.params.errors.map((e: any) => e.field)).to.have.members(['query.limit', 'query.offset']);
+    const one = await call(app.url, 'POST', '/api/v1/tags', { auth: tenant.owner, body: { color: 'Green' } });
+    expect(one.body.params).to.deep.equal({ field: 'name', reason: 'name is required', errors: [{ field: 'name', code: 'required', message: 'name is required' }] });
+    // Far from every known field: no guess.
+    const far = await call(app.url, 'POST', '/api/v1/tags', { auth: tenant.owner, body: { name: 'a', color: 'Green', zzzzzz: 1 } });
+    expect(far.body.params).to.not.have.property('did_you_mean');
+    expect(far.body.error).to.equal('Unknown field `zzzzzz`');
   });
 
   it('a NUL character (which PostgreSQL cannot store) in a query, a string or JSON is 400 validation_failed, not a 500', async () => {
