@@ -4,7 +4,7 @@
 // daemons that are gone (deleted, switched to daemon_poll, standby) and re-times them when the
 // interval changes. Schedulers live in Redis, so every worker process may reconcile; only one job runs
 // per daemon and period, and a per-daemon lock keeps two polls of one daemon from overlapping.
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Db } from '../src/core/db.js';
 import { JOB_RETENTION, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, type ServerPollJob } from '../src/core/queues.js';
 import { pollDaemon, type PollOutcome } from '../src/modules/serverPoll/poller.js';
@@ -55,6 +55,11 @@ export async function processServerPoll(services: WorkerServices, job: Job<Serve
   if (job.name === 'reconcile') return reconcileSchedulers(services);
   const { daemonId } = job.data as ServerPollJob;
   const outcome = await pollDaemon(services, daemonId);
+  // A daemon that did not answer is a failed job (the dashboard's Failed tab), not a completed one
+  // whose value says so. Never retried: its scheduler polls again at the next period.
+  if (outcome.result === 'failed') {
+    throw new UnrecoverableError(`daemon ${daemonId} did not answer (${outcome.consecutiveFailures} in a row${outcome.isUnreachable ? ', unreachable' : ''}): ${outcome.reason}`);
+  }
   if (outcome.result === 'skipped' && outcome.reason !== 'poll already running') {
     // Gone or no longer pollable: stop its scheduler now rather than at the next reconcile.
     await services.queues.serverPoll.removeJobScheduler(pollSchedulerId(daemonId));

@@ -11,6 +11,7 @@ import { Migration20261122000003Daemons } from '../../migrations/Migration202611
 import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migration20261122000004DiscoveryTuning.js';
 import { Migration20261122000005HistoryBySet } from '../../migrations/Migration20261122000005HistoryBySet.js';
 import { Migration20261122000006DiscoveryDigests } from '../../migrations/Migration20261122000006DiscoveryDigests.js';
+import { Migration20261124000007DaemonPollErrors } from '../../migrations/Migration20261124000007DaemonPollErrors.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000004DiscoveryTuning', class: Migration20261122000004DiscoveryTuning },
   { name: 'Migration20261122000005HistoryBySet', class: Migration20261122000005HistoryBySet },
   { name: 'Migration20261122000006DiscoveryDigests', class: Migration20261122000006DiscoveryDigests },
+  { name: 'Migration20261124000007DaemonPollErrors', class: Migration20261124000007DaemonPollErrors },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

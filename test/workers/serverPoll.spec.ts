@@ -77,10 +77,17 @@ describe('server-poll worker', function () {
       () => ({ status: 500, body: { success: false, error: 'boom', meta: { api_version: 1, server_version: '0.14.10' } } }),
       () => ({ status: 200, body: { hello: 'world' } }),
     ];
+    const shown = async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}`, { auth: t.owner }));
+    expect(await shown()).to.include({ last_error: null, last_error_at: null, consecutive_failures: 0 });
     for (let i = 1; i <= UNREACHABLE_AFTER; i += 1) {
       daemon.respond = failures[i - 1]!;
       const outcome = await pollDaemon(services, d.id);
       expect(outcome, `failure ${i}`).to.include({ result: 'failed', consecutiveFailures: i, isUnreachable: i >= UNREACHABLE_AFTER });
+      // Where users look, from the first failure on: the daemon itself says why.
+      const view = await shown();
+      expect(view, `failure ${i}`).to.include({ consecutive_failures: i, is_unreachable: i >= UNREACHABLE_AFTER, last_error: outcome.reason });
+      expect(view.last_error, `failure ${i}`).to.be.a('string').and.not.empty;
+      expect(Date.parse(view.last_error_at)).to.be.closeTo(Date.now(), 60_000);
       const row = await daemonRow(app, d.id);
       expect(row).to.include({ consecutive_failures: i, is_unreachable: i >= UNREACHABLE_AFTER, last_seen: seen.last_seen, version: '0.14.10' });
       // Counting failures alone makes no new history state of the daemon.
@@ -98,6 +105,7 @@ describe('server-poll worker', function () {
     expect(back).to.include({ result: 'ok', consecutiveFailures: 0, isUnreachable: false });
     const after = await daemonRow(app, d.id);
     expect(after).to.include({ consecutive_failures: 0, is_unreachable: false });
+    expect(await shown()).to.include({ last_error: null, last_error_at: null, is_unreachable: false });
     expect(Date.parse(after.last_seen!)).to.be.greaterThan(Date.parse(seen.last_seen!));
 
     // A success in between resets the count.
@@ -120,6 +128,11 @@ describe('server-poll worker', function () {
     daemon.respond = () => 'hang';
     await waitFor('unreachable', async () => (await daemonRow(app, d.id)).is_unreachable, 15_000);
     expect((await daemonRow(app, d.id)).consecutive_failures).to.be.at.least(UNREACHABLE_AFTER);
+    // Each poll that got no answer is a failed job (the dashboard's Failed tab), with the reason, never retried.
+    const failed = await services.queues.serverPoll.getJobs(['failed']);
+    expect(failed.length).to.be.at.least(UNREACHABLE_AFTER);
+    expect(failed[0]!.failedReason).to.match(new RegExp(`^daemon ${d.id} did not answer \\(\\d+ in a row`));
+    expect(failed.every((j) => j.attemptsMade === 1)).to.equal(true);
     daemon.respond = healthy;
     await waitFor('reachable again', async () => {
       const row = await daemonRow(app, d.id);

@@ -14,7 +14,7 @@ export const provisionBody = body({
 /** What a user may change (decisions §7); everything else a GET shows is accepted back and ignored. */
 const READ_ONLY = [
   'host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'standby', 'standby_cleared_at', 'last_seen', 'version',
-  'capabilities', 'interfaced_subnet_ids',
+  'capabilities', 'interfaced_subnet_ids', 'consecutive_failures', 'last_error', 'last_error_at',
 ];
 export const daemonUpdateBody = body({
   ...Object.fromEntries(READ_ONLY.map((k) => [k, Joi.any().strip()])),
@@ -42,6 +42,9 @@ export const daemonResponse = Joi.object({
   id: uuid(), name: Joi.string(), host_id: uuid().allow(null), network_id: uuid(), user_id: uuid().allow(null), api_key_id: uuid().allow(null),
   mode: Joi.string().valid('daemon_poll', 'server_poll'), url: Joi.string().allow(''), tags: Joi.array().items(uuid()),
   is_unreachable: Joi.boolean(), standby: Joi.boolean(), standby_cleared_at: ts(), last_seen: ts(), version: Joi.string().allow(null),
+  consecutive_failures: Joi.number().integer().description('Failed polls in a row (server_poll); is_unreachable from the fifth'),
+  last_error: Joi.string().allow(null).description('Why the last poll of this server_poll daemon failed; null once a contact works again'),
+  last_error_at: ts().description('When last_error happened'),
   capabilities: Joi.object({ has_docker_socket: Joi.boolean(), interfaced_subnet_ids: Joi.array().items(uuid()) }),
   interfaced_subnet_ids: Joi.array().items(uuid()),
   created_at: ts(), updated_at: ts(), lineage_id: uuid(), valid_from: ts(), valid_to: ts(),

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
+import type { Row } from '../../core/historyTable.js';
 import type { Scope } from '../../core/scope.js';
 import { assertSameId } from '../../http/schemas.js';
 import { insertDaemonKey } from '../daemonKeys/service.js';
@@ -20,11 +21,26 @@ export interface DaemonUpdateInput { id?: string; name: string; url: string; tag
 
 const ORDER = { name: 'name', created_at: 'created_at', updated_at: 'updated_at' };
 
+/**
+ * Daemons as answered: each with its current poll error (`last_error`, `last_error_at`; null when
+ * its last contact worked). One query per page.
+ */
+async function present(db: Db, rows: Row[]) {
+  const ids = rows.map((r) => r.id as string);
+  const errors = ids.length
+    ? await db.query<{ daemon_id: string; last_error: string; last_error_at: unknown }>(
+      `select daemon_id, last_error, last_error_at from daemon_poll_errors where daemon_id = any(?::uuid[])`, [ids])
+    : [];
+  const byId = new Map(errors.map((e) => [e.daemon_id, e]));
+  return rows.map((r) => daemonView({ ...r, last_error: byId.get(r.id as string)?.last_error ?? null, last_error_at: byId.get(r.id as string)?.last_error_at ?? null }));
+}
+const presentOne = async (db: Db, row: Row) => (await present(db, [row]))[0]!;
+
 export const daemonService = {
   list: (db: Db, scope: Scope, q: Record<string, any>) =>
-    listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present: async (_db, rows) => rows.map(daemonView) }),
+    listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present }),
 
-  get: async (db: Db, scope: Scope, id: string, at?: string) => daemonView(await daemonTable.get(db, scope, id, at)),
+  get: async (db: Db, scope: Scope, id: string, at?: string) => presentOne(db, await daemonTable.get(db, scope, id, at)),
 
   /**
    * A server_poll daemon (reference §1.2 step 0): its key (the plaintext kept for the server's
@@ -52,7 +68,7 @@ export const daemonService = {
     assertSameId(id, input.id);
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
-      return daemonView(await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));
+      return presentOne(tx, await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));
     });
   },
 
@@ -64,9 +80,9 @@ export const daemonService = {
     return db.transaction(async (tx) => {
       const daemon = await daemonTable.get(tx, scope, id, undefined, true);
       if (daemon.mode !== 'server_poll') throw new AppError('daemon_mode_mismatch', { id, mode: String(daemon.mode), required: 'server_poll' });
-      return daemonView(await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
+      return presentOne(tx, await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
     });
   },
 
-  history: async (db: Db, scope: Scope, id: string) => (await daemonTable.history(db, scope, id)).map(daemonView),
+  history: async (db: Db, scope: Scope, id: string) => present(db, await daemonTable.history(db, scope, id)),
 };

@@ -21,6 +21,7 @@ export function daemonView(d: Row) {
   return {
     id: d.id, name: d.name, host_id: d.host_id, network_id: d.network_id, user_id: d.user_id, api_key_id: d.api_key_id,
     mode: d.mode, url: d.url, tags: d.tags, is_unreachable: d.is_unreachable, standby: d.standby,
+    consecutive_failures: d.consecutive_failures ?? 0, last_error: d.last_error ?? null, last_error_at: isoTimestamp(d.last_error_at ?? null),
     standby_cleared_at: isoTimestamp(d.standby_cleared_at), last_seen: isoTimestamp(d.last_seen), version: d.version,
     capabilities, interfaced_subnet_ids: capabilities.interfaced_subnet_ids ?? [],
     created_at: isoTimestamp(d.created_at), updated_at: isoTimestamp(d.updated_at),

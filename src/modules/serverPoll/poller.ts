@@ -78,6 +78,15 @@ interface SessionRow {
   started_at: string | null;
 }
 
+/** The daemon's last poll error, shown on it (`last_error`, `last_error_at`) until the next successful contact. */
+async function recordPollError(db: Db, daemonId: string, message: string): Promise<void> {
+  await db.query(
+    `insert into daemon_poll_errors (daemon_id, last_error, last_error_at) values (?, ?, now())
+     on conflict (daemon_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`,
+    [daemonId, message.slice(0, 500)],
+  );
+}
+
 const isLegacy = (version: string | null) => {
   const v = parseVersion(version);
   return v !== null && compareVersions(v, FULL_SERVER_POLL_VERSION) < 0;
@@ -142,6 +151,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
        where id = ? returning consecutive_failures, is_unreachable`,
       [UNREACHABLE_AFTER, daemonId],
     );
+    await recordPollError(db, daemonId, err.message);
     const failures = row?.consecutive_failures ?? 0;
     (failures >= UNREACHABLE_AFTER ? log.warn.bind(log) : log.info.bind(log))(
       { err: err.message, consecutive_failures: failures, is_unreachable: row?.is_unreachable },
@@ -158,6 +168,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
        where id = ?`,
       [version, capabilities, daemonId],
     );
+    await tx.query(`delete from daemon_poll_errors where daemon_id = ?`, [daemonId]);
     // First contact: the daemon gets its default discovery sessions (reference §1.2 d, §3.3), once.
     if (daemon.last_seen === null && !(await tx.one(`select 1 from discovery_sessions where daemon_id = ? limit 1`, [daemonId]))) {
       await queueDefaultSessions(tx, { ...daemon, capabilities: capabilities ?? {} });
@@ -173,6 +184,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
   } catch (err) {
     if (!(err instanceof DaemonRequestError)) throw err;
     log.warn({ err: err.message }, 'server_poll daemon poll failed');
+    await recordPollError(db, daemonId, `poll: ${err.message}`);
   }
   if (poll) {
     if (poll.progress) {
