@@ -1,8 +1,21 @@
 // `npm start`: finds or starts PostgreSQL and Redis, applies migrations, then runs the API and
 // the worker as two processes (as the Procfile does) and stops both when either stops.
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { loadConfig, portInUseMessage } from '../src/config.js';
 import { createOrm, migrate } from '../src/core/db.js';
 import { ensureServices } from './services.js';
+
+// A busy port is said in one line before anything starts (the API would find out only after the
+// worker had started); the API still checks for itself, for the race.
+const { port, host } = loadConfig();
+const free = await new Promise<boolean>((resolve) => {
+  const probe = net.createServer().once('error', () => resolve(false)).listen(port, host, () => probe.close(() => resolve(true)));
+});
+if (!free) {
+  console.error(`[start] ${portInUseMessage(host, port)}`);
+  process.exit(1);
+}
 
 const { databaseUrl, redisUrl } = await ensureServices();
 const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl };

@@ -67,6 +67,8 @@ export function buildApp(services: Services): Koa {
   router.get('/api/openapi.json', (ctx) => { ctx.body = openApi; });
   const docsPage = renderDocsPage(openApi);
   router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = docsPage; });
+  // Until the web application is served here, a browser opening the service lands on the docs.
+  router.get('/', (ctx) => ctx.redirect('/api/docs'));
 
   app.use(requestLog(services.logger, services.metrics.observeRequest));
   app.use(errorEnvelope(services.config));

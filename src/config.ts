@@ -6,6 +6,8 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 
 export interface AppConfig {
   port: number;
+  /** HOST: the address the API listens on; unset, every address (IPv4 and IPv6). */
+  host: string | undefined;
   databaseUrl: string;
   redisUrl: string;
   /** Prefix of every Redis key and queue name, so that tests (and tenants of one Redis) never collide. */
@@ -24,10 +26,22 @@ export interface AppConfig {
   logLevel: string;
 }
 
+/** The URL a person on this machine opens for an API listening on `host`:`port`. */
+export function publicUrl(host: string | undefined, port: number): string {
+  const name = !host || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+/** The one line said when the port is taken (a second `npm start`, or another program). */
+export function portInUseMessage(host: string | undefined, port: number): string {
+  return `port ${port} is already in use${host ? ` on ${host}` : ''}: is netinventory (or another program) running there? Stop it or choose another PORT.`;
+}
+
 export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   const env = process.env;
   return {
     port: Number(env.PORT ?? 3000),
+    host: env.HOST || undefined,
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory',
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisPrefix: env.REDIS_PREFIX ?? 'netinv:',

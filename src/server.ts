@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics } from 'prom-client';
 import { buildApp, closeServices, createServices } from './app.js';
-import { loadConfig } from './config.js';
+import { loadConfig, portInUseMessage, publicUrl } from './config.js';
 import { migrate } from './core/db.js';
 
 const config = loadConfig();
@@ -12,9 +12,16 @@ if (applied.length) services.logger.info({ applied }, 'migrations applied');
 // Process metrics (CPU, memory, event loop) of the API on /metrics next to the request metrics.
 collectDefaultMetrics({ register: services.metrics.registry });
 
-const server = buildApp(services).listen(config.port, () => {
+const server = buildApp(services).listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
-  services.logger.info({ port, version: config.serverVersion }, 'api listening');
+  const url = publicUrl(config.host, port);
+  services.logger.info({ port, version: config.serverVersion, docs: `${url}/api/docs` }, `api listening on ${url}, API docs at ${url}/api/docs`);
+});
+server.on('error', async (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  services.logger.error(portInUseMessage(config.host, config.port));
+  await closeServices(services).catch(() => undefined);
+  process.exit(1);
 });
 
 let stopping = false;

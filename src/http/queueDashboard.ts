@@ -37,7 +37,8 @@ export function queueDashboard(services: Services) {
     if (scope.organizationId !== (await operatorOrganizationId(db, services))) {
       throw new AppError('auth_permission_denied', { required: 'operator organization' });
     }
-    ctx.state.scope = scope;
+    // Nothing of ours goes into ctx.state: bull-board renders its page with ctx.state as EJS options,
+    // and EJS warns (a deprecation line per request) about unknown keys there.
     return plugin(ctx, next);
   };
 }
