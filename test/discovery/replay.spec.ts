@@ -1,4 +1,4 @@
-// Replay of the recorded Scanopy daemon → server exchanges (../shared/fixtures/scanopy-daemon/v*/
+// Replay of the recorded Scanopy daemon → server exchanges (test/fixtures/scanopy-daemon/v*/
 // daemon_to_server.json) as daemon-protocol.md §5.2 and §5.4 describe: per version, after wiping the
 // discovery data of the network, every exchange recorded with a 2xx status is sent again with every
 // UUID of its path replaced by the daemon's id and the keys daemon_id, network_id, user_id and
@@ -14,11 +14,12 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { SCANOPY_FIXTURES_DIR } from '../support/fixtures.js';
 import { call, expectOk, type ApiResponse } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, sql } from '../daemons/world.js';
 
-const FIXTURES = process.env.SCANOPY_FIXTURES_DIR ?? new URL('../../../shared/fixtures/scanopy-daemon/', import.meta.url).pathname;
+const FIXTURES = SCANOPY_FIXTURES_DIR;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const SEMVER = /^\d+\.\d+\.\d+/;
 

@@ -3,18 +3,17 @@
 // null without failing its job, transient failures are retried with exponential backoff, and a batch
 // gives what ingesting its hosts one by one gives.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import pg from 'pg';
 import type { Worker } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { discoverySyncBatches, discoverySyncJobId, type DiscoverySyncJob, type DiscoverySyncResult } from '../../src/core/queues.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { readRecording } from '../support/fixtures.js';
 import { registerTenant, type Tenant } from '../support/world.js';
-import { db, ROOT, waitFor, workerServicesFor } from './support.js';
+import { db, waitFor, workerServicesFor } from './support.js';
 
-const recorded = JSON.parse(readFileSync(join(ROOT, '../shared/fixtures/scanopy-daemon/v0.14.10/daemon_to_server.json'), 'utf8')) as { exchanges: any[] };
+const recorded = readRecording('v0.14.10', 'daemon_to_server.json');
 const body = (path: string) => structuredClone(recorded.exchanges.find((e) => e.path === path).request_body);
 
 describe('discovery-sync worker', () => {

@@ -2,8 +2,6 @@
 // daemon unreachable, the next answer clears it), schedulers per daemon, and discovered entities
 // going through the discovery-sync queue before they are confirmed to the daemon.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import { createLogger } from '../../src/core/logger.js';
@@ -12,10 +10,11 @@ import { pollDaemon, UNREACHABLE_AFTER } from '../../src/modules/serverPoll/poll
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { reconcileSchedulers, startServerPoll } from '../../workers/serverPoll.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { readRecording } from '../support/fixtures.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import {
-  daemonRow, db, envelope, ROOT, seedDaemon, startStandInDaemon, waitFor, workerServicesFor,
+  daemonRow, db, envelope, seedDaemon, startStandInDaemon, waitFor, workerServicesFor,
   type ReceivedRequest, type Responder, type StandInDaemon,
 } from './support.js';
 
@@ -186,7 +185,7 @@ describe('server-poll worker', function () {
 
   it('hands discovered entities to discovery-sync and confirms them once stored', async () => {
     // The subnet and host of a real SelfReport (daemon_to_server.json of v0.14.10).
-    const recorded = JSON.parse(readFileSync(join(ROOT, '../shared/fixtures/scanopy-daemon/v0.14.10/daemon_to_server.json'), 'utf8')) as { exchanges: any[] };
+    const recorded = readRecording('v0.14.10', 'daemon_to_server.json');
     const body = (path: string) => structuredClone(recorded.exchanges.find((e) => e.path === path).request_body);
     const subnet = { ...body('/api/v1/subnets'), network_id: t.defaultNetworkId };
     const host = body('/api/v1/hosts/discovery');

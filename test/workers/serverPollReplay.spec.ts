@@ -1,4 +1,4 @@
-// Replay of every recorded `server_to_daemon.json` (../shared/fixtures/scanopy-daemon/v*/): the
+// Replay of every recorded `server_to_daemon.json` (test/fixtures/scanopy-daemon/v*/): the
 // poller runs against a stand-in daemon that answers each recorded request path with the recorded
 // status and body, and the requests the poller sends are checked against the recorded ones (method,
 // path, Authorization, body shape; ids substituted as the upstream replay does: `daemon_id` and
@@ -17,10 +17,11 @@ import { compareVersions, parseVersion } from '../../src/modules/daemons/version
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { SCANOPY_FIXTURES_DIR } from '../support/fixtures.js';
 import { createNetwork, registerTenant, type Tenant } from '../support/world.js';
 import { daemonRow, db, ROOT, seedDaemon, seedSession, startStandInDaemon, workerServicesFor, type ReceivedRequest } from './support.js';
 
-const FIXTURES = join(ROOT, '../shared/fixtures/scanopy-daemon');
+const FIXTURES = SCANOPY_FIXTURES_DIR;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 interface Exchange {

@@ -2,8 +2,6 @@
 // and Redis prefix: killed in the middle of a discovery-sync job, stopped with SIGTERM while a job
 // runs, and the API process stopped with SIGTERM while a request is in flight.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import pg from 'pg';
@@ -12,10 +10,11 @@ import { discoverySyncJobId, type DiscoverySyncJob } from '../../src/core/queues
 import { ingestSubnet } from '../../src/modules/discovery/ingest.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { readRecording } from '../support/fixtures.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { db, NODE, ROOT, spawnWorker, waitFor, workerServicesFor, type WorkerProcess } from './support.js';
 
-const recorded = JSON.parse(readFileSync(join(ROOT, '../shared/fixtures/scanopy-daemon/v0.14.10/daemon_to_server.json'), 'utf8')) as { exchanges: any[] };
+const recorded = readRecording('v0.14.10', 'daemon_to_server.json');
 const body = (path: string) => structuredClone(recorded.exchanges.find((e) => e.path === path).request_body);
 const DAEMON_ID = randomUUID();
 const FAST_RECOVERY = { WORKER_LOCK_DURATION_MS: '1500', WORKER_STALLED_INTERVAL_MS: '500' };
