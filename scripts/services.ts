@@ -3,7 +3,8 @@
  *
  * Preference order, for each service:
  *   1. DATABASE_URL / REDIS_URL, used as is;
- *   2. a server already answering on the default port (5432 / 6379) of 127.0.0.1;
+ *   2. a server on the default port (5432 / 6379) of 127.0.0.1 that lets the project in without a
+ *      password (a login and a PING are tried, not just a connect);
  *   3. the project's own server, kept in ./data (gitignored), on 55432 / 56379. It is started
  *      if needed; on Debian, as root, the packages are installed with apt-get when missing.
  * NETINV_OWN_SERVICES=1 skips step 2, so that the fresh-machine path can be tried anywhere.
@@ -45,8 +46,55 @@ function probe(port: number, payload?: string): Promise<string | null> {
   });
 }
 const pgAnswers = async (port: number) => (await probe(port)) !== null;
+
+/**
+ * Whether a PostgreSQL on `port` lets the project log in as it will (user postgres, no password):
+ * 'ok', 'refused' (it wants a password, e.g. Debian's default scram-sha-256 on TCP, or has no such
+ * user), or null when nothing answers. A TCP connect is not enough: such a server answers and then
+ * fails every query (`SASL: ... client password must be a string`).
+ */
+function pgLogin(port: number): Promise<'ok' | 'refused' | null> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    const done = (value: 'ok' | 'refused' | null) => { sock.destroy(); resolve(value); };
+    sock.setTimeout(2000, () => done(null));
+    sock.once('error', () => done(null));
+    sock.once('connect', () => {
+      // StartupMessage, protocol 3.0: the server answers R + auth code (0 = in, without a password) or E.
+      const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+      const head = Buffer.alloc(8);
+      head.writeInt32BE(8 + params.length, 0);
+      head.writeInt32BE(196608, 4);
+      sock.write(Buffer.concat([head, params]));
+    });
+    sock.once('data', (reply) => {
+      const authOk = reply[0] === 0x52 && reply.length >= 9 && reply.readInt32BE(5) === 0;
+      if (authOk) sock.write(Buffer.from([0x58, 0, 0, 0, 4])); // Terminate
+      done(authOk ? 'ok' : 'refused');
+    });
+  });
+}
+
+/** The default-port server, if the project can log in to it; says why it is passed over otherwise. */
+async function usablePgOnDefaultPort(): Promise<boolean> {
+  const login = await pgLogin(5432);
+  if (login === 'refused') {
+    log('PostgreSQL on 127.0.0.1:5432 refuses the login postgres without a password (password authentication): '
+      + `passed over for the project's own server on ${OWN_PG_PORT}; set DATABASE_URL (with the password) to use it instead`);
+  }
+  return login === 'ok';
+}
 // A Redis that wants a password does not count: a bare redis:// URL would not work with it.
 const redisAnswers = async (port: number) => (await probe(port, 'PING\r\n'))?.startsWith('+PONG') ?? false;
+
+async function usableRedisOnDefaultPort(): Promise<boolean> {
+  const reply = await probe(6379, 'PING\r\n');
+  if (reply !== null && !reply.startsWith('+PONG')) {
+    log(`Redis on 127.0.0.1:6379 refuses a PING without a password (${reply.trim().slice(0, 60)}): `
+      + `passed over for the project's own server on ${OWN_REDIS_PORT}; set REDIS_URL (with the password) to use it instead`);
+  }
+  return reply?.startsWith('+PONG') ?? false;
+}
 
 /** The postgres account, which we switch to when root: initdb and pg_ctl refuse to run as root. */
 function postgresUser(): { uid: number; gid: number; home: string } {
@@ -174,8 +222,8 @@ async function startOwnRedis(): Promise<void> {
 
 export async function ensureServices(): Promise<{ databaseUrl: string; redisUrl: string }> {
   const forceOwn = process.env.NETINV_OWN_SERVICES === '1';
-  let db = process.env.DATABASE_URL || (!forceOwn && (await pgAnswers(5432)) ? pgUrl(5432) : undefined);
-  let redis = process.env.REDIS_URL || (!forceOwn && (await redisAnswers(6379)) ? redisUrl(6379) : undefined);
+  let db = process.env.DATABASE_URL || (!forceOwn && (await usablePgOnDefaultPort()) ? pgUrl(5432) : undefined);
+  let redis = process.env.REDIS_URL || (!forceOwn && (await usableRedisOnDefaultPort()) ? redisUrl(6379) : undefined);
   if (db) log(`PostgreSQL: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'server on 127.0.0.1:5432'}`);
   if (redis) log(`Redis: ${process.env.REDIS_URL ? 'REDIS_URL' : 'server on 127.0.0.1:6379'}`);
   if (!db || !redis) {

@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { Redis } from 'ioredis';
 import type { AppConfig } from './config.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { createOrm } from './core/db.js';
 import { AppError } from './core/errors.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -25,8 +26,10 @@ export async function createServices(
   config: AppConfig,
   logger: Logger = createLogger(config.logLevel),
   queueSettings: QueueSettings = loadQueueSettings(),
+  /** An ORM already connected to config.databaseUrl (the test suite reuses them); else a new one. */
+  existingOrm?: MikroORM,
 ): Promise<Services> {
-  const orm = await createOrm(config.databaseUrl);
+  const orm = existingOrm ?? await createOrm(config.databaseUrl);
   // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
@@ -51,11 +54,12 @@ export async function createServices(
   };
 }
 
-export async function closeServices(services: Services): Promise<void> {
+/** `keepOrm`: the ORM was passed to createServices and its owner closes it. */
+export async function closeServices(services: Services, opts: { keepOrm?: boolean } = {}): Promise<void> {
   await services.keyUsage.close();
   await services.queues.close();
   services.redis.disconnect();
-  await services.orm.close(true);
+  if (!opts.keepOrm) await services.orm.close(true);
 }
 
 export function buildApp(services: Services): Koa {
@@ -63,10 +67,13 @@ export function buildApp(services: Services): Koa {
   const router = new Router();
   mountRoutes(router, routes, services);
 
-  const openApi = buildOpenApi(routes, services.config);
-  router.get('/api/openapi.json', (ctx) => { ctx.body = openApi; });
-  const docsPage = renderDocsPage(openApi);
-  router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = docsPage; });
+  // Built at the first request for it, once per app: it takes ~110 ms of CPU, which every app
+  // (and every test's app) would otherwise pay at start.
+  let openApi: ReturnType<typeof buildOpenApi> | undefined;
+  let docsPage: string | undefined;
+  const openApiDocument = () => (openApi ??= buildOpenApi(routes, services.config));
+  router.get('/api/openapi.json', (ctx) => { ctx.body = openApiDocument(); });
+  router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = (docsPage ??= renderDocsPage(openApiDocument())); });
   // Until the web application is served here, a browser opening the service lands on the docs.
   router.get('/', (ctx) => ctx.redirect('/api/docs'));
 

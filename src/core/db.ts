@@ -51,8 +51,11 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 10_000 });
+  await client.connect().catch((err: Error) => {
+    throw new Error(`cannot reach the database of DATABASE_URL=${redactUrl(databaseUrl)}: ${err.message}`
+      + (/password|SASL|SCRAM|authentication/i.test(err.message) ? ' (the server wants a password: put it in DATABASE_URL, or unset DATABASE_URL to let the project start its own server)' : ''));
+  });
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (!rowCount) {
@@ -62,6 +65,17 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     }
   } finally {
     await client.end();
+  }
+}
+
+/** A connection URL fit for a log line: the password, if any, hidden. */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(not a URL)';
   }
 }
 

@@ -21,10 +21,21 @@ const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number,
 // scrypt is memory-hard (decisions §2); N=2^14, r=8 uses 16 MiB and about 40 ms here.
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
+/**
+ * The cost of new hashes: N = 2^14 unless PASSWORD_HASH_COST_N says otherwise. Only the test suite
+ * lowers it (test/setup.ts), where thousands of throwaway users would otherwise spend a minute in
+ * scrypt; a stored hash carries its own N, so verification works whatever the setting.
+ */
+const scryptCostN = () => {
+  const n = Number(process.env.PASSWORD_HASH_COST_N);
+  return Number.isInteger(n) && n >= 1024 && (n & (n - 1)) === 0 ? n : SCRYPT.N;
+};
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const params = { ...SCRYPT, N: scryptCostN() };
+  const hash = await scryptAsync(password, salt, 32, params);
+  return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -213,7 +213,7 @@ describe('http/rateLimit: token buckets through HTTP', () => {
           buffered = buffered.slice(nl + 1);
           try {
             const entry = JSON.parse(line) as { msg?: string; port?: number };
-            if (entry.msg === 'api listening' && typeof entry.port === 'number') resolve(entry.port);
+            if (entry.msg?.startsWith('api listening') && typeof entry.port === 'number') resolve(entry.port);
           } catch {
             /* not a log line */
           }

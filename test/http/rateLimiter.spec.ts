@@ -6,14 +6,16 @@ import { Redis } from 'ioredis';
 import { RATE_POLICIES, takeToken, type BucketPolicy, type BucketState } from '../../src/core/tokenBucket.js';
 import { defineTakeCommand, RateLimiter } from '../../src/http/rateLimiter.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+// Read when used, not when the file loads: mocha's global setup chooses the Redis (scripts/services.ts)
+// after the spec files are loaded, and it need not be the one on 6379.
+const redisUrl = () => process.env.REDIS_URL!;
 
 describe('http/rateLimiter (real Redis)', () => {
   let redis: Redis;
   let prefix: string;
 
   before(async () => {
-    redis = new Redis(REDIS_URL);
+    redis = new Redis(redisUrl());
     await redis.ping();
   });
   beforeEach(() => {
@@ -44,7 +46,7 @@ describe('http/rateLimiter (real Redis)', () => {
   });
 
   it('two limiters on two connections (two API processes) share one bucket', async () => {
-    const other = new Redis(REDIS_URL);
+    const other = new Redis(redisUrl());
     try {
       await other.ping();
       const a = new RateLimiter(redis, { keyPrefix: prefix });
@@ -139,7 +141,7 @@ describe('http/rateLimiter (real Redis)', () => {
     });
 
     it('a disconnected client falls back; degraded clears after the next successful Redis call', async () => {
-      const client = new Redis(REDIS_URL);
+      const client = new Redis(redisUrl());
       await client.ping();
       const rl = new RateLimiter(client, { keyPrefix: prefix });
       expect((await rl.take('k', RATE_POLICIES.anonymous)).allowed).to.equal(true);
@@ -181,7 +183,7 @@ describe('http/rateLimiter (real Redis)', () => {
       // client stays 'ready' but its commands hang.
       let frozen = false;
       const sockets: Socket[] = [];
-      const url = new URL(REDIS_URL);
+      const url = new URL(redisUrl());
       const server: Server = createServer((client) => {
         const upstream = connect(Number(url.port || 6379), url.hostname);
         sockets.push(client, upstream);
