@@ -10,12 +10,18 @@
 #   scripts/fresh-machine-test.sh empty      only the first
 #   scripts/fresh-machine-test.sh scram      only the second
 #
-# Needs root (unshare -n), the Debian packages postgresql and redis-server, and npm's cache from an
-# earlier `npm ci` (the namespace has no network: npm runs with --offline).
+# Needs root (unshare -n) and the Debian packages postgresql and redis-server. The namespace has no
+# network: npm runs --offline there, from a cache filled by an `npm ci` made just before, outside.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${NETINV_IN_NETNS:-}" != 1 ]; then
+  # npm's cache must hold every package and its metadata (the lockfile records no download
+  # addresses): one `npm ci` of a scratch clone, with the network, before leaving it.
+  warm=$(mktemp -d /tmp/netinv-warm-XXXXXX)
+  git clone -q "$ROOT" "$warm"
+  (cd "$warm" && npm ci --prefer-offline --no-audit --no-fund >/dev/null 2>&1) || echo "warning: npm ci with the network failed" >&2
+  rm -rf "$warm"
   exec unshare -n env NETINV_IN_NETNS=1 "$0" "$@"
 fi
 ip link set lo up
