@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   auth_daemon_key_not_created: { status: 401, message: 'Daemon API key not found; register again once it exists' },
   auth_invalid_credentials: { status: 401, message: 'Invalid email or password' },
   auth_permission_denied: { status: 403, message: 'Permission denied: {required} role required' },
+  auth_key_network_scoped: { status: 403, message: 'This API key is limited to some networks: organization-wide changes (users, networks, tags, keys, settings) need an unscoped key or a signed-in session' },
   auth_user_context_required: { status: 403, message: 'A daemon key cannot call this route: use a user API key (scp_u_…) or a session' },
   auth_daemon_required: { status: 403, message: 'This route is for daemons: send a daemon key (scp_d_…) with X-Daemon-ID' },
   auth_api_access_disabled: { status: 403, message: 'API access is disabled for this organization' },

@@ -21,6 +21,8 @@ export interface Scope {
    */
   allNetworks: boolean;
   apiKeyId?: string;
+  /** An API key limited to a list of networks: it may act only on objects of those networks. */
+  keyLimitedToNetworks?: boolean;
   /** For a daemon: the id it announces in X-Daemon-ID (its existence is checked by the handlers). */
   daemonId?: string;
 }

@@ -41,6 +41,11 @@ interface RouteBase {
   paginated?: boolean;
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
+  /**
+   * Changes something of the whole organization (users, networks, organization tags): refused to
+   * an API key limited to some networks, whatever its role (issue 10.1).
+   */
+  organizationWide?: boolean;
 }
 
 export interface PublicRoute extends RouteBase {
@@ -103,6 +108,9 @@ export function authorize(route: RouteDef, ctx: Context): Scope | undefined {
     throw new AppError('auth_permission_denied', { required: 'session' }, 'This endpoint requires a signed-in user session');
   }
   requireRole(scope, route.auth);
+  // A key limited to some networks acts only on objects of those networks: anything that reaches
+  // beyond them (a user who sees other networks, a network, a tag on every network) is out of its reach.
+  if (route.organizationWide && scope.keyLimitedToNetworks) throw new AppError('auth_key_network_scoped');
   return scope;
 }
 

@@ -30,6 +30,8 @@ export interface ResourceDef {
   schemas: { list: Joi.ObjectSchema; create: Joi.Schema; update: Joi.Schema; response: Joi.Schema };
   /** Reads are Viewer; writes need this role (Member for inventory, Admin for tags and networks). */
   writeRole: Role;
+  /** Writes change the whole organization (tags, networks): refused to network-limited keys. */
+  organizationWide?: boolean;
   extend?: Partial<Record<Operation, Partial<ProtectedRoute>>>;
 }
 
@@ -67,5 +69,6 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
       handler: ({ db, scope, params }) => s.history(db, scope, params.id),
     },
   };
+  if (r.organizationWide) for (const op of ['create', 'update', 'remove'] as const) routes[op].organizationWide = true;
   return (Object.keys(routes) as Operation[]).map((op) => ({ ...routes[op], ...r.extend?.[op] }) as RouteDef);
 }

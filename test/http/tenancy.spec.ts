@@ -430,6 +430,13 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     if (code === 'auth_key_expired') expect(res.body.params).to.have.property('expired_at').that.is.a('string');
   }
 
+  // 1b. Organization-wide writes refuse a key limited to some networks, even the Owner's (issue 10.1).
+  if ((route as { organizationWide?: boolean }).organizationWide && !fx.sessionOnly) {
+    const res = await send(app, req, { bearer: w.scopedKey });
+    expect(res.status, `with a network-limited key: ${JSON.stringify(res.body)}`).to.equal(403);
+    expectError(res, 403, 'auth_key_network_scoped');
+  }
+
   // 2. Session-only routes refuse every API key, even the Owner's full key.
   if (fx.sessionOnly) expectDenied(await send(app, req, { bearer: w.owner.key.key }), undefined, 'with an Owner API key');
 
@@ -466,7 +473,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     };
     const callers: Array<[string, Credential]> = [];
     for (const role of ['Member', 'Viewer'] as const) if (RANK[role] >= RANK[fx.role]) callers.push([`${role} without a grant`, sessionOf[role].auth]);
-    if (!fx.sessionOnly) callers.push(['Owner key scoped to another network', { bearer: w.scopedKey }]);
+    if (!fx.sessionOnly && !(route as { organizationWide?: boolean }).organizationWide) callers.push(['Owner key scoped to another network', { bearer: w.scopedKey }]);
     for (const [what, auth] of callers) {
       const res = await send(app, outside, auth);
       expect(res.status, `aimed at a network outside the scope, as ${what}: ${JSON.stringify(res.body)}`).to.equal(403);

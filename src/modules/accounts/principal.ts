@@ -60,6 +60,7 @@ export async function scopeFromApiKey(db: Db, token: string): Promise<Scope> {
     networkIds: new Set(row.network_ids.filter((id) => !keyNetworks || keyNetworks.has(id))),
     allNetworks: !keyNetworks && ROLE_RANK[row.user_role] >= ROLE_RANK.Admin,
     apiKeyId: row.key_id,
+    keyLimitedToNetworks: keyNetworks !== null,
   };
 }
 

@@ -45,7 +45,7 @@ export const accountRoutes = defineRoutes([
     handler: ({ db, scope, query }) => accountService.listUsers(db, scope, query as { limit: number; offset: number }),
   },
   {
-    method: 'post', path: '/api/v1/users', group: 'Users', auth: 'Admin', status: 201,
+    method: 'post', path: '/api/v1/users', group: 'Users', auth: 'Admin', organizationWide: true, status: 201,
     summary: 'Create a user of the organization (role at most the caller’s)', body: userCreateBody, response: userResponse,
     handler: ({ db, scope, body }) => accountService.createUser(db, scope, body),
   },
@@ -54,12 +54,12 @@ export const accountRoutes = defineRoutes([
     handler: ({ db, scope, params }) => accountService.getUser(db, scope, params.id),
   },
   {
-    method: 'put', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', summary: 'Change a user’s role and network grants',
+    method: 'put', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Change a user’s role and network grants',
     params: idParams, body: userUpdateBody, response: userResponse,
     handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
   },
   {
-    method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', summary: 'Remove a user from the organization', params: idParams,
+    method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Remove a user from the organization', params: idParams,
     handler: ({ db, scope, params }) => accountService.removeUser(db, scope, params.id),
   },
   {
@@ -68,7 +68,7 @@ export const accountRoutes = defineRoutes([
     handler: ({ db, scope }) => accountService.getOrganization(db, scope),
   },
   {
-    method: 'put', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Owner', sessionOnly: true,
+    method: 'put', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Owner', organizationWide: true, sessionOnly: true,
     summary: 'Rename the organization, turn its API access on or off', body: organizationBody, response: organizationResponse,
     handler: ({ db, scope, body }) => accountService.updateOrganization(db, scope, body),
   },
