@@ -1,6 +1,7 @@
 // Configuration read once from the environment. Everything has a working default for a
 // developer machine; DATABASE_URL and REDIS_URL override whatever scripts/services.ts found.
 import { readFileSync } from 'node:fs';
+import { parseAllowedNetworks } from './core/outboundPolicy.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -24,6 +25,11 @@ export interface AppConfig {
    */
   operatorOrganizationId: string | undefined;
   logLevel: string;
+  /**
+   * DAEMON_ALLOWED_NETWORKS: CIDRs the server may call although the outbound policy refuses them
+   * (src/core/outboundPolicy.ts), e.g. 127.0.0.0/8 for a daemon on this machine.
+   */
+  daemonAllowedNetworks: string[];
 }
 
 /** The URL a person on this machine opens for an API listening on `host`:`port`. */
@@ -52,6 +58,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     metricsToken: env.METRICS_TOKEN,
     operatorOrganizationId: env.OPERATOR_ORGANIZATION_ID || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    daemonAllowedNetworks: parseAllowedNetworks(env.DAEMON_ALLOWED_NETWORKS),
     ...overrides,
   };
 }

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, message: 'Method {method} not allowed on {path}' },
   entity_modified: { status: 409, message: '{entity} was modified by someone else (expected {expected}, actual {actual})' },
   entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },
+  outbound_address_refused: { status: 400, message: 'The server does not connect to {detail} ({reason}): see "Outbound requests" in the README' },
   ip_address_out_of_range: { status: 400, message: "IP address {ip} is not inside subnet {subnet}" },
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },

@@ -1,5 +1,6 @@
 // The HTTP client the server uses to call a server_poll daemon (src/modules/serverPoll/client.ts).
 import { expect } from 'chai';
+import { OutboundPolicy } from '../../src/core/outboundPolicy.js';
 import { DaemonClient, DaemonRequestError } from '../../src/modules/serverPoll/client.js';
 import { envelope, startStandInDaemon, type StandInDaemon } from '../workers/support.js';
 
@@ -10,8 +11,10 @@ describe('server-poll daemon client', () => {
   });
   afterEach(() => daemon.close());
 
+  // The stand-in daemon runs on this machine: loopback is allowed here, as DAEMON_ALLOWED_NETWORKS would.
+  const policy = new OutboundPolicy(['127.0.0.0/8']);
   const client = (opts: Partial<ConstructorParameters<typeof DaemonClient>[0]> = {}) =>
-    new DaemonClient({ baseUrl: daemon.url, apiKey: 'scp_d_key', timeoutMs: 300, ...opts });
+    new DaemonClient({ baseUrl: daemon.url, apiKey: 'scp_d_key', timeoutMs: 300, policy, ...opts });
 
   async function failure(promise: Promise<unknown>): Promise<DaemonRequestError> {
     try {

@@ -38,7 +38,8 @@ describe('server-poll worker', function () {
   const workers: Worker[] = [];
 
   beforeEach(async () => {
-    app = await startTestApp();
+    // The stand-in daemons listen on loopback: allowed here as DAEMON_ALLOWED_NETWORKS=127.0.0.0/8 would.
+    app = await startTestApp({ daemonAllowedNetworks: ['127.0.0.0/8'] });
     t = await registerTenant(app.url);
     services = workerServicesFor(app, { serverPollTimeoutMs: 300, serverPollAckWaitMs: 3000 });
     daemon = await startStandInDaemon(healthy);

@@ -24,7 +24,8 @@ export function workerServicesFor(app: TestApp, overrides: Partial<QueueSettings
   const settings = loadQueueSettings({}, { serverPollTimeoutMs: 2000, serverPollAckWaitMs: 5000, discoverySyncBackoffMs: 100, ...overrides });
   const queues = openQueues(app.services.config, settings);
   return {
-    config: app.services.config,
+    // Stand-in daemons listen on loopback, which the outbound policy refuses unless allowed.
+    config: { ...app.services.config, daemonAllowedNetworks: ['127.0.0.0/8'] },
     orm: app.services.orm,
     redis: app.services.redis,
     logger: createLogger(process.env.LOG_LEVEL ?? 'silent'),

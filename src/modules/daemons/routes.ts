@@ -26,7 +26,7 @@ export const daemonRoutes = defineRoutes([
     method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201,
     summary: 'Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon',
     body: provisionBody, response: provisionResponse,
-    handler: ({ db, scope, body, services }) => thenReconcile(services, daemonService.provision(db, scope, body)),
+    handler: ({ db, scope, body, services }) => thenReconcile(services, daemonService.provision(db, scope, body, services.config)),
   },
   {
     method: 'get', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Viewer', summary: 'Get a daemon with its computed version_status (as of `at`)',
@@ -36,7 +36,7 @@ export const daemonRoutes = defineRoutes([
   {
     method: 'put', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Replace a daemon’s name, url and tags',
     params: idParams, body: daemonUpdateBody, response: daemonResponse,
-    handler: ({ db, scope, params, body, services }) => thenReconcile(services, daemonService.update(db, scope, params.id, body)),
+    handler: ({ db, scope, params, body, services }) => thenReconcile(services, daemonService.update(db, scope, params.id, body, services.config)),
   },
   {
     method: 'delete', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Delete a daemon (its host and key stay)', params: idParams,

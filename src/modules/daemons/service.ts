@@ -2,7 +2,9 @@
 // server_poll daemon, rename / re-point / tag, delete, retry a server_poll connection, history.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
+import type { AppConfig } from '../../config.js';
 import { AppError } from '../../core/errors.js';
+import { OutboundPolicy, OutboundRefused } from '../../core/outboundPolicy.js';
 import type { Row } from '../../core/historyTable.js';
 import type { Scope } from '../../core/scope.js';
 import { assertSameId } from '../../http/schemas.js';
@@ -20,6 +22,16 @@ export interface ProvisionInput { name: string; network_id: string; url: string 
 export interface DaemonUpdateInput { id?: string; name: string; url: string; tags: string[]; expected_updated_at?: string | null }
 
 const ORDER = { name: 'name', created_at: 'created_at', updated_at: 'updated_at' };
+
+/** A daemon URL the server would refuse to poll is refused when saved (400), not discovered at the first poll. */
+async function assertDaemonUrlAllowed(url: string, config: Pick<AppConfig, 'daemonAllowedNetworks'>): Promise<void> {
+  try {
+    await new OutboundPolicy(config.daemonAllowedNetworks).check(url);
+  } catch (err) {
+    if (!(err instanceof OutboundRefused)) throw err;
+    throw new AppError('outbound_address_refused', { field: 'url', reason: err.reason, detail: err.detail });
+  }
+}
 
 /**
  * Daemons as answered: each with its current poll error (`last_error`, `last_error_at`; null when
@@ -47,7 +59,8 @@ export const daemonService = {
    * calls, and answered here once), the host it runs on (source System) and the daemon itself. Its
    * version stays unknown until the server first reaches it.
    */
-  async provision(db: Db, scope: Scope, input: ProvisionInput) {
+  async provision(db: Db, scope: Scope, input: ProvisionInput, config: Pick<AppConfig, 'daemonAllowedNetworks'>) {
+    await assertDaemonUrlAllowed(input.url, config);
     return db.transaction(async (tx) => {
       await networkService.assertWritable(tx, scope, input.network_id);
       const owned = { organization_id: scope.organizationId, network_id: input.network_id };
@@ -64,8 +77,9 @@ export const daemonService = {
     });
   },
 
-  async update(db: Db, scope: Scope, id: string, input: DaemonUpdateInput) {
+  async update(db: Db, scope: Scope, id: string, input: DaemonUpdateInput, config: Pick<AppConfig, 'daemonAllowedNetworks'>) {
     assertSameId(id, input.id);
+    if (input.url) await assertDaemonUrlAllowed(input.url, config);
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
       return presentOne(tx, await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));

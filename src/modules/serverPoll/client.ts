@@ -12,6 +12,13 @@
 // initiate/cancel without it) and is cut off after a timeout (10 s upstream). The daemon answers with
 // the same envelope as the server: `{success, data, meta}` / `{success: false, error, meta}`.
 
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { OutboundRefused, type OutboundPolicy } from '../../core/outboundPolicy.js';
+
+/** A daemon's answers are small JSON documents; a larger one is cut off rather than buffered. */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 export interface DaemonStatus {
   name?: string;
   mode?: string;
@@ -45,6 +52,8 @@ export class DaemonRequestError extends Error {
 export interface DaemonClientOptions {
   /** The daemon's `url` (e.g. `http://10.0.0.5:60073`). */
   baseUrl: string;
+  /** Where the server may connect (src/core/outboundPolicy.ts), checked at every request. */
+  policy: OutboundPolicy;
   /** Plaintext key the daemon was configured with (daemon_api_keys.server_key). */
   apiKey: string | null;
   timeoutMs: number;
@@ -64,40 +73,47 @@ export class DaemonClient {
     // Appended to the daemon's url as given, so a url behind a reverse-proxy path prefix works too.
     let url: URL;
     try {
-      url = new URL(`${this.opts.baseUrl.replace(/\/+$/, '')}${path}`);
-    } catch {
-      throw new DaemonRequestError(method, path, 'network', undefined, `invalid daemon url '${this.opts.baseUrl}'`);
+      url = this.opts.policy.parse(`${this.opts.baseUrl.replace(/\/+$/, '')}${path}`);
+    } catch (err) {
+      const detail = err instanceof OutboundRefused ? err.message : `invalid daemon url '${this.opts.baseUrl}'`;
+      throw new DaemonRequestError(method, path, 'network', undefined, detail);
     }
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (auth && this.opts.apiKey) headers.Authorization = `Bearer ${this.opts.apiKey}`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-        redirect: 'manual',
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    if (payload) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) });
+    return new Promise<Answer>((resolve, reject) => {
+      const fail = (reason: 'timeout' | 'network', detail: string) => reject(new DaemonRequestError(method, path, reason, undefined, detail));
+      // node:http rather than fetch: the policy's lookup judges the address actually connected to
+      // (an IP literal was judged by parse() above); redirects are not followed.
+      const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+        method, headers, lookup: this.opts.policy.lookup as never, timeout: this.opts.timeoutMs, agent: false,
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) { req.destroy(); fail('network', `answer larger than ${MAX_ANSWER_BYTES} bytes`); return; }
+          chunks.push(chunk);
+        });
+        res.on('error', (err) => fail('network', err.message));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            /* a plain-text body (the daemon's 401s are plain text) */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
       });
-    } catch (err) {
-      const e = err as Error;
-      const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
-      throw new DaemonRequestError(method, path, timedOut ? 'timeout' : 'network', undefined, timedOut ? `${this.opts.timeoutMs} ms` : (e.cause as Error | undefined)?.message ?? e.message);
-    }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (err) {
-      throw new DaemonRequestError(method, path, 'network', res.status, (err as Error).message);
-    }
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* a plain-text body (the daemon's 401s are plain text) */
-    }
-    return { status: res.status, body: parsed };
+      const deadline = setTimeout(() => { req.destroy(); fail('timeout', `${this.opts.timeoutMs} ms`); }, this.opts.timeoutMs);
+      req.on('close', () => clearTimeout(deadline));
+      req.on('timeout', () => { req.destroy(); fail('timeout', `${this.opts.timeoutMs} ms`); });
+      req.on('error', (err) => fail('network', err.message));
+      req.end(payload);
+    });
   }
 
   /** The `data` of a success envelope; anything else is a DaemonRequestError. */

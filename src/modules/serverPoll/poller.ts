@@ -26,6 +26,7 @@ import { compareVersions, DEFAULT_VERSION_POLICY, parseVersion, type VersionPoli
 import { applySessionUpdate } from '../discovery/ingest.js';
 import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody } from '../discovery/schemas.js';
 import { currentSessionId, queueDefaultSessions, RUNNING_PHASES } from '../discovery/sessions.js';
+import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
 
 /** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
@@ -78,6 +79,20 @@ interface SessionRow {
   started_at: string | null;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Only the protocol's fields of a daemon's capabilities are kept: whatever else an answer holds is
+ * neither stored nor shown back (a daemon URL pointed at some other JSON service must not turn the
+ * daemon's record into a window onto it).
+ */
+function protocolCapabilities(raw: unknown): { has_docker_socket: boolean; interfaced_subnet_ids: string[] } | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const c = raw as { has_docker_socket?: unknown; interfaced_subnet_ids?: unknown };
+  const ids = Array.isArray(c.interfaced_subnet_ids) ? c.interfaced_subnet_ids.filter((id): id is string => typeof id === 'string' && UUID.test(id)) : [];
+  return { has_docker_socket: c.has_docker_socket === true, interfaced_subnet_ids: ids.slice(0, 1000) };
+}
+
 /** The daemon's last poll error, shown on it (`last_error`, `last_error_at`) until the next successful contact. */
 async function recordPollError(db: Db, daemonId: string, message: string): Promise<void> {
   await db.query(
@@ -128,7 +143,10 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
     return { daemonId, result: 'skipped', reason: 'no key' };
   }
   const legacy = isLegacy(daemon.version);
-  const client = new DaemonClient({ baseUrl: daemon.url, apiKey: daemon.server_key, timeoutMs: deps.settings.serverPollTimeoutMs, legacy });
+  const client = new DaemonClient({
+    baseUrl: daemon.url, apiKey: daemon.server_key, timeoutMs: deps.settings.serverPollTimeoutMs, legacy,
+    policy: new OutboundPolicy(deps.config.daemonAllowedNetworks),
+  });
   const ctx: SyncContext = { organizationId: daemon.organization_id, networkId: daemon.network_id, daemonId };
 
   if (legacy) {
@@ -160,7 +178,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
     return { daemonId, result: 'failed', reason: err.message, consecutiveFailures: failures, isUnreachable: row?.is_unreachable ?? false };
   }
   const version = typeof status.version === 'string' && parseVersion(status.version) ? status.version.slice(0, 50) : null;
-  const capabilities = status.capabilities && typeof status.capabilities === 'object' ? status.capabilities : null;
+  const capabilities = protocolCapabilities(status.capabilities);
   await db.transaction(async (tx) => {
     await tx.query(
       `update daemons set last_seen = now(), consecutive_failures = 0, is_unreachable = false,

@@ -1,0 +1,122 @@
+// Where the server may send a request of its own (daemon polls now, webhooks next): one policy,
+// checked when an address is saved and again when connecting, against the address actually
+// dialled (a name that resolved to a LAN address yesterday and to 127.0.0.1 now is refused now).
+//
+// Refused: loopback, link-local (cloud metadata 169.254.169.254, fd00:ec2::254), unspecified,
+// multicast, broadcast and reserved addresses, in every spelling (the WHATWG URL parser turns
+// 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into 127.0.0.1; IPv4-mapped and NAT64 IPv6 addresses are
+// judged by the IPv4 address inside). Private ranges stay allowed: daemons live on LANs.
+// DAEMON_ALLOWED_NETWORKS (CIDR list) allows more, e.g. 127.0.0.0/8 for a daemon on this machine.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, isIPv4 } from 'node:net';
+
+const DENIED_V4 = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '240.0.0.0/4'];
+const DENIED_V6 = ['::/128', '::1/128', 'fe80::/10', 'ff00::/8', 'fd00:ec2::254/128'];
+
+export type RefusalReason = 'scheme' | 'userinfo' | 'query_or_fragment' | 'invalid_url' | 'address';
+
+export class OutboundRefused extends Error {
+  constructor(readonly reason: RefusalReason, readonly detail: string) {
+    super(`outbound request refused (${reason}): ${detail}`);
+    this.name = 'OutboundRefused';
+  }
+}
+
+function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
+  const [address = '', prefixText] = cidr.trim().split('/');
+  const version = isIP(address);
+  const prefix = prefixText === undefined ? (version === 4 ? 32 : 128) : Number(prefixText);
+  if (!version || !Number.isInteger(prefix) || prefix < 0 || prefix > (version === 4 ? 32 : 128)) throw new Error(`not a CIDR: '${cidr}'`);
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+function blockList(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const { address, prefix, family } = parseCidr(cidr);
+    list.addSubnet(address, prefix, family);
+  }
+  return list;
+}
+
+/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
+function embeddedIPv4(ip: string): string | undefined {
+  const lower = ip.toLowerCase();
+  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(lower);
+  if (!m) return undefined;
+  if (m[1]) return m[1];
+  const hi = parseInt(m[2]!, 16);
+  const lo = parseInt(m[3]!, 16);
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+}
+
+export class OutboundPolicy {
+  private readonly denied = blockList([...DENIED_V4, ...DENIED_V6]);
+  private readonly allowed: BlockList;
+
+  /** `allowedNetworks`: CIDRs allowed even inside a refused range (DAEMON_ALLOWED_NETWORKS). */
+  constructor(readonly allowedNetworks: string[] = []) {
+    this.allowed = blockList(allowedNetworks);
+  }
+
+  /** Whether the server may connect to this IP address. */
+  addressAllowed(ip: string): boolean {
+    const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+    const v4 = isIPv4(bare) ? bare : embeddedIPv4(bare);
+    const [address, family] = v4 ? [v4, 'ipv4' as const] : [bare, 'ipv6' as const];
+    if (!isIP(address)) return false;
+    if (this.allowed.check(address, family) || (v4 && this.allowed.check(bare, isIPv4(bare) ? 'ipv4' : 'ipv6'))) return true;
+    return !this.denied.check(address, family);
+  }
+
+  /** The URL's form (http(s), no userinfo, query or fragment) and, for an IP literal, its address. */
+  parse(raw: string): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new OutboundRefused('invalid_url', raw);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundRefused('scheme', url.protocol);
+    if (url.username || url.password) throw new OutboundRefused('userinfo', 'credentials in the URL');
+    if (url.search || url.hash || /[?#]/.test(raw)) throw new OutboundRefused('query_or_fragment', 'the server builds the paths');
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !this.addressAllowed(host)) throw new OutboundRefused('address', host);
+    return url;
+  }
+
+  /** parse(), then every address the host name resolves to (when it resolves). */
+  async check(raw: string): Promise<URL> {
+    const url = this.parse(raw);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host)) return url;
+    const addresses = await new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (err, list) => resolve(err ? [] : list)));
+    const refused = addresses.find((a) => !this.addressAllowed(a.address));
+    if (refused) throw new OutboundRefused('address', `${host} resolves to ${refused.address}`);
+    return url;
+  }
+
+  /** A `lookup` for node:http(s) that refuses a name resolving to any refused address: the check at connect time. */
+  readonly lookup = (hostname: string, options: object, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const refused = addresses.find((a) => !this.addressAllowed(a.address));
+      if (refused) return callback(new OutboundRefused('address', `${hostname} resolves to ${refused.address}`), '', 0);
+      if ((options as { all?: boolean }).all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+/** DAEMON_ALLOWED_NETWORKS: a comma- or space-separated CIDR list; a bad entry stops the start with its name. */
+export function parseAllowedNetworks(text: string | undefined): string[] {
+  const list = (text ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const cidr of list) {
+    try {
+      parseCidr(cidr);
+    } catch {
+      throw new Error(`DAEMON_ALLOWED_NETWORKS: '${cidr}' is not a CIDR (e.g. 127.0.0.0/8, ::1/128)`);
+    }
+  }
+  return list;
+}
