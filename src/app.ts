@@ -18,6 +18,7 @@ import { buildOpenApi, renderDocsPage } from './http/openapi.js';
 import { mountRoutes } from './http/pipeline.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { requestLog } from './http/requestLog.js';
+import { securityHeaders } from './http/securityHeaders.js';
 import { LoginGuard } from './modules/accounts/loginGuard.js';
 import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
 import { routes } from './routes.js';
@@ -79,6 +80,7 @@ export function buildApp(services: Services): Koa {
 
   app.use(requestLog(services.logger, services.metrics.observeRequest));
   app.use(errorEnvelope(services.config));
+  app.use(securityHeaders()); // same-origin writes, nosniff, no-store, CSP on HTML
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));

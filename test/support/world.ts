@@ -12,7 +12,7 @@ export interface Tenant {
   defaultNetworkId: string;
 }
 
-const uniqueEmail = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.test`;
+export const uniqueEmail = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.test`;
 
 export async function login(url: string, email: string, password = PASSWORD): Promise<Credential> {
   const res = await call(url, 'POST', '/api/auth/login', { body: { email, password } });
