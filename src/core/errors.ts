@@ -5,6 +5,8 @@ export const ERROR_CODES = {
   validation_failed: { status: 400, message: 'Validation failed: {reason}' },
   validation_unknown_field: { status: 400, message: "Unknown field '{field}'" },
   malformed_json: { status: 400, message: 'Request body is not valid JSON' },
+  body_unreadable: { status: 400, message: 'Request body could not be decoded ({encoding}): {reason}' },
+  unsupported_content_encoding: { status: 415, message: 'Content-Encoding {encoding} is not supported: send gzip, deflate, br or none' },
   entity_reference_invalid: { status: 400, message: "{entity} with ID '{id}' does not exist or is not accessible ({field})" },
   entity_network_mismatch: { status: 400, message: "{entity} with ID '{id}' is on another network" },
   auth_not_authenticated: { status: 401, message: 'Not authenticated: send `Authorization: Bearer <key>` or sign in for a session cookie' },

@@ -40,10 +40,18 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export function toAppError(err: unknown, requestId: string): AppError {
   if (err instanceof AppError) return err;
   if (Joi.isError(err)) return fromJoi(err as Joi.ValidationError, 'body');
-  const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean; code?: string; constraint?: string };
+  const e = err as { status?: number; statusCode?: number; type?: string; name?: string; message?: string; expose?: boolean; code?: string; constraint?: string };
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large') return new AppError('payload_too_large', { limit: BODY_LIMIT_BYTES });
+  const unsupported = /^Unsupported Content-Encoding: (.*)$/.exec(e.message ?? ''); // inflation's message, its only mark
+  if (unsupported || e.type === 'encoding.unsupported') return new AppError('unsupported_content_encoding', { encoding: unsupported?.[1] ?? 'this' });
   if (status === 415) return new AppError('unsupported_media_type');
+  // A gzip / deflate / br body that does not decompress (zlib's Z_* and brotli's ERR__* codes).
+  if (/^(Z_|ERR__)/.test(e.code ?? '')) return new AppError('body_unreadable', { encoding: 'Content-Encoding', reason: e.message ?? 'corrupt' });
+  // A "__proto__" key (refused by the JSON parser to prevent prototype pollution) or any JSON syntax error.
+  if ((e.name === 'SyntaxError' && status === 400) || /forbidden prototype property/.test(e.message ?? '')) {
+    return new AppError('malformed_json', { reason: e.message ?? 'syntax error' }, `Request body is not valid JSON: ${e.message}`);
+  }
   if (status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected|invalid/i.test(e.message ?? ''))) {
     return new AppError('malformed_json');
   }
@@ -54,10 +62,21 @@ export function toAppError(err: unknown, requestId: string): AppError {
   if (conflict) return conflict;
   // PostgreSQL refusing input that slipped past validation (an out-of-range number, a NUL character
   // in a string or in JSON): still the client's fault.
-  if (['22P02', '22003', '22007', '22008', '22021', '22P05'].includes(e.code ?? '')) {
+  if (['22P02', '22003', '22007', '22008', '22009', '22021', '22P05'].includes(e.code ?? '')) {
     return new AppError('validation_failed', { field: 'request', reason: 'value out of range or malformed' });
   }
+  // The database went away (connection refused or terminated, server shutting down, too many
+  // clients): the request may succeed later, so 503 with Retry-After, not a 500.
+  if (isDatabaseUnavailable(e)) return new AppError('service_unavailable', { reason: 'database unavailable', retry_after: 5 });
   return new AppError('internal_error', { request_id: requestId });
+}
+
+const DB_UNAVAILABLE_SQLSTATES = ['57P01', '57P02', '57P03', '53300', '3D000', '08000', '08001', '08003', '08006'];
+
+function isDatabaseUnavailable(e: { code?: string; message?: string; name?: string }): boolean {
+  if (DB_UNAVAILABLE_SQLSTATES.includes(e.code ?? '')) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e.code ?? '')) return true;
+  return /Connection terminated|connection (is )?closed|timeout exceeded when trying to connect|Client has encountered a connection error|is not currently accepting connections/i.test(e.message ?? '');
 }
 
 /** Outermost middleware: every error below becomes an envelope; 500s are logged with the stack. */

@@ -17,6 +17,9 @@ export const timestamp = () =>
     .pattern(ISO_INSTANT, 'ISO 8601 date-time with offset')
     .custom((value: string) => {
       if (Number.isNaN(Date.parse(value))) throw new Error('is not a valid date-time');
+      // PostgreSQL takes offsets up to ±15:59 (a JS Date takes more): beyond is the client's error.
+      const offset = /([+-])(\d\d):?(\d\d)$/.exec(value);
+      if (offset && (Number(offset[2]) > 15 || Number(offset[3]) > 59)) throw new Error('has a UTC offset beyond ±15:59');
       return value;
     });
 

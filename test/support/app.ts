@@ -9,7 +9,7 @@ import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createOrm, migrate, quoteIdent } from '../../src/core/db.js';
 import type { Services } from '../../src/core/services.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createLogger, type Logger } from '../../src/core/logger.js';
 
 // The template is named after the migrations' content: unchanged migrations reuse it, and test
 // runs in parallel (or of other checkouts) never drop a template another run is cloning.
@@ -137,14 +137,15 @@ export async function releaseTestDatabases(): Promise<void> {
   for (const database of [...all]) await dropDatabase(database);
 }
 
-export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+/** `logger`: where the app logs (a test that reads the log lines passes its own). */
+export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: Logger): Promise<TestApp> {
   const database = await takeDatabase();
   const id = database.slice('netinv_t_'.length);
   const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, ...overrides });
   let orm = orms.get(database);
   if (!orm) orms.set(database, (orm = await createOrm(serverUrl(database))));
   if (overrides.databaseUrl) orm = undefined; // a test that brings its own database gets its own ORM
-  const services = await createServices(config, createLogger(process.env.LOG_LEVEL ?? 'silent'), undefined, orm);
+  const services = await createServices(config, logger ?? createLogger(process.env.LOG_LEVEL ?? 'silent'), undefined, orm);
   const server: Server = buildApp(services).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
