@@ -27,19 +27,25 @@ const settings = loadQueueSettings();
 const logger = createLogger(config.logLevel).child({ process: 'worker' });
 const services = await createWorkerServices(config, settings, logger);
 
-const workers: Worker[] = [
-  await startMaintenance(services),
-  await startServerPoll(services),
-  await startDiscoverySync(services),
-  await startVersionStatus(services),
-];
-for (const worker of workers) {
-  worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));
-}
-await Promise.all(workers.map((w) => w.waitUntilReady()));
-logger.info({ queues: workers.map((w) => w.name), prefix: services.queues.prefix }, 'worker started');
-
+// The signal handlers come first: a SIGTERM while the later queues are still starting must not
+// kill the process under a job that an earlier one has already taken.
+const workers: Worker[] = [];
 let stopping = false;
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+const started = (async () => {
+  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus]) {
+    if (stopping) return;
+    const worker = await start(services);
+    worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));
+    workers.push(worker);
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  logger.info({ queues: workers.map((w) => w.name), prefix: services.queues.prefix }, 'worker started');
+})();
+await started;
+
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
@@ -50,6 +56,7 @@ async function shutdown(signal: string) {
   }, settings.shutdownTimeoutMs);
   deadline.unref();
   try {
+    await started.catch(() => undefined); // a queue still starting is closed with the others
     // close() stops fetching and resolves once the running jobs have finished.
     await Promise.all(workers.map((w) => w.close()));
     await closeWorkerServices(services);
@@ -60,5 +67,3 @@ async function shutdown(signal: string) {
     process.exit(1);
   }
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
