@@ -2,6 +2,7 @@
 // if needed), then build once a template database with every migration applied. Each test app
 // gets its own database cloned from that template (ahead of time, see test/support/app.ts) and its
 // own Redis prefix.
+import { randomBytes } from 'node:crypto';
 import { ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
 
@@ -15,6 +16,8 @@ export async function mochaGlobalSetup() {
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = redisUrl;
   process.env.LOG_LEVEL ??= 'silent';
+  // Names this run's test databases in every mocha worker (test/support/app.ts).
+  process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex');
   await prepareTemplate();
 }
 

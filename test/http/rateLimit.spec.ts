@@ -118,7 +118,11 @@ describe('http/rateLimit: token buckets through HTTP', () => {
     expect(passed.length, after.map((r) => r.status).join(',')).to.be.within(4, upper);
     expect(passed.length + after.filter((r) => r.status === 429).length).to.equal(10);
     for (const res of after.filter((r) => r.status === 429)) expectLimited(res, 300, [1, 1]);
-    expectLimited(await call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: t.owner }), 300, [1, 1]);
+    // Dry again: a further request is refused, unless a loaded machine took 200 ms to send it.
+    const batchEnd = Date.now();
+    const { extra, last } = await untilLimited(() => call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: t.owner }));
+    expect(extra).to.be.at.most(refilledSince(batchEnd, USER_MS_PER_TOKEN) + 1);
+    expectLimited(last, 300, [1, 1]);
   });
 
   it('two API keys of one user and the user’s session share one bucket, whatever the client IP', async () => {

@@ -125,43 +125,56 @@ async function setExpiredInDb(app: TestApp, keyId: string): Promise<void> {
 
 async function buildWorld(app: TestApp): Promise<World> {
   const url = app.url;
+  // The independent parts are made concurrently: the world is built before most tests of this file.
+  const tenantB = (async () => {
+    const b = await registerTenant(url, 'beta');
+    const [bKey, bPlace, bTag] = await Promise.all([
+      createKey(url, b.owner),
+      makePlace(url, b.owner, b.defaultNetworkId, 1),
+      call(url, 'POST', '/api/v1/tags', { auth: b.owner, body: { name: 'beta-tag', color: 'Green' } }).then((r) => expectOk(r, 201)),
+    ]);
+    return { b, bOwner: { id: b.ownerId, auth: b.owner, key: bKey }, bPlace, bTagId: bTag.id as string };
+  })();
   const a = await registerTenant(url, 'alpha');
   const privateNet = await createNetwork(url, a.owner, 'Private');
-  const ownerKey = await createKey(url, a.owner);
   const person = async (permissions: Role, nets: string[]): Promise<Person> => {
     const u = await createUser(url, a.owner, permissions, nets);
     return { ...u, key: await createKey(url, u.auth) };
   };
-  const admin = await person('Admin', []);
-  const member = await person('Member', [a.defaultNetworkId]);
-  const viewer = await person('Viewer', [a.defaultNetworkId]);
-  const target = expectOk(await call(url, 'POST', '/api/v1/users', {
-    auth: a.owner, body: { email: `${uniq('target')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] },
-  }), 201);
-  const tag = expectOk(await call(url, 'POST', '/api/v1/tags', { auth: a.owner, body: { name: 'alpha-tag', color: 'Green' } }), 201);
-  const roleKeys = {
-    Viewer: (await createKey(url, a.owner, { name: 'viewer-role', permissions: 'Viewer' })).key,
-    Member: (await createKey(url, a.owner, { name: 'member-role', permissions: 'Member' })).key,
-    Admin: (await createKey(url, a.owner, { name: 'admin-role', permissions: 'Admin' })).key,
-  };
-  const scopedKey = (await createKey(url, a.owner, { name: 'scoped', network_ids: [a.defaultNetworkId] })).key;
-  // Disabled: created enabled, then turned off through the API.
-  const disabled = await createKey(url, a.owner, { name: 'disabled' });
-  expectOk(await call(url, 'PUT', `/api/v1/auth/keys/${disabled.id}`, { auth: a.owner, body: { name: 'disabled', is_enabled: false } }));
-  // Expired: created with an expiry ahead, then moved into the past in the database.
-  const expired = await createKey(url, a.owner, { name: 'expired', expires_at: new Date(Date.now() + 3600_000).toISOString() });
-  await setExpiredInDb(app, expired.id);
-  const inside = await makePlace(url, a.owner, a.defaultNetworkId, 1);
-  const outside = await makePlace(url, a.owner, privateNet, 2);
-
-  const b = await registerTenant(url, 'beta');
-  const bOwner = { id: b.ownerId, auth: b.owner, key: await createKey(url, b.owner) };
-  const bPlace = await makePlace(url, b.owner, b.defaultNetworkId, 1);
-  const bTag = expectOk(await call(url, 'POST', '/api/v1/tags', { auth: b.owner, body: { name: 'beta-tag', color: 'Green' } }), 201);
+  const keyOf = async (body: Record<string, unknown>) => (await createKey(url, a.owner, body)).key;
+  const [ownerKey, admin, member, viewer, target, tag, viewerKey, memberKey, adminKey, scopedKey, disabled, expired, inside, outside] = await Promise.all([
+    createKey(url, a.owner),
+    person('Admin', []),
+    person('Member', [a.defaultNetworkId]),
+    person('Viewer', [a.defaultNetworkId]),
+    call(url, 'POST', '/api/v1/users', {
+      auth: a.owner, body: { email: `${uniq('target')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] },
+    }).then((r) => expectOk(r, 201)),
+    call(url, 'POST', '/api/v1/tags', { auth: a.owner, body: { name: 'alpha-tag', color: 'Green' } }).then((r) => expectOk(r, 201)),
+    keyOf({ name: 'viewer-role', permissions: 'Viewer' }),
+    keyOf({ name: 'member-role', permissions: 'Member' }),
+    keyOf({ name: 'admin-role', permissions: 'Admin' }),
+    keyOf({ name: 'scoped', network_ids: [a.defaultNetworkId] }),
+    // Disabled: created enabled, then turned off through the API.
+    (async () => {
+      const key = await createKey(url, a.owner, { name: 'disabled' });
+      expectOk(await call(url, 'PUT', `/api/v1/auth/keys/${key.id}`, { auth: a.owner, body: { name: 'disabled', is_enabled: false } }));
+      return key;
+    })(),
+    // Expired: created with an expiry ahead, then moved into the past in the database.
+    (async () => {
+      const key = await createKey(url, a.owner, { name: 'expired', expires_at: new Date(Date.now() + 3600_000).toISOString() });
+      await setExpiredInDb(app, key.id);
+      return key;
+    })(),
+    makePlace(url, a.owner, a.defaultNetworkId, 1),
+    makePlace(url, a.owner, privateNet, 2),
+  ]);
   return {
-    a, b, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer, bOwner,
+    a, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer,
     sharedNet: a.defaultNetworkId, privateNet, inside, outside, tagId: tag.id, targetUserId: target.id,
-    roleKeys, scopedKey, disabledKey: disabled.key, expiredKey: expired.key, bPlace, bTagId: bTag.id,
+    roleKeys: { Viewer: viewerKey, Member: memberKey, Admin: adminKey }, scopedKey, disabledKey: disabled.key, expiredKey: expired.key,
+    ...(await tenantB),
   };
 }
 

@@ -69,6 +69,9 @@ export interface TestApp {
 // which made the suite CPU-bound). A database that cannot be emptied (a test left a lock or a
 // connection behind) is dropped instead, so every test still starts from an empty schema.
 // mochaGlobalTeardown (test/setup.ts) drops them all at the end.
+// With mocha --parallel each worker process keeps its own databases; they share this run's name
+// prefix (set by the global setup), so the main process can drop them all at the end.
+const runId = () => (process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex'));
 const idle: Array<Promise<string | undefined>> = [];
 const all = new Set<string>();
 // The ORM (its connection pool) of each database is kept with it: a PostgreSQL backend that has
@@ -77,7 +80,7 @@ const orms = new Map<string, MikroORM>();
 let resetSql: string | undefined;
 
 function cloneDatabase(): Promise<string | undefined> {
-  const database = `netinv_t_${randomBytes(6).toString('hex')}`;
+  const database = `netinv_t_${runId()}_${randomBytes(5).toString('hex')}`;
   all.add(database);
   const created = adminQuery(`create database ${quoteIdent(database)} template ${TEMPLATE}`).then(() => database);
   created.catch(() => undefined); // awaited by whoever takes it; not an unhandled rejection meanwhile
@@ -131,16 +134,24 @@ async function dropDatabase(database: string): Promise<void> {
   await adminQuery(`drop database if exists ${quoteIdent(database)} with (force)`).catch(() => undefined);
 }
 
-/** At the end of the run: every test database dropped. */
+/** At the end of the run: every test database of this run dropped, whichever process made it. */
 export async function releaseTestDatabases(): Promise<void> {
   await Promise.all(idle.splice(0).map((p) => p.catch(() => undefined)));
   for (const database of [...all]) await dropDatabase(database);
+  const client = new pg.Client({ connectionString: serverUrl('postgres') });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>(`select datname from pg_database where datname like $1`, [`netinv\\_t\\_${runId()}\\_%`]);
+    for (const { datname } of rows) await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`).catch(() => undefined);
+  } finally {
+    await client.end();
+  }
 }
 
 /** `logger`: where the app logs (a test that reads the log lines passes its own). */
 export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: Logger): Promise<TestApp> {
   const database = await takeDatabase();
-  const id = database.slice('netinv_t_'.length);
+  const id = database.slice(`netinv_t_${runId()}_`.length);
   const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, ...overrides });
   let orm = orms.get(database);
   if (!orm) orms.set(database, (orm = await createOrm(serverUrl(database))));
