@@ -84,7 +84,8 @@ export function buildApp(services: Services): Koa {
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
-  app.use(authenticate(services, new Set(routes.filter((r) => r.unlimited).map((r) => r.path))));
+  const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
+  app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));
   app.use(router.routes());
   // Nothing matched: 405 when the path exists with another method, 404 otherwise, both enveloped.
   app.use(async (ctx) => {

@@ -47,10 +47,19 @@ export function setSessionCookie(ctx: Context, services: Services, sessionId: st
   ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
 }
 
-/** `unlimited`: the paths of the routes declared free of the limiter (decisions §4: health, version). */
-export function authenticate(services: Services, unlimited: ReadonlySet<string>) {
+/** A path as the router matches it: any case, with or without a trailing slash. */
+const samePath = (path: string) => path.toLowerCase().replace(/\/+$/, '');
+
+/**
+ * `unlimited`: the paths of the routes declared free of the limiter (decisions §4: health, version);
+ * `byAddress`: those limited per client address whatever the credentials (login, register).
+ */
+export function authenticate(services: Services, paths: { unlimited: ReadonlySet<string>; byAddress: ReadonlySet<string> }) {
+  const unlimited = new Set([...paths.unlimited].map(samePath));
+  const byAddress = new Set([...paths.byAddress].map(samePath));
   return async (ctx: Context, next: Next) => {
-    if (!ctx.path.startsWith('/api/') || unlimited.has(ctx.path)) return next();
+    const path = samePath(ctx.path);
+    if (!path.startsWith('/api/') || unlimited.has(path)) return next();
     try {
       ctx.state.scope = await resolve(ctx, services);
     } catch (err) {
@@ -61,7 +70,9 @@ export function authenticate(services: Services, unlimited: ReadonlySet<string>)
     const refused = ctx.state.authError instanceof RefusedCredential ? ctx.state.authError.userId : undefined;
     // A daemon's bucket is its key's: X-Daemon-ID is the caller's say-so (a fresh id per request
     // must not mean a fresh bucket).
-    const [key, policy]: [string, BucketPolicy] = scope?.kind === 'daemon'
+    const [key, policy]: [string, BucketPolicy] = byAddress.has(path)
+      ? [`ip:${ctx.ip}`, RATE_POLICIES.anonymous]
+      : scope?.kind === 'daemon'
       ? [`daemon:${scope.apiKeyId}`, RATE_POLICIES.daemon]
       : scope || refused
         ? [`user:${scope?.userId ?? refused}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket

@@ -42,6 +42,11 @@ interface RouteBase {
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
   /**
+   * Limited per client address with the anonymous bucket whatever credentials come along (login,
+   * register): a session cookie must not lift the limit on guessing passwords (issue 10.4).
+   */
+  limitByAddress?: boolean;
+  /**
    * Changes something of the whole organization (users, networks, organization tags): refused to
    * an API key limited to some networks, whatever its role (issue 10.1).
    */

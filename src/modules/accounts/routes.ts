@@ -9,15 +9,15 @@ import { accountService } from './service.js';
 
 export const accountRoutes = defineRoutes([
   {
-    method: 'post', path: '/api/auth/register', group: 'Auth', auth: 'public', status: 201,
+    method: 'post', path: '/api/auth/register', group: 'Auth', auth: 'public', limitByAddress: true, status: 201,
     summary: 'Create an organization, its Owner and a first network "Default"', body: registerBody, response: userResponse,
     handler: ({ db, services, body }) => accountService.register(db, services, body),
   },
   {
-    method: 'post', path: '/api/auth/login', group: 'Auth', auth: 'public',
-    summary: 'Sign in: sets the `session_id` cookie (5 failures in 15 min lock the email for 15 min)', body: loginBody, response: userResponse,
+    method: 'post', path: '/api/auth/login', group: 'Auth', auth: 'public', limitByAddress: true,
+    summary: 'Sign in: sets the `session_id` cookie (throttled per account and client address: see Security in the README)', body: loginBody, response: userResponse,
     handler: async ({ db, services, body, ctx }) => {
-      const { user, sessionId } = await accountService.login(db, services, body);
+      const { user, sessionId } = await accountService.login(db, services, body, ctx.ip);
       setSessionCookie(ctx, services, sessionId);
       return user;
     },

@@ -1,9 +1,17 @@
 import Joi from 'joi';
 import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 import { ROLES } from './entities.js';
+import { PASSWORD_MESSAGES, passwordProblem } from './passwordPolicy.js';
 
 export const email = () => Joi.string().trim().email({ tlds: false }).max(254);
-export const password = () => Joi.string().min(10).max(200);
+/** A new password: the policy of passwordPolicy.ts, checked against the body's own `email`. */
+export const password = () => Joi.string().min(10).max(200)
+  .custom((value: string, helpers) => {
+    const email = (helpers.state.ancestors[0] as { email?: unknown } | undefined)?.email;
+    const problem = passwordProblem(value, typeof email === 'string' ? email : undefined);
+    return problem ? helpers.error(`password.${problem}`) : value;
+  })
+  .messages(Object.fromEntries(Object.entries(PASSWORD_MESSAGES).map(([k, m]) => [`password.${k}`, `{{#label}} ${m}`])));
 export const role = () => Joi.string().valid(...ROLES);
 
 export const registerBody = body({ email: email().required(), password: password().required(), organization_name: name().required() });

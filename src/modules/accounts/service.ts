@@ -62,17 +62,14 @@ export const accountService = {
     });
   },
 
-  /** Checks the password (with lockout) and opens a session; returns the user and the new session id. */
-  async login(db: Db, services: Services, input: { email: string; password: string }) {
-    await services.loginGuard.assertNotLocked(input.email);
+  /** Checks the password (throttled per account and client address) and opens a session; returns the user and the new session id. */
+  async login(db: Db, services: Services, input: { email: string; password: string }, address: string) {
+    await services.loginGuard.beginAttempt(input.email, address);
     const user = await em(db).findOne(User, { email: input.email.toLowerCase() });
     // Unknown emails cost the same time as wrong passwords, so timing does not reveal accounts.
     const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    if (!user || !ok) {
-      await services.loginGuard.recordFailure(input.email);
-      throw new AppError('auth_invalid_credentials');
-    }
-    await services.loginGuard.clear(input.email);
+    if (!user || !ok) throw new AppError('auth_invalid_credentials');
+    await services.loginGuard.succeeded(input.email, address);
     const sessionId = randomBase62(43); // a fresh id at every login (session fixation)
     em(db).create(Session, { idHash: sha256Hex(sessionId), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) });
     await em(db).flush();
