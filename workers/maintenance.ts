@@ -1,9 +1,11 @@
-// Queue `maintenance`: periodic housekeeping: expired login sessions (MAINTENANCE_INTERVAL_MS), and
+// Queue `maintenance`: periodic housekeeping: expired login sessions and idempotency keys past their
+// 24 hours (MAINTENANCE_INTERVAL_MS), and
 // discovery sessions a daemon stopped reporting on (every 60 s, src/modules/discovery/sessions.ts).
 import { Worker } from 'bullmq';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
+import { purgeIdempotencyKeys } from '../src/core/idempotency.js';
 import { sweepStalledSessions } from '../src/modules/discovery/sessions.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
@@ -31,8 +33,9 @@ export async function startMaintenance(services: WorkerServices): Promise<Worker
         return swept;
       }
       const purged = await purgeExpiredSessions(services.orm);
-      services.logger.info({ purged }, 'expired sessions purged');
-      return { purged };
+      const idempotencyKeys = await purgeIdempotencyKeys(new Db(services.orm.em.fork()));
+      services.logger.info({ purged, idempotency_keys: idempotencyKeys }, 'expired sessions and idempotency keys purged');
+      return { purged, idempotencyKeys };
     }),
     workerOptions(services, 1),
   );

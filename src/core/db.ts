@@ -12,6 +12,7 @@ import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migrati
 import { Migration20261122000005HistoryBySet } from '../../migrations/Migration20261122000005HistoryBySet.js';
 import { Migration20261122000006DiscoveryDigests } from '../../migrations/Migration20261122000006DiscoveryDigests.js';
 import { Migration20261124000007DaemonPollErrors } from '../../migrations/Migration20261124000007DaemonPollErrors.js';
+import { Migration20261125000008IdempotencyKeys } from '../../migrations/Migration20261125000008IdempotencyKeys.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000005HistoryBySet', class: Migration20261122000005HistoryBySet },
   { name: 'Migration20261122000006DiscoveryDigests', class: Migration20261122000006DiscoveryDigests },
   { name: 'Migration20261124000007DaemonPollErrors', class: Migration20261124000007DaemonPollErrors },
+  { name: 'Migration20261125000008IdempotencyKeys', class: Migration20261125000008IdempotencyKeys },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -52,7 +52,10 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
         parameters: daemon.query ? parameters(daemon.query, 'query') : undefined,
       } : undefined,
       'x-required-role': r.auth === 'public' ? undefined : r.auth,
-      parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query')],
+      parameters: [
+        ...parameters(r.params, 'path'), ...parameters(r.query, 'query'),
+        ...(r.status === 201 && r.auth !== 'public' && r.auth !== 'daemon' ? [IDEMPOTENCY_PARAMETER] : []),
+      ],
       requestBody: r.body ? { required: true, content: { 'application/json': { schema: toSchema(r.body) } } } : undefined,
       responses: {
         [String(r.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: success } } },
@@ -95,6 +98,12 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
     },
   };
 }
+
+/** Creates accept it (src/core/idempotency.ts). */
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
+  description: 'Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`.',
+};
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 

@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { AppError } from '../core/errors.js';
+import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/idempotency.js';
 import { requireRole, type Scope } from '../core/scope.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../modules/accounts/entities.js';
@@ -22,6 +23,11 @@ export interface RequestInput<S extends Scope | undefined = Scope> {
   db: Db;
   services: Services;
   ctx: Context;
+  /**
+   * Work to do once the request's writes are committed and only if it succeeded (enqueueing a job
+   * about them): run before the answer is sent, its failure logged, never the request's.
+   */
+  afterCommit: (what: string, fn: () => Promise<unknown>) => void;
 }
 
 interface RouteBase {
@@ -123,6 +129,21 @@ export function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }
 
+/** After-commit work gets a second at most (BullMQ waits for a Redis that is down): logged, never thrown. */
+async function runAfterCommit(services: Services, what: string, fn: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const work = fn();
+  work.catch(() => undefined); // it may still fail after the time bound
+  const bound = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('no answer within 1 s')), 1000); });
+  try {
+    await Promise.race([work, bound]);
+  } catch (err) {
+    services.logger.warn({ err: (err as Error).message }, `after commit: ${what} failed`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function mountRoutes(router: Router, routes: RouteDef[], services: Services): void {
   for (const route of routes) {
     router[route.method](route.path, async (ctx: Context) => {
@@ -134,7 +155,9 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       if (run.body && hasBody(ctx) && !ctx.is('application/json')) throw new AppError('unsupported_media_type');
       const rawBody = (ctx.request as { body?: unknown }).body;
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
+      const afterCommit: Array<[string, () => Promise<unknown>]> = [];
       const input = {
+        afterCommit: (what: string, fn: () => Promise<unknown>) => { afterCommit.push([what, fn]); },
         params: validate(route.params, ctx.params, 'params') as Record<string, any>,
         query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
@@ -143,7 +166,21 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         services,
         ctx,
       };
-      const result = await (run.handler as (req: typeof input) => Promise<unknown>)(input);
+      const handle = run.handler as (req: typeof input) => Promise<unknown>;
+      // A user's create (a 201 route) may carry an Idempotency-Key: then it runs at most once.
+      const key = run.status === 201 && scope && scope.kind !== 'daemon' ? checkIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER)) : undefined;
+      let result: unknown;
+      if (key) {
+        const once = await runIdempotent(input.db, scope!, key, { method: ctx.method, path: ctx.path, body }, run.status!, (tx) => handle({ ...input, db: tx }));
+        if (once.replayed) {
+          ctx.set('Idempotent-Replayed', 'true');
+          afterCommit.length = 0; // the first request did that already
+        }
+        result = once.data;
+      } else {
+        result = await handle(input);
+      }
+      for (const [what, fn] of afterCommit) await runAfterCommit(services, what, fn);
       ctx.status = run.status ?? 200;
       ctx.body =
         result instanceof Page

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoutes } from '../../http/pipeline.js';
+import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { requestSchedulerReconcile } from '../../core/queues.js';
 import type { Services } from '../../core/services.js';
 import { at, idParams } from '../../http/schemas.js';
@@ -9,12 +9,13 @@ import { daemonProtocol } from './protocol.js';
 import { daemonService } from './service.js';
 
 /** Daemons for users: Viewer reads, Admin manages (decisions §2). */
-/** A committed change to what is polled (a new, changed or deleted daemon) reaches the poll schedulers now, not at the next periodic reconcile. */
-async function thenReconcile<T>(services: Services, change: Promise<T>): Promise<T> {
-  const result = await change;
-  await requestSchedulerReconcile(services.queues);
-  return result;
-}
+/**
+ * A committed change to what is polled (a new, changed or deleted daemon) reaches the poll
+ * schedulers now, not at the next periodic reconcile. After the commit (the worker must see the
+ * change), and never an error: the change is done, and a client told otherwise would retry it.
+ */
+const reconcileAfterCommit = (afterCommit: RequestInput['afterCommit'], services: Services) =>
+  afterCommit('tell the poll schedulers of a daemon change (the periodic reconcile will)', () => requestSchedulerReconcile(services.queues));
 
 export const daemonRoutes = defineRoutes([
   {
@@ -26,7 +27,10 @@ export const daemonRoutes = defineRoutes([
     method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201,
     summary: 'Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon',
     body: provisionBody, response: provisionResponse,
-    handler: ({ db, scope, body, services }) => thenReconcile(services, daemonService.provision(db, scope, body, services.config)),
+    handler: ({ db, scope, body, services, afterCommit }) => {
+      reconcileAfterCommit(afterCommit, services);
+      return daemonService.provision(db, scope, body, services.config);
+    },
   },
   {
     method: 'get', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Viewer', summary: 'Get a daemon with its computed version_status (as of `at`)',
@@ -36,11 +40,17 @@ export const daemonRoutes = defineRoutes([
   {
     method: 'put', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Replace a daemon’s name, url and tags',
     params: idParams, body: daemonUpdateBody, response: daemonResponse,
-    handler: ({ db, scope, params, body, services }) => thenReconcile(services, daemonService.update(db, scope, params.id, body, services.config)),
+    handler: ({ db, scope, params, body, services, afterCommit }) => {
+      reconcileAfterCommit(afterCommit, services);
+      return daemonService.update(db, scope, params.id, body, services.config);
+    },
   },
   {
     method: 'delete', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Delete a daemon (its host and key stay)', params: idParams,
-    handler: ({ db, scope, params, services }) => thenReconcile(services, daemonService.remove(db, scope, params.id)),
+    handler: ({ db, scope, params, services, afterCommit }) => {
+      reconcileAfterCommit(afterCommit, services);
+      return daemonService.remove(db, scope, params.id);
+    },
   },
   {
     method: 'post', path: '/api/v1/daemons/:id/retry-connection', group: 'Daemons', auth: 'Admin',
