@@ -66,9 +66,12 @@ describe('hosts', () => {
           { id: newId, subnet_id: subnet.id, ip_address: '10.0.0.50' },
         ],
       }));
+      // The new address's id was the client's placeholder: the server assigns its own (decisions §1).
+      const added = res.ip_addresses[1];
       expect(res.ip_addresses.map((i: any) => [i.id, i.ip_address, i.position])).to.deep.equal([
-        [changed.id, '10.0.0.99', 0], [newId, '10.0.0.50', 1],
+        [changed.id, '10.0.0.99', 0], [added.id, '10.0.0.50', 1],
       ]);
+      expect(added.id).to.not.equal(newId);
       expect(res.ip_addresses[0].created_at).to.equal(changed.created_at);
       expect(res.ip_addresses.find((i: any) => i.id === kept.id)).to.equal(undefined);
     });
@@ -115,6 +118,21 @@ describe('hosts', () => {
       expect(now.name).to.equal('web');
       expect(ids(now.ports)).to.deep.equal(ids(host.ports));
       expect(expectOk(await get(other.id))).to.deep.equal(other);
+    });
+
+    it('another organization’s child id answers exactly as an id never used: a new child, no 400 naming it', async () => {
+      const b = await registerTenant(app.url, 'other-org');
+      const bSubnet = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: b.owner, body: { network_id: b.defaultNetworkId, cidr: '10.0.0.0/24', name: 'b' } }), 201);
+      const foreign = await createHostWithChildren(app.url, b.owner, b.defaultNetworkId, bSubnet.id, 'theirs');
+      const answers = [];
+      for (const portId of [foreign.ports[0].id, randomUUID()]) {
+        const res = await put(host.id, { ...base(host), ports: [{ id: portId, number: 9000, protocol: 'Tcp' }] });
+        const data = expectOk(res);
+        expect(data.ports.map((p: any) => p.id)).to.not.include(portId);
+        answers.push({ status: res.status, ports: data.ports.map((p: any) => [p.number, p.protocol]) });
+      }
+      expect(answers[0]).to.deep.equal(answers[1]);
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/hosts/${foreign.id}`, { auth: b.owner }))).to.deep.equal(foreign);
     });
 
     it('a duplicate port is 409 entity_already_exists', async () => {

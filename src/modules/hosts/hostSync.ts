@@ -26,6 +26,43 @@ export function assignPositions<T extends { position?: number }>(items: T[]): Ar
   return items.map((item, index) => ({ ...item, position: index }));
 }
 
+/** The ids of a host's children as stored (what a PUT may keep). */
+export interface OwnChildIds { ipAddresses: Set<string>; ports: Set<string>; services: Set<string>; bindings: Set<string> }
+
+/**
+ * A child id that is not one of this host's children is the client's placeholder: the child is new
+ * and gets a server-assigned id, and the request's references to the placeholder (a binding's
+ * `port_id` / `ip_address_id`) follow it. So an id that exists elsewhere (another host's, another
+ * organization's) is neither taken over nor revealed: it answers exactly as an id never used.
+ */
+export function withServerIds<T extends { ip_addresses?: IpAddressInput[] | null; ports?: PortInput[] | null; services?: ServiceInput[] | null }>(
+  input: T, own: OwnChildIds,
+): T {
+  const fresh = (ids: Set<string>, placeholders: Map<string, string>) => <C extends { id?: string }>(child: C): C => {
+    if (!child.id || ids.has(child.id.toLowerCase())) return child;
+    const id = placeholders.get(child.id) ?? randomUUID();
+    placeholders.set(child.id, id); // listed twice stays listed twice (withIds refuses it)
+    return { ...child, id };
+  };
+  const ipIds = new Map<string, string>();
+  const portIds = new Map<string, string>();
+  const out = { ...input };
+  if (input.ip_addresses) out.ip_addresses = input.ip_addresses.map(fresh(own.ipAddresses, ipIds));
+  if (input.ports) out.ports = input.ports.map(fresh(own.ports, portIds));
+  if (input.services) {
+    const bindingIds = new Map<string, string>();
+    out.services = input.services.map(fresh(own.services, new Map())).map((service) => ({
+      ...service,
+      bindings: (service.bindings ?? []).map(fresh(own.bindings, bindingIds)).map((b) => ({
+        ...b,
+        port_id: b.port_id ? portIds.get(b.port_id) ?? b.port_id : b.port_id,
+        ip_address_id: b.ip_address_id ? ipIds.get(b.ip_address_id) ?? b.ip_address_id : b.ip_address_id,
+      })),
+    }));
+  }
+  return out;
+}
+
 /** Gives every new child its id and refuses an id listed twice. */
 export function withIds<T extends { id?: string }>(items: T[], field: string): Array<T & { id: string }> {
   const seen = new Set<string>();

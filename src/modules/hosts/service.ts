@@ -2,7 +2,7 @@
 // Every write is one transaction: a failure at any step changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
-import { AppError, accessDenied } from '../../core/errors.js';
+import { AppError, accessDenied, invalidReference } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
@@ -15,7 +15,7 @@ import { networkService } from '../networks/service.js';
 import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
 import { tagService } from '../tags/service.js';
-import { planIpAddresses, planPorts, planServices, type IpAddressInput, type PortInput, type ServiceInput } from './hostSync.js';
+import { planIpAddresses, planPorts, planServices, withServerIds, type IpAddressInput, type OwnChildIds, type PortInput, type ServiceInput } from './hostSync.js';
 import { withChildren } from './hostView.js';
 import { hostSearchClause } from './search.js';
 import { hostTable } from './table.js';
@@ -39,7 +39,48 @@ export interface HostInput {
 const ORDER_COLUMNS = { name: 'name', hostname: 'hostname', created_at: 'created_at', updated_at: 'updated_at', last_seen_at: 'last_seen_at' };
 const MANUAL = { type: 'Manual' };
 
-async function syncChildren(db: Db, scope: Scope, host: Row, input: HostInput): Promise<void> {
+/** The ids of the host's children now: the ones a PUT keeps (none for a new host). */
+async function ownChildIds(db: Db, hostId: string): Promise<OwnChildIds> {
+  const rows = await db.query<{ kind: keyof OwnChildIds; id: string }>(
+    `select 'ipAddresses' as kind, id from ip_addresses where host_id = ?
+     union all select 'ports', id from ports where host_id = ?
+     union all select 'services', id from services where host_id = ?
+     union all select 'bindings', b.id from bindings b join services s on s.id = b.service_id where s.host_id = ?`,
+    [hostId, hostId, hostId, hostId],
+  );
+  const own: OwnChildIds = { ipAddresses: new Set(), ports: new Set(), services: new Set(), bindings: new Set() };
+  for (const r of rows) own[r.kind].add(r.id);
+  return own;
+}
+
+/**
+ * A listed child id of another host that the caller can see is 400 (decisions §6: the child does not
+ * move); any other id that is not this host's (unknown, or out of the caller's sight, in another
+ * organization too) is a new child's placeholder (withServerIds): answered as if never used.
+ */
+async function assertNotAnotherHostsChild(db: Db, scope: Scope, host: Row, input: HostInput, own: OwnChildIds): Promise<void> {
+  const listed = (kind: keyof OwnChildIds, items: Array<{ id?: string }> | undefined | null) =>
+    (items ?? []).map((i) => i.id?.toLowerCase()).filter((id): id is string => !!id && !own[kind].has(id));
+  const checks: Array<[string, string, string, string[]]> = [
+    ['ip_addresses', 'IPAddress', 'ip_addresses.id', listed('ipAddresses', input.ip_addresses)],
+    ['ports', 'Port', 'ports.id', listed('ports', input.ports)],
+    ['services', 'Service', 'services.id', listed('services', input.services)],
+    ['bindings', 'Binding', 'services.bindings.id', listed('bindings', input.services?.flatMap((x) => x.bindings ?? []))],
+  ];
+  for (const [table, entity, field, ids] of checks) {
+    if (!ids.length) continue;
+    const taken = await db.query<{ id: string; network_id: string }>(
+      `select id, network_id from ${table} where id = any(?::uuid[]) and organization_id = ?`, [ids, host.organization_id],
+    );
+    const seen = taken.find((r) => canSeeNetwork(scope, r.network_id));
+    if (seen) throw invalidReference(entity, seen.id, field);
+  }
+}
+
+async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): Promise<void> {
+  const own = await ownChildIds(db, host.id as string);
+  await assertNotAnotherHostsChild(db, scope, host, given, own);
+  const input = withServerIds(given, own);
   const owned = { organization_id: host.organization_id, network_id: host.network_id, host_id: host.id };
   const hostOwner = { column: 'host_id', ids: [host.id as string] };
   if (input.ip_addresses) {
