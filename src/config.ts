@@ -20,9 +20,11 @@ export interface AppConfig {
   createDefaultNetwork: boolean;
   metricsToken: string | undefined;
   /**
-   * OPERATOR_ORGANIZATION_ID: whose Owners and Admins see the queue dashboard, which shows every
-   * organization's jobs. Unset: the oldest organization (the one that set the instance up).
+   * Who sees the operator surfaces (the queue dashboard shows every organization's jobs), besides
+   * the users granted with `npm run operator -- grant <email>`: OPERATOR_EMAILS (comma-separated),
+   * and OPERATOR_ORGANIZATION_ID (that organization's Owners and Admins). Nobody by default.
    */
+  operatorEmails: string[];
   operatorOrganizationId: string | undefined;
   logLevel: string;
   /**
@@ -56,6 +58,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     secureCookies: env.SECURE_COOKIES === 'true',
     createDefaultNetwork: env.CREATE_DEFAULT_NETWORK !== 'false',
     metricsToken: env.METRICS_TOKEN,
+    operatorEmails: (env.OPERATOR_EMAILS ?? '').split(',').map((e) => e.trim().toLowerCase()).filter(Boolean),
     operatorOrganizationId: env.OPERATOR_ORGANIZATION_ID || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     daemonAllowedNetworks: parseAllowedNetworks(env.DAEMON_ALLOWED_NETWORKS),

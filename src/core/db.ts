@@ -13,6 +13,7 @@ import { Migration20261122000005HistoryBySet } from '../../migrations/Migration2
 import { Migration20261122000006DiscoveryDigests } from '../../migrations/Migration20261122000006DiscoveryDigests.js';
 import { Migration20261124000007DaemonPollErrors } from '../../migrations/Migration20261124000007DaemonPollErrors.js';
 import { Migration20261125000008IdempotencyKeys } from '../../migrations/Migration20261125000008IdempotencyKeys.js';
+import { Migration20261125000009Operators } from '../../migrations/Migration20261125000009Operators.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122000006DiscoveryDigests', class: Migration20261122000006DiscoveryDigests },
   { name: 'Migration20261124000007DaemonPollErrors', class: Migration20261124000007DaemonPollErrors },
   { name: 'Migration20261125000008IdempotencyKeys', class: Migration20261125000008IdempotencyKeys },
+  { name: 'Migration20261125000009Operators', class: Migration20261125000009Operators },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

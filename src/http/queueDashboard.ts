@@ -1,8 +1,8 @@
 // The queue dashboard (decisions §8): bull-board at `/admin/queues` over every queue of
-// src/core/queues.ts, for a signed-in Owner or Admin only, of the operator organization (the queues
-// are shared by every organization: another organization's Owner must not read or retry its jobs).
+// src/core/queues.ts, for operators only (src/core/operators.ts: granted explicitly; the queues are
+// shared by every organization: another organization's Owner must not read or retry its jobs).
 // The session is resolved as for /api (src/http/authenticate.ts `sessionScope`); API keys are not
-// accepted here. No session or an expired one: 401; a lower role or another organization: 403 (both
+// accepted here. Nobody granted: 404; no session or an expired one: 401; not an operator: 403 (all
 // enveloped, thrown to the error envelope mounted before this middleware).
 import type { Context, Next } from 'koa';
 import { createBullBoard } from '@bull-board/api';
@@ -10,12 +10,37 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import { Db } from '../core/db.js';
 import { AppError } from '../core/errors.js';
-import { hasRole } from '../core/scope.js';
+import { anyOperator, isOperator } from '../core/operators.js';
 import type { Services } from '../core/services.js';
 import { sessionScope } from './authenticate.js';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
-const UNDER_DASHBOARD = /^\/admin\/queues(\/|$)/;
+
+/**
+ * The path as any router might read it: percent-decoded, dot segments resolved, slashes collapsed,
+ * lower case. Whatever spelling reaches the dashboard is guarded, and only the canonical spelling
+ * is served (another one is 404), so bull-board never routes a path the guard read differently.
+ */
+export function dashboardPath(rawPath: string): { under: boolean; canonical: boolean } {
+  let decoded = rawPath;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    /* a malformed escape: judged as sent */
+  }
+  let resolved = decoded;
+  try {
+    resolved = new URL(decoded.replace(/\\/g, '/').replace(/\/{2,}/g, '/'), 'http://x').pathname;
+  } catch {
+    /* not a path: judged as sent */
+  }
+  const normal = resolved.toLowerCase();
+  const under = /^\/admin\/queues(\/|$)/.test(normal) || /^\/+admin\/+queues(\/|$)/i.test(decoded);
+  // Canonical: the prefix spelt exactly, no doubled or back slashes, no dot segments (escapes after
+  // the prefix stay allowed: bull-board's UI escapes job ids such as `repeat:…`).
+  const canonical = under && /^\/admin\/queues(\/|$)/.test(rawPath) && !/\/\/|\\/.test(decoded) && !/(^|\/)\.\.?(\/|$)/.test(decoded);
+  return { under, canonical };
+}
 
 export function queueDashboard(services: Services) {
   const serverAdapter = new KoaAdapter();
@@ -26,25 +51,20 @@ export function queueDashboard(services: Services) {
     options: { uiConfig: { boardTitle: 'netinventory queues' } },
   });
   const plugin = serverAdapter.registerPlugin();
+  const notFound = (ctx: Context) => new AppError('route_not_found', { method: ctx.method, path: ctx.path });
 
   return async (ctx: Context, next: Next) => {
-    if (!UNDER_DASHBOARD.test(ctx.path)) return next();
+    const where = dashboardPath(ctx.path);
+    if (!where.under) return next();
     const db = new Db(services.orm.em.fork());
+    // Nobody granted: the dashboard does not exist. Another spelling of its paths is never served.
+    if (!where.canonical || !(await anyOperator(db, services.config))) throw notFound(ctx);
     const scope = await sessionScope(ctx, services, db);
     if (!scope) throw new AppError('auth_not_authenticated');
-    if (!hasRole(scope, 'Admin')) throw new AppError('auth_permission_denied', { required: 'Admin' });
-    // The queues hold every organization's jobs: only the operator's Owners and Admins see them.
-    if (scope.organizationId !== (await operatorOrganizationId(db, services))) {
-      throw new AppError('auth_permission_denied', { required: 'operator organization' });
-    }
+    // The queues hold every organization's jobs: only operators, granted explicitly, see them.
+    if (!(await isOperator(db, services.config, scope))) throw new AppError('auth_permission_denied', { required: 'operator' });
     // Nothing of ours goes into ctx.state: bull-board renders its page with ctx.state as EJS options,
     // and EJS warns (a deprecation line per request) about unknown keys there.
     return plugin(ctx, next);
   };
-}
-
-/** OPERATOR_ORGANIZATION_ID, else the oldest organization (the one that set the instance up). */
-async function operatorOrganizationId(db: Db, services: Services): Promise<string | undefined> {
-  if (services.config.operatorOrganizationId) return services.config.operatorOrganizationId;
-  return (await db.one<{ id: string }>(`select id from organizations order by created_at, id limit 1`))?.id;
 }

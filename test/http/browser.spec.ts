@@ -1,6 +1,8 @@
 // Issue 10.8, replayed: a page of another site could rotate a key or sign the user out with a form
 // riding on the session cookie. And the headers a browser needs from an API that will serve pages.
 import { expect } from 'chai';
+import { Db } from '../../src/core/db.js';
+import { setOperator } from '../../src/core/operators.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { createKey, PASSWORD, registerTenant, uniqueEmail, type Tenant } from '../support/world.js';
@@ -46,6 +48,7 @@ describe('http: browser-facing defaults', () => {
     expect((await call(app.url, 'GET', '/api/v1/tags', { auth: t.owner })).headers.get('cache-control')).to.equal('no-store');
     const key = await createKey(app.url, t.owner, { name: 'k' });
     expect((await call(app.url, 'GET', '/api/v1/tags', { auth: { bearer: key.key } })).headers.get('cache-control')).to.equal('no-store');
+    await setOperator(new Db(app.services.orm.em.fork()), expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).email, true);
     for (const path of ['/api/docs', '/admin/queues']) {
       const page = await call(app.url, 'GET', path, { auth: t.owner });
       expect(page.status, path).to.equal(200);

@@ -1,5 +1,4 @@
-// /metrics (Prometheus text, bearer token from configuration) and /admin/queues (bull-board for a
-// signed-in Owner or Admin session).
+// /metrics (Prometheus text, bearer token from configuration). The queue dashboard: test/http/queueDashboard.spec.ts.
 import { expect } from 'chai';
 import { SharedMetricsStore, SHARED_COUNTERS } from '../../src/core/queues.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -105,61 +104,5 @@ describe('metrics endpoint', () => {
     } finally {
       await bare.close();
     }
-  });
-});
-
-describe('queue dashboard', () => {
-  let app: TestApp;
-  let t: Tenant;
-
-  beforeEach(async () => {
-    app = await startTestApp();
-    t = await registerTenant(app.url);
-  });
-  afterEach(() => app.close());
-
-  it('is 401 without a session, 403 for a Member or Viewer, HTML for an Admin or the Owner', async () => {
-    expectError(await call(app.url, 'GET', '/admin/queues'), 401, 'auth_not_authenticated');
-    expectError(await call(app.url, 'GET', '/admin/queues', { auth: { cookie: 'session_id=forged' } }), 401, 'auth_session_expired');
-    expectError(await call(app.url, 'GET', '/admin/queues/api/queues'), 401, 'auth_not_authenticated');
-    const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
-    const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
-    const denied = await call(app.url, 'GET', '/admin/queues', { auth: member.auth });
-    expectError(denied, 403, 'auth_permission_denied');
-    expect(denied.body.params).to.deep.equal({ required: 'Admin' });
-    expectError(await call(app.url, 'GET', '/admin/queues/api/queues', { auth: viewer.auth }), 403, 'auth_permission_denied');
-    // An API key, even an Owner's, is not a signed-in session.
-    const key = expectOk(await call(app.url, 'POST', '/api/v1/auth/keys', { auth: t.owner, body: { name: 'k' } }), 201).key;
-    expectError(await call(app.url, 'GET', '/admin/queues', { auth: { bearer: key } }), 401, 'auth_not_authenticated');
-
-    const admin = await createUser(app.url, t.owner, 'Admin');
-    // The page renders without EJS's "`scope` option is deprecated" warning on every request.
-    const warned: string[] = [];
-    const warn = console.warn;
-    console.warn = (...args: unknown[]) => { warned.push(args.join(' ')); };
-    try {
-      for (const auth of [admin.auth, t.owner]) {
-        const page = await call(app.url, 'GET', '/admin/queues', { auth });
-        expect(page.status).to.equal(200);
-        expect(page.headers.get('content-type')).to.match(/^text\/html/);
-        expect(page.body).to.be.a('string').and.match(/<html/i);
-      }
-    } finally {
-      console.warn = warn;
-    }
-    expect(warned.filter((w) => /deprecated/i.test(w))).to.deep.equal([]);
-    const api = await call(app.url, 'GET', '/admin/queues/api/queues', { auth: admin.auth });
-    expect(api.status).to.equal(200);
-    const names = (api.body.queues as { name: string }[]).map((q) => q.name).sort();
-    expect(names).to.deep.equal(['discovery-sync', 'maintenance', 'server-poll', 'version-status']);
-  });
-
-  it('shows every organization’s jobs, so only the operator organization’s Owners and Admins see it', async () => {
-    // The first organization of the instance is the operator (OPERATOR_ORGANIZATION_ID unset).
-    expect((await call(app.url, 'GET', '/admin/queues', { auth: t.owner })).status).to.equal(200);
-    const other = await registerTenant(app.url, 'another-org');
-    const denied = await call(app.url, 'GET', '/admin/queues/api/queues', { auth: other.owner });
-    expectError(denied, 403, 'auth_permission_denied');
-    expect(denied.body.params).to.deep.equal({ required: 'operator organization' });
   });
 });
