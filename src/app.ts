@@ -37,7 +37,8 @@ export async function createServices(
   await new Promise<void>((resolve) => {
     if (redis.status === 'ready') return resolve();
     redis.once('ready', () => resolve());
-    setTimeout(resolve, 2000).unref(); // start degraded rather than not at all
+    redis.once('error', () => resolve()); // refused: start degraded now (it reconnects in the background)
+    setTimeout(resolve, 2000).unref(); // no answer: start degraded rather than not at all
   });
   // The queues of src/core/queues.ts, over one fail-fast connection (enqueueing, /metrics, /admin/queues).
   const queues = openQueues(config, queueSettings, { shared: true });

@@ -129,8 +129,11 @@ describe('server-poll worker', function () {
     await waitFor('unreachable', async () => (await daemonRow(app, d.id)).is_unreachable, 15_000);
     expect((await daemonRow(app, d.id)).consecutive_failures).to.be.at.least(UNREACHABLE_AFTER);
     // Each poll that got no answer is a failed job (the dashboard's Failed tab), with the reason, never retried.
-    const failed = await services.queues.serverPoll.getJobs(['failed']);
-    expect(failed.length).to.be.at.least(UNREACHABLE_AFTER);
+    // (A job is marked failed just after its poll wrote the failure: wait for the last one.)
+    const failed = await waitFor('failed poll jobs', async () => {
+      const jobs = await services.queues.serverPoll.getJobs(['failed']);
+      return jobs.length >= UNREACHABLE_AFTER && jobs;
+    }, 10_000);
     expect(failed[0]!.failedReason).to.match(new RegExp(`^daemon ${d.id} did not answer \\(\\d+ in a row`));
     expect(failed.every((j) => j.attemptsMade === 1)).to.equal(true);
     daemon.respond = healthy;
