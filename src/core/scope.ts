@@ -25,6 +25,23 @@ export interface Scope {
   keyLimitedToNetworks?: boolean;
   /** For a daemon: the id it announces in X-Daemon-ID (its existence is checked by the handlers). */
   daemonId?: string;
+  /**
+   * A daemon whose own id was taken by another organization's daemon: `daemonId` is then its
+   * row's id, and the id it speaks with is `external` (the pipeline translates both ways).
+   */
+  daemonAlias?: { external: string; internal: string };
+}
+
+/** `value` with every string equal to `from` (any case) replaced by `to`, at any depth. */
+export function replaceId<T>(value: T, from: string, to: string): T {
+  const f = from.toLowerCase();
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return v.toLowerCase() === f ? to : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object' && !(v instanceof Date)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
 }
 
 export function canSeeNetwork(scope: Scope, networkId: string): boolean {

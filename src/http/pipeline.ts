@@ -6,7 +6,7 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { AppError } from '../core/errors.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/idempotency.js';
-import { requireRole, type Scope } from '../core/scope.js';
+import { replaceId, requireRole, type Scope } from '../core/scope.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../modules/accounts/entities.js';
 import type { Services } from '../core/services.js';
@@ -153,12 +153,16 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         ? { ...route, ...route.daemon }
         : route;
       if (run.body && hasBody(ctx) && !ctx.is('application/json')) throw new AppError('unsupported_media_type');
-      const rawBody = (ctx.request as { body?: unknown }).body;
+      // A daemon speaking with an alias (its own id was another organization's): its id is its
+      // row's id inside, and its own id again in every answer.
+      const alias = scope?.kind === 'daemon' ? scope.daemonAlias : undefined;
+      const inward = <T>(v: T): T => (alias ? replaceId(v, alias.external, alias.internal) : v);
+      const rawBody = inward((ctx.request as { body?: unknown }).body);
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
       const afterCommit: Array<[string, () => Promise<unknown>]> = [];
       const input = {
         afterCommit: (what: string, fn: () => Promise<unknown>) => { afterCommit.push([what, fn]); },
-        params: validate(route.params, ctx.params, 'params') as Record<string, any>,
+        params: validate(route.params, inward({ ...ctx.params }), 'params') as Record<string, any>,
         query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
         scope,
@@ -181,6 +185,11 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         result = await handle(input);
       }
       for (const [what, fn] of afterCommit) await runAfterCommit(services, what, fn);
+      if (alias) {
+        result = result instanceof Page
+          ? new Page(replaceId(result.items, alias.internal, alias.external), result.pagination)
+          : replaceId(result, alias.internal, alias.external);
+      }
       ctx.status = run.status ?? 200;
       ctx.body =
         result instanceof Page

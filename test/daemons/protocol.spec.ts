@@ -128,6 +128,38 @@ describe('daemons: the daemon protocol', () => {
     });
   });
 
+  describe('an id another organization’s daemon has (issue 10.6)', () => {
+    it('answers exactly as an unused id: the daemon registers, starts up and polls with it; the other daemon is untouched', async () => {
+      const b = await registerTenant(app.url, 'other-org');
+      const theirs = daemonClient(app.url, (await createDaemonKey(app.url, b.owner, b.defaultNetworkId)).key);
+      await registerDaemon(theirs, b.defaultNetworkId);
+      const theirsBefore = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${theirs.id}`, { auth: b.owner }));
+
+      // The same steps with a fresh id and with the other organization's id: the same answers.
+      const answers = [];
+      for (const id of [randomUUID(), theirs.id]) {
+        const mine = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key, id);
+        const startup = await mine.post(`/api/daemons/${id}/startup`, { daemon_version: '0.14.13' });
+        expectError(startup, 404, 'entity_not_found');
+        const registered = await mine.post('/api/daemons/register', registerBody(mine, t.defaultNetworkId));
+        const data = expectOk(registered);
+        expect(data.daemon.id).to.equal(id);
+        expectOk(await mine.post(`/api/daemons/${id}/startup`, { daemon_version: '0.14.13' }));
+        const [work] = expectOk(await mine.post(`/api/daemons/${id}/request-work`, STATUS));
+        expect(work.daemon_id).to.equal(id);
+        expectOk(await mine.post('/api/daemons/register', registerBody(mine, t.defaultNetworkId)));
+        answers.push({ status: registered.status, keys: Object.keys(data).sort(), daemon: Object.keys(data.daemon).sort(), phase: work.phase, type: work.discovery_type.type });
+      }
+      expect(answers[1]).to.deep.equal(answers[0]);
+      // The other organization's daemon is as it was, and this organization sees two daemons of its own.
+      const theirsAfter = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${theirs.id}`, { auth: b.owner }));
+      expect(theirsAfter).to.include({ id: theirs.id, network_id: b.defaultNetworkId, name: theirsBefore.name });
+      const mineListed = expectOk(await call(app.url, 'GET', '/api/v1/daemons', { auth: t.owner }));
+      expect(mineListed).to.have.length(2);
+      expect(mineListed.every((x: any) => x.network_id === t.defaultNetworkId)).to.equal(true);
+    });
+  });
+
   describe('request-work (the heartbeat)', () => {
     beforeEach(async () => {
       await registerDaemon(d, t.defaultNetworkId);

@@ -126,6 +126,8 @@ export async function scopeFromDaemonKey(db: Db, token: string, daemonId: string
     throw new AppError(known ? 'auth_not_authenticated' : 'auth_daemon_key_not_created');
   }
   assertKeyUsable(row, 'Daemon API Key');
+  // An id another organization's daemon had first: this organization's daemon has its own row.
+  const alias = await db.one<{ daemon_id: string }>(`select daemon_id from daemon_aliases where organization_id = ? and external_id = ?`, [row.organization_id, id]);
   return {
     kind: 'daemon',
     organizationId: row.organization_id,
@@ -134,7 +136,8 @@ export async function scopeFromDaemonKey(db: Db, token: string, daemonId: string
     networkIds: new Set([row.network_id]),
     allNetworks: false,
     apiKeyId: row.key_id,
-    daemonId: id,
+    daemonId: alias?.daemon_id ?? id,
+    daemonAlias: alias ? { external: id, internal: alias.daemon_id } : undefined,
   };
 }
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
-import type { Scope } from '../../core/scope.js';
+import { replaceId, type Scope } from '../../core/scope.js';
 import { hostTable } from '../hosts/table.js';
 import { assertOwnNetwork, daemonContext } from '../discovery/ingest.js';
 import { nextWork, queueDefaultSessions, type DaemonRef } from '../discovery/sessions.js';
@@ -67,6 +67,32 @@ async function daemonUser(db: Db, scope: Scope): Promise<string | null> {
   return owner?.id ?? null;
 }
 
+/** Register's write: the daemon's row created (with its host and default sessions) or updated. */
+async function createOrUpdate(tx: Db, scope: Scope, input: RegisterInput, ctx: ReturnType<typeof daemonContext>, mode: string): Promise<Record<string, unknown>> {
+  const existing = await tx.one(`select id from daemons where id = ?`, [input.daemon_id]);
+  if (existing) {
+    await tx.query(
+      `update daemons set capabilities = ?::jsonb, api_key_id = ? where id = ?`,
+      [JSON.stringify(input.capabilities), scope.apiKeyId, input.daemon_id],
+    );
+  } else {
+    const host = await hostTable.insert(tx, {
+      id: randomUUID(), organization_id: ctx.organizationId, network_id: ctx.networkId, name: input.name,
+      source: { type: 'Discovery', metadata: [] }, tags: [], credential_assignments: [],
+    });
+    const daemon = await daemonTable.insert(tx, {
+      id: input.daemon_id, organization_id: ctx.organizationId, network_id: ctx.networkId, host_id: host.id,
+      user_id: await daemonUser(tx, scope), api_key_id: scope.apiKeyId, name: input.name, mode, url: '', tags: [],
+      capabilities: input.capabilities, version: input.version ?? null,
+    });
+    await queueDefaultSessions(tx, daemon as unknown as DaemonRef);
+  }
+  const daemon = await touch(tx, input.daemon_id, { name: input.name, mode, version: input.version });
+  const out: Record<string, unknown> = { daemon: daemonToDaemon(daemon), host_id: daemon.host_id };
+  if (parseVersion(daemon.version as string | null)) out.server_capabilities = serverCapabilities(daemon.version as string);
+  return out;
+}
+
 export const daemonProtocol = {
   /** Step 1: a known daemon announces its version; an unknown one gets 404 and registers. */
   async startup(db: Db, scope: Scope, id: string, daemonVersion: string | null | undefined) {
@@ -80,41 +106,30 @@ export const daemonProtocol = {
    * and its default discovery sessions; a known one is updated. The body must name the caller itself
    * and its key's network (upstream takes both on trust; we do not).
    */
-  async register(db: Db, scope: Scope, input: RegisterInput) {
+  async register(db: Db, scope: Scope, input: RegisterInput): Promise<Record<string, unknown>> {
     if (input.daemon_id !== scope.daemonId) throw new AppError('daemon_identity_mismatch', { daemon_id: input.daemon_id });
     const ctx = daemonContext(scope);
     assertOwnNetwork(ctx, input.network_id);
     const mode = modeFromDaemon(input.mode);
     return db.transaction(async (tx) => {
       await tx.query(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`daemon:${input.daemon_id}`]);
-      // An id another network or organization has used (live or deleted) is not taken over.
-      const elsewhere = await tx.one(`select 1 from daemons_history where id = ? and network_id <> ? limit 1`, [input.daemon_id, ctx.networkId]);
-      if (elsewhere) throw accessDenied('Daemon', input.daemon_id);
-      const existing = await tx.one(`select id from daemons where id = ?`, [input.daemon_id]);
-      if (existing) {
-        await tx.query(
-          `update daemons set capabilities = ?::jsonb, api_key_id = ? where id = ?`,
-          [JSON.stringify(input.capabilities), scope.apiKeyId, input.daemon_id],
-        );
-      } else {
-        const host = await hostTable.insert(tx, {
-          id: randomUUID(), organization_id: ctx.organizationId, network_id: ctx.networkId, name: input.name,
-          source: { type: 'Discovery', metadata: [] }, tags: [], credential_assignments: [],
-        });
-        const daemon = await daemonTable.insert(tx, {
-          id: input.daemon_id, organization_id: ctx.organizationId, network_id: ctx.networkId, host_id: host.id,
-          user_id: await daemonUser(tx, scope), api_key_id: scope.apiKeyId, name: input.name, mode, url: '', tags: [],
-          capabilities: input.capabilities, version: input.version ?? null,
-        });
-        await queueDefaultSessions(tx, daemon as unknown as DaemonRef);
+      // An id another network of the organization has used (live or deleted) is not taken over (403,
+      // as upstream). One that another organization has used is answered as an unused one (issue
+      // 10.6): the daemon gets a row of its own under a server-chosen id, and an alias keeps its own.
+      const elsewhere = await tx.one<{ organization_id: string }>(
+        `select organization_id from daemons_history where id = ? and network_id <> ? order by organization_id = ? desc limit 1`,
+        [input.daemon_id, ctx.networkId, ctx.organizationId],
+      );
+      if (elsewhere?.organization_id === ctx.organizationId) throw accessDenied('Daemon', input.daemon_id);
+      if (elsewhere) {
+        const internal = randomUUID();
+        const created = await createOrUpdate(tx, scope, { ...input, daemon_id: internal }, ctx, mode);
+        await tx.query(`insert into daemon_aliases (organization_id, external_id, daemon_id) values (?, ?, ?)`, [ctx.organizationId, input.daemon_id, internal]);
+        return replaceId(created, internal, input.daemon_id);
       }
-      const daemon = await touch(tx, input.daemon_id, { name: input.name, mode, version: input.version });
-      const out: Record<string, unknown> = { daemon: daemonToDaemon(daemon), host_id: daemon.host_id };
-      if (parseVersion(daemon.version as string | null)) out.server_capabilities = serverCapabilities(daemon.version as string);
-      return out;
+      return createOrUpdate(tx, scope, input, ctx, mode);
     });
   },
-
   /** Step 3, the heartbeat: `[work | null, cancel]` (403 daemon_standby for a daemon in standby). */
   async requestWork(db: Db, scope: Scope, id: string, status: StatusInput) {
     return db.transaction(async (tx) => {
