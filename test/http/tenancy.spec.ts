@@ -339,6 +339,15 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey', body: () => ({ name: uniq('dkey') }) },
   'POST /api/v1/auth/daemon/:id/rotate': { role: 'Admin', sessionOnly: true, id: 'daemonKey', fresh: 'daemonKey' },
   'DELETE /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey' },
+
+  // Topology: read like any list of the network.
+  'GET /api/v1/topology': {
+    role: 'Viewer', query: net, outside: 'Network',
+    check: (data, { ids }) => {
+      expect(data.network_id).to.equal(ids.network);
+      expect(data.nodes.map((n: { id: string }) => n.id)).to.include(`ip_address:${ids.ipAddress}`);
+    },
+  },
 };
 
 /** The only routes that answer without a credential (decisions §2, §8). */

@@ -1,0 +1,378 @@
+// The network drawn as a graph (issue 11): pure functions from one instant's inventory (a
+// Snapshot, read by service.ts) to the nodes and edges of a view. No I/O here, so every rule is
+// unit-testable and the same code draws the live network and any past instant.
+//
+// Ids are derived from entity ids (`<kind>:<entity id>`), so a client can diff two answers and keep
+// its positions. Views (Scanopy's four, reference topology-peers.md §1):
+//   l3         subnets holding one node per IP address, with the services bound there
+//   workloads  hosts holding their services; hypervisor / container-runtime edges
+//   application  application tags holding the services that carry them
+//   l2         hosts holding their interfaces; physical links from LLDP/CDP neighbour data
+// Dependencies are edges in every view where their member services are drawn.
+import { createHash } from 'node:crypto';
+
+export const VIEWS = ['l3', 'workloads', 'application', 'l2'] as const;
+export type View = (typeof VIEWS)[number];
+
+type Row = Record<string, any>;
+
+export interface Snapshot {
+  subnets: Row[];
+  hosts: Row[];
+  ipAddresses: Row[];
+  ports: Row[];
+  services: Row[];
+  bindings: Row[];
+  interfaces: Row[];
+  dependencies: Row[];
+  tags: Row[];
+}
+
+export interface GraphNode {
+  id: string;
+  kind: string;
+  entity_id: string | null;
+  parent_id: string | null;
+  label: string;
+  [field: string]: unknown;
+}
+
+export interface GraphEdge {
+  id: string;
+  kind: string;
+  source: string;
+  target: string;
+  [field: string]: unknown;
+}
+
+export interface GraphOptions {
+  tagIds?: string[];
+  includeHidden?: boolean;
+  maxNodes: number;
+  expand?: string[];
+}
+
+export interface FilteredOut {
+  hidden_hosts: number;
+  hosts_without_tag: number;
+  collapsed_containers: number;
+  collapsed_nodes: number;
+  /** Element nodes still over max_nodes once every container is collapsed (none are dropped). */
+  over_budget: number;
+}
+
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  filtered_out: FilteredOut;
+}
+
+const byPosition = (a: Row, b: Row) => (a.position ?? 0) - (b.position ?? 0) || String(a.id).localeCompare(String(b.id));
+const groupBy = <T extends Row>(rows: T[], key: string) => {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = r[key] as string | null;
+    if (k == null) continue;
+    let list = out.get(k);
+    if (!list) out.set(k, (list = []));
+    list.push(r);
+  }
+  return out;
+};
+
+/** The hosts drawn: hidden ones only when asked, and with `tagIds` only those carrying one of them. */
+function visibleHosts(s: Snapshot, o: GraphOptions, out: FilteredOut): Row[] {
+  const tags = o.tagIds?.length ? new Set(o.tagIds) : undefined;
+  return s.hosts.filter((h) => {
+    if (h.hidden && !o.includeHidden) {
+      out.hidden_hosts += 1;
+      return false;
+    }
+    if (tags && !(h.tags as string[] ?? []).some((t) => tags.has(t))) {
+      out.hosts_without_tag += 1;
+      return false;
+    }
+    return true;
+  });
+}
+
+/** A service's member ids of a dependency, in order (binding members stand for their service). */
+function dependencyServices(dep: Row, serviceOfBinding: Map<string, string>): string[] {
+  const m = dep.members ?? {};
+  const ids: string[] = m.type === 'Bindings'
+    ? (m.binding_ids ?? []).map((b: string) => serviceOfBinding.get(b)).filter(Boolean)
+    : m.service_ids ?? [];
+  return ids.filter((id, i) => ids.indexOf(id) === i);
+}
+
+/** Dependency edges between the nodes where member services are drawn (`nodeOfService`). */
+function dependencyEdges(s: Snapshot, nodeOfService: Map<string, string>): GraphEdge[] {
+  const serviceOfBinding = new Map(s.bindings.map((b) => [b.id as string, b.service_id as string]));
+  const edges: GraphEdge[] = [];
+  for (const dep of s.dependencies) {
+    const members = dependencyServices(dep, serviceOfBinding).filter((id) => nodeOfService.has(id));
+    const hub = dep.dependency_type === 'HubAndSpoke';
+    const pairs: Array<[string, string]> = hub
+      ? members.slice(1).map((m) => [members[0]!, m])
+      : members.slice(1).map((m, i) => [members[i]!, m]);
+    for (const [from, to] of pairs) {
+      edges.push({
+        id: `dependency:${dep.id}:${from}:${to}`,
+        kind: hub ? 'hub_and_spoke' : 'request_path',
+        source: nodeOfService.get(from)!,
+        target: nodeOfService.get(to)!,
+        dependency_id: dep.id,
+        label: dep.name,
+        color: dep.color,
+        edge_style: dep.edge_style,
+        source_service_id: from,
+        target_service_id: to,
+      });
+    }
+  }
+  return edges;
+}
+
+function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const subnetIds = new Set<string>();
+  for (const sub of s.subnets) {
+    subnetIds.add(sub.id);
+    nodes.push({ id: `subnet:${sub.id}`, kind: 'subnet', entity_id: sub.id, parent_id: null, label: sub.name || sub.cidr, cidr: sub.cidr, name: sub.name, subnet_type: sub.subnet_type });
+  }
+  const ipsOf = groupBy([...s.ipAddresses].sort(byPosition), 'host_id');
+  const servicesOf = groupBy([...s.services].sort(byPosition), 'host_id');
+  const bindingsOf = groupBy(s.bindings, 'service_id');
+  const port = new Map(s.ports.map((p) => [p.id as string, p]));
+  const nodeOfService = new Map<string, string>();
+  for (const host of hosts) {
+    const ips = ipsOf.get(host.id) ?? [];
+    const listed = new Map<string, Row[]>(ips.map((ip) => [ip.id, []])); // address id → services drawn on it
+    for (const svc of servicesOf.get(host.id) ?? []) {
+      const bindings = bindingsOf.get(svc.id) ?? [];
+      const ports = bindings.filter((b) => b.type === 'Port' && port.has(b.port_id)).map((b) => {
+        const p = port.get(b.port_id)!;
+        return { number: p.number, protocol: p.protocol };
+      });
+      const entry = { id: svc.id, name: svc.name, service_definition: svc.service_definition, ports };
+      // Where it is drawn: the addresses it is bound to; a port binding without one means every
+      // address of the host; no binding at all, the host's first address.
+      const on = new Set<string>();
+      for (const b of bindings) {
+        if (b.ip_address_id && listed.has(b.ip_address_id)) on.add(b.ip_address_id);
+        else if (b.type === 'Port' && !b.ip_address_id) ips.forEach((ip) => on.add(ip.id));
+      }
+      if (!on.size && ips.length) on.add(ips[0]!.id);
+      for (const ip of ips) if (on.has(ip.id)) listed.get(ip.id)!.push(entry);
+      if (ips.length) {
+        const first = ips.find((ip) => on.has(ip.id));
+        if (first) nodeOfService.set(svc.id, `ip_address:${first.id}`);
+      } else {
+        nodeOfService.set(svc.id, `host:${host.id}`);
+      }
+    }
+    if (!ips.length) {
+      const services = (servicesOf.get(host.id) ?? []).map((svc) => ({ id: svc.id, name: svc.name, service_definition: svc.service_definition, ports: [] }));
+      nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, host_id: host.id, host_name: host.name, hostname: host.hostname, services });
+      continue;
+    }
+    ips.forEach((ip, i) => {
+      nodes.push({
+        id: `ip_address:${ip.id}`, kind: 'ip_address', entity_id: ip.id,
+        parent_id: subnetIds.has(ip.subnet_id) ? `subnet:${ip.subnet_id}` : null,
+        label: `${host.name} ${ip.ip_address}`, host_id: host.id, host_name: host.name, ip_address: ip.ip_address,
+        services: listed.get(ip.id),
+      });
+      if (i > 0) {
+        const prev = ips[i - 1]!;
+        edges.push({ id: `same_host:${prev.id}:${ip.id}`, kind: 'same_host', source: `ip_address:${prev.id}`, target: `ip_address:${ip.id}`, host_id: host.id });
+      }
+    });
+  }
+  return { nodes, edges: [...edges, ...dependencyEdges(s, nodeOfService)] };
+}
+
+/** `virtualization.details.service_id`, as Scanopy daemons report the service a VM or container runs under. */
+const runsUnder = (v: any): string | undefined => (typeof v?.details?.service_id === 'string' ? v.details.service_id : undefined);
+
+function workloads(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const shown = new Set(hosts.map((h) => h.id as string));
+  const services = [...s.services].sort(byPosition).filter((svc) => shown.has(svc.host_id));
+  const nodeOfService = new Map(services.map((svc) => [svc.id as string, `service:${svc.id}`]));
+  for (const host of hosts) {
+    nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, hostname: host.hostname });
+    const under = runsUnder(host.virtualization);
+    if (under && nodeOfService.has(under)) {
+      edges.push({ id: `hypervisor:${under}:${host.id}`, kind: 'hypervisor', source: `service:${under}`, target: `host:${host.id}` });
+    }
+  }
+  for (const svc of services) {
+    nodes.push({ id: `service:${svc.id}`, kind: 'service', entity_id: svc.id, parent_id: `host:${svc.host_id}`, label: svc.name, service_definition: svc.service_definition, host_id: svc.host_id });
+    const under = runsUnder(svc.virtualization);
+    if (under && under !== svc.id && nodeOfService.has(under)) {
+      edges.push({ id: `container_runtime:${under}:${svc.id}`, kind: 'container_runtime', source: `service:${under}`, target: `service:${svc.id}` });
+    }
+  }
+  return { nodes, edges: [...edges, ...dependencyEdges(s, nodeOfService)] };
+}
+
+function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const apps = s.tags.filter((t) => t.is_application).sort((a, b) => String(a.name).localeCompare(String(b.name)) || String(a.id).localeCompare(String(b.id)));
+  const appIds = new Set(apps.map((t) => t.id as string));
+  const shown = new Set(hosts.map((h) => h.id as string));
+  const hostName = new Map(hosts.map((h) => [h.id as string, h.name as string]));
+  const nodes: GraphNode[] = [];
+  const nodeOfService = new Map<string, string>();
+  const used = new Set<string>();
+  const services = [...s.services].sort(byKeys('name', 'id')).filter((svc) => shown.has(svc.host_id));
+  for (const svc of services) {
+    // A service with several application tags is drawn once, in the first of them by name.
+    const tag = apps.find((t) => (svc.tags as string[] ?? []).includes(t.id));
+    if (!tag) continue;
+    used.add(tag.id);
+    nodeOfService.set(svc.id, `service:${svc.id}`);
+    nodes.push({ id: `service:${svc.id}`, kind: 'service', entity_id: svc.id, parent_id: `tag:${tag.id}`, label: svc.name, service_definition: svc.service_definition, host_id: svc.host_id, host_name: hostName.get(svc.host_id) });
+  }
+  const containers = apps.filter((t) => used.has(t.id) && appIds.has(t.id))
+    .map((t): GraphNode => ({ id: `tag:${t.id}`, kind: 'tag', entity_id: t.id, parent_id: null, label: t.name, color: t.color }));
+  return { nodes: [...containers, ...nodes], edges: dependencyEdges(s, nodeOfService) };
+}
+
+/** The interface an interface's neighbour data names, among the network's interfaces. */
+function neighbourOf(iface: Row, byId: Map<string, Row>, byHostPort: Map<string, Row>): Row | undefined {
+  const n = iface.neighbor ?? {};
+  const direct = n.interface_id ?? n.id;
+  if (typeof direct === 'string' && byId.has(direct)) return byId.get(direct);
+  // Otherwise LLDP/CDP: the neighbour's system name names a host, its port id one of that host's interfaces.
+  const hostKey = String(n.host_id ?? '').toLowerCase();
+  const port = String(n.port ?? iface.lldp_port_id ?? iface.cdp_port_id ?? '').toLowerCase();
+  if (hostKey && port) return byHostPort.get(`${hostKey}|${port}`);
+  const system = String(iface.lldp_sys_name ?? iface.cdp_device_id ?? '').toLowerCase();
+  return system && port ? byHostPort.get(`${system}|${port}`) : undefined;
+}
+
+function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const shown = new Map(hosts.map((h) => [h.id as string, h]));
+  const interfaces = s.interfaces.filter((i) => shown.has(i.host_id)).sort((a, b) => (a.if_index ?? 0) - (b.if_index ?? 0) || String(a.id).localeCompare(String(b.id)));
+  const byId = new Map(interfaces.map((i) => [i.id as string, i]));
+  const byHostPort = new Map<string, Row>();
+  for (const i of interfaces) {
+    const h = shown.get(i.host_id)!;
+    for (const hostKey of [h.id, h.name, h.hostname].filter(Boolean).map((x: string) => x.toLowerCase())) {
+      for (const port of [i.if_name, i.if_descr, i.if_alias].filter(Boolean).map((x: string) => x.toLowerCase())) byHostPort.set(`${hostKey}|${port}`, i);
+    }
+  }
+  const withInterfaces = new Set(interfaces.map((i) => i.host_id as string));
+  const nodes: GraphNode[] = hosts.filter((h) => withInterfaces.has(h.id))
+    .map((h) => ({ id: `host:${h.id}`, kind: 'host', entity_id: h.id, parent_id: null, label: h.name, hostname: h.hostname }));
+  const edges = new Map<string, GraphEdge>();
+  for (const i of interfaces) {
+    nodes.push({
+      id: `interface:${i.id}`, kind: 'interface', entity_id: i.id, parent_id: `host:${i.host_id}`,
+      label: i.if_name || i.if_descr || `if${i.if_index}`, if_index: i.if_index, mac_address: i.mac_address, oper_status: i.oper_status,
+    });
+    const other = neighbourOf(i, byId, byHostPort);
+    if (!other || other.id === i.id) continue;
+    // A link is recorded on one side or both: one edge either way.
+    const [a, b] = [i.id as string, other.id as string].sort();
+    edges.set(`${a}:${b}`, { id: `physical_link:${a}:${b}`, kind: 'physical_link', source: `interface:${a}`, target: `interface:${b}` });
+  }
+  return { nodes, edges: [...edges.values()] };
+}
+
+const BUILDERS: Record<View, (s: Snapshot, hosts: Row[]) => { nodes: GraphNode[]; edges: GraphEdge[] }> = { l3, workloads, application, l2 };
+
+/** The views with something to show: l3 always; l2 with a physical link; application with an application tag in use; workloads with a service. */
+export function availableViews(s: Snapshot): View[] {
+  return VIEWS.filter((v) => {
+    if (v === 'l3') return true;
+    if (v === 'workloads') return s.services.length > 0;
+    const g = BUILDERS[v](s, s.hosts);
+    return v === 'l2' ? g.edges.length > 0 : g.nodes.length > 0;
+  });
+}
+
+/**
+ * Collapses the containers with the most elements until at most `maxNodes` element nodes remain
+ * (`expand` names containers that stay open). A collapsed container keeps its id, becomes kind
+ * `collapsed` with its counts per kind, and takes over its children's edges.
+ */
+function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: FilteredOut): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const children = groupBy(nodes.filter((n) => n.parent_id), 'parent_id');
+  let elements = nodes.filter((n) => !children.has(n.id)).length;
+  if (elements <= o.maxNodes) return { nodes, edges };
+  const keepOpen = new Set(o.expand ?? []);
+  const candidates = [...children.entries()].filter(([id]) => !keepOpen.has(id)).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
+  const closed = new Map<string, string>(); // child node id → collapsed container id
+  const collapsed = new Set<string>();
+  for (const [container, kids] of candidates) {
+    if (elements <= o.maxNodes) break;
+    collapsed.add(container);
+    for (const k of kids) closed.set(k.id, container);
+    elements -= kids.length - 1; // the children go, the container becomes an element
+    out.collapsed_containers += 1;
+    out.collapsed_nodes += kids.length;
+  }
+  out.over_budget = Math.max(0, elements - o.maxNodes);
+  const keptNodes = nodes.filter((n) => !closed.has(n.id)).map((n) => {
+    if (!collapsed.has(n.id)) return n;
+    const counts: Record<string, number> = {};
+    for (const k of children.get(n.id)!) counts[k.kind] = (counts[k.kind] ?? 0) + 1;
+    return { id: n.id, kind: 'collapsed', entity_id: n.entity_id, parent_id: n.parent_id, label: n.label, collapsed_kind: n.kind, counts };
+  });
+  const merged = new Map<string, GraphEdge>();
+  for (const e of edges) {
+    const source = closed.get(e.source) ?? e.source;
+    const target = closed.get(e.target) ?? e.target;
+    if (source === target) continue;
+    if (source === e.source && target === e.target) {
+      merged.set(e.id, e);
+      continue;
+    }
+    const id = `collapsed:${e.kind}:${source}:${target}`;
+    const prev = merged.get(id);
+    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, color: e.color, edge_style: e.edge_style }), count: ((prev?.count as number) ?? 0) + 1 });
+  }
+  return { nodes: keptNodes, edges: [...merged.values()] };
+}
+
+const byKeys = (...keys: string[]) => (a: Row, b: Row) => {
+  for (const k of keys) {
+    const x = a[k] ?? '';
+    const y = b[k] ?? '';
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+};
+
+/** Rows in one order whatever order the database read them in (live and history tables differ). */
+function ordered(s: Snapshot): Snapshot {
+  return {
+    ...s,
+    subnets: [...s.subnets].sort(byKeys('cidr', 'id')),
+    hosts: [...s.hosts].sort(byKeys('name', 'id')),
+    services: [...s.services].sort(byKeys('host_id', 'position', 'name', 'id')),
+    dependencies: [...s.dependencies].sort(byKeys('name', 'id')),
+  };
+}
+
+export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions): Graph {
+  const s = ordered(snapshot);
+  const filtered_out: FilteredOut = { hidden_hosts: 0, hosts_without_tag: 0, collapsed_containers: 0, collapsed_nodes: 0, over_budget: 0 };
+  const hosts = visibleHosts(s, o, filtered_out);
+  const drawn = BUILDERS[view](s, hosts);
+  const { nodes, edges } = collapse(drawn.nodes, drawn.edges, o, filtered_out);
+  return { nodes, edges, filtered_out };
+}
+
+/** A short hash of what is drawn: equal graphs, equal digests (the layout cache's key). */
+export function graphDigest(graph: Pick<Graph, 'nodes' | 'edges'>): string {
+  const h = createHash('sha256');
+  for (const n of [...graph.nodes].sort((a, b) => a.id.localeCompare(b.id))) h.update(JSON.stringify(n)).update('\n');
+  for (const e of [...graph.edges].sort((a, b) => a.id.localeCompare(b.id))) h.update(JSON.stringify(e)).update('\n');
+  return h.digest('hex').slice(0, 32);
+}

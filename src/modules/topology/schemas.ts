@@ -1,0 +1,53 @@
+import Joi from 'joi';
+import { at, uuid } from '../../http/schemas.js';
+import { VIEWS } from './graph.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A list given as `a,b` or as repeated parameters; each item must match `item`. */
+const list = (item: RegExp, what: string, max: number) =>
+  Joi.alternatives(Joi.array().items(Joi.string()), Joi.string().allow(''))
+    .custom((value: string | string[], helpers) => {
+      const items = [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean))];
+      if (items.length > max) return helpers.message({ custom: `{{#label}} lists more than ${max} items` });
+      const bad = items.find((i) => !item.test(i));
+      if (bad) return helpers.message({ custom: `{{#label}} item '${bad.slice(0, 80)}' is not ${what}` });
+      return items;
+    });
+
+export const topologyQuery = Joi.object({
+  network_id: uuid().required(),
+  view: Joi.string().valid(...VIEWS).default('l3'),
+  at: at(),
+  tag_ids: list(UUID, 'a tag id (uuid)', 100),
+  include_hidden: Joi.boolean().default(false),
+  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  expand: list(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
+});
+
+const node = Joi.object({
+  id: Joi.string().required(), kind: Joi.string().required(), entity_id: uuid().allow(null), parent_id: Joi.string().allow(null), label: Joi.string(),
+}).unknown(true).label('TopologyNode');
+const edge = Joi.object({
+  id: Joi.string().required(), kind: Joi.string().required(), source: Joi.string().required(), target: Joi.string().required(),
+}).unknown(true).label('TopologyEdge');
+
+export const topologyResponse = Joi.object({
+  network_id: uuid(),
+  view: Joi.string().valid(...VIEWS),
+  as_of: Joi.string(),
+  digest: Joi.string(),
+  available_views: Joi.array().items(Joi.string().valid(...VIEWS)),
+  nodes: Joi.array().items(node),
+  edges: Joi.array().items(edge),
+  layout: Joi.object({
+    status: Joi.string().valid('ready', 'pending', 'failed', 'skipped'),
+    positions: Joi.object().pattern(Joi.string(), Joi.object({ x: Joi.number(), y: Joi.number(), width: Joi.number(), height: Joi.number() })),
+    pinned: Joi.array().items(Joi.string()),
+  }),
+  filtered_out: Joi.object({
+    hidden_hosts: Joi.number().integer(), hosts_without_tag: Joi.number().integer(),
+    collapsed_containers: Joi.number().integer(), collapsed_nodes: Joi.number().integer(), over_budget: Joi.number().integer(),
+  }),
+}).label('Topology');

@@ -1,0 +1,222 @@
+// The topology API (issue 11) through HTTP, on one small network made through the API: each view,
+// `at`, filters, collapse and expand, stable ids and digests, bad input. Plus the pure builder.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectError, expectOk, type Credential } from '../support/client.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+
+interface Net {
+  subnetA: any; subnetB: any; web: any; db: any; bare: any; hidden: any; app: any;
+  svc: Record<'nginx' | 'metrics' | 'agent' | 'postgres' | 'cron', string>;
+  ip: Record<'webA' | 'webB' | 'dbA', string>;
+  deps: { path: any; hub: any };
+}
+
+/** Two subnets; web (2 addresses), db (1), bare (no address), a hidden host; two dependencies; an application tag; a physical link. */
+async function buildNetwork(app: TestApp, auth: Credential, networkId: string): Promise<Net> {
+  const post = async (path: string, body: unknown) => expectOk(await call(app.url, 'POST', path, { auth, body }), 201);
+  const subnetA = await post('/api/v1/subnets', { network_id: networkId, cidr: '10.1.0.0/24', name: 'office' });
+  const subnetB = await post('/api/v1/subnets', { network_id: networkId, cidr: '10.2.0.0/24', name: 'servers' });
+  const appTag = await post('/api/v1/tags', { name: 'shop', color: 'Teal', is_application: true });
+  const [p443, ipA, ipB] = [randomUUID(), randomUUID(), randomUUID()];
+  const web = await post('/api/v1/hosts', {
+    network_id: networkId, name: 'web', hostname: 'web.lan',
+    ip_addresses: [{ id: ipA, subnet_id: subnetA.id, ip_address: '10.1.0.10' }, { id: ipB, subnet_id: subnetB.id, ip_address: '10.2.0.10' }],
+    ports: [{ id: p443, number: 443, protocol: 'Tcp' }],
+    services: [
+      { name: 'nginx', service_definition: 'Nginx', tags: [appTag.id], bindings: [{ type: 'Port', port_id: p443 }] },
+      { name: 'metrics', service_definition: 'Prometheus', bindings: [{ type: 'IPAddress', ip_address_id: ipB }] },
+      { name: 'agent', service_definition: 'Custom', bindings: [] },
+    ],
+  });
+  const p5432 = randomUUID();
+  const db = await post('/api/v1/hosts', {
+    network_id: networkId, name: 'db',
+    ip_addresses: [{ subnet_id: subnetA.id, ip_address: '10.1.0.20' }],
+    ports: [{ id: p5432, number: 5432, protocol: 'Tcp' }],
+    services: [{ name: 'postgres', service_definition: 'PostgreSQL', tags: [appTag.id], bindings: [{ type: 'Port', port_id: p5432 }] }],
+  });
+  const bare = await post('/api/v1/hosts', { network_id: networkId, name: 'bare', services: [{ name: 'cron', service_definition: 'Custom', bindings: [] }] });
+  const hidden = await post('/api/v1/hosts', { network_id: networkId, name: 'ghost', hidden: true, ip_addresses: [{ subnet_id: subnetA.id, ip_address: '10.1.0.99' }] });
+  const svcOf = (host: any, name: string) => host.services.find((s: any) => s.name === name).id as string;
+  const svc = { nginx: svcOf(web, 'nginx'), metrics: svcOf(web, 'metrics'), agent: svcOf(web, 'agent'), postgres: svcOf(db, 'postgres'), cron: svcOf(bare, 'cron') };
+  const ip = {
+    webA: web.ip_addresses.find((i: any) => i.ip_address === '10.1.0.10').id, webB: web.ip_addresses.find((i: any) => i.ip_address === '10.2.0.10').id,
+    dbA: db.ip_addresses[0].id,
+  };
+  // Virtualization as Scanopy daemons report it: db is a VM under web's "metrics"; agent a container under nginx.
+  const put = async (path: string, body: unknown) => expectOk(await call(app.url, 'PUT', path, { auth, body }));
+  await put(`/api/v1/hosts/${db.id}`, { id: db.id, name: 'db', hidden: false, tags: [], virtualization: { type: 'Proxmox', details: { service_id: svc.metrics, vm_id: 101 } } });
+  await put(`/api/v1/services/${svc.agent}`, { name: 'agent', service_definition: 'Custom', tags: [], virtualization: { type: 'Docker', details: { service_id: svc.nginx } }, bindings: [] });
+  const path = await post('/api/v1/dependencies', {
+    name: 'checkout', network_id: networkId, color: 'Blue', dependency_type: 'RequestPath', edge_style: 'Bezier',
+    members: { type: 'Services', service_ids: [svc.nginx, svc.postgres] },
+  });
+  const hub = await post('/api/v1/dependencies', {
+    name: 'db users', network_id: networkId, color: 'Red', dependency_type: 'HubAndSpoke', edge_style: 'Straight',
+    members: { type: 'Services', service_ids: [svc.postgres, svc.nginx, svc.metrics] },
+  });
+  // A physical link, recorded on one side only (discovery fills `neighbor`).
+  const webIf = await post('/api/v1/interfaces', { host_id: web.id, if_index: 1, if_name: 'eth0' });
+  const dbIf = await post('/api/v1/interfaces', { host_id: db.id, if_index: 1, if_name: 'eth0' });
+  await app.services.orm.em.fork().execute(`update interfaces set neighbor = ?::jsonb where id = ?`, [JSON.stringify({ interface_id: dbIf.id }), webIf.id]);
+  return { subnetA, subnetB, web, db, bare, hidden, app: appTag, svc, ip, deps: { path, hub } };
+}
+
+describe('topology: the network as a graph', () => {
+  let app: TestApp;
+  let t: Tenant;
+  let n: Net;
+  const topo = async (query: string, auth: Credential = t.owner) => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}${query}`, { auth }));
+  const byId = (data: any) => new Map<string, any>(data.nodes.map((x: any) => [x.id, x]));
+
+  beforeEach(async () => {
+    app = await startTestApp();
+    t = await registerTenant(app.url, 'topo');
+    n = await buildNetwork(app, t.owner, t.defaultNetworkId);
+  });
+  afterEach(() => app.close());
+
+  it('l3: subnets hold one node per address with the services drawn there; same-host and dependency edges', async () => {
+    const data = await topo('');
+    expect(data).to.include({ network_id: t.defaultNetworkId, view: 'l3' });
+    expect(data.available_views).to.deep.equal(['l3', 'workloads', 'application', 'l2']);
+    expect(data.digest).to.match(/^[0-9a-f]{32}$/);
+    const nodes = byId(data);
+    expect(nodes.get(`subnet:${n.subnetA.id}`)).to.include({ kind: 'subnet', entity_id: n.subnetA.id, parent_id: null, cidr: '10.1.0.0/24', name: 'office' });
+    const webA = nodes.get(`ip_address:${n.ip.webA}`);
+    expect(webA).to.include({ kind: 'ip_address', parent_id: `subnet:${n.subnetA.id}`, host_id: n.web.id, host_name: 'web', ip_address: '10.1.0.10' });
+    // nginx (a port binding without an address) on both of web's addresses; agent (unbound) on the first; metrics on its address.
+    expect(webA.services.map((s: any) => s.name)).to.deep.equal(['nginx', 'agent']);
+    expect(webA.services[0]).to.deep.equal({ id: n.svc.nginx, name: 'nginx', service_definition: 'Nginx', ports: [{ number: 443, protocol: 'Tcp' }] });
+    expect(nodes.get(`ip_address:${n.ip.webB}`).services.map((s: any) => s.name)).to.deep.equal(['nginx', 'metrics']);
+    expect(nodes.get(`ip_address:${n.ip.webB}`).parent_id).to.equal(`subnet:${n.subnetB.id}`);
+    // A host without addresses is one node of its own; the hidden host is left out and counted.
+    expect(nodes.get(`host:${n.bare.id}`)).to.include({ kind: 'host', parent_id: null, label: 'bare' });
+    expect(nodes.get(`host:${n.bare.id}`).services.map((s: any) => s.name)).to.deep.equal(['cron']);
+    expect([...nodes.values()].some((x) => x.host_id === n.hidden.id)).to.equal(false);
+    expect(data.filtered_out).to.include({ hidden_hosts: 1 });
+
+    const edges = data.edges;
+    expect(edges.filter((e: any) => e.kind === 'same_host')).to.deep.equal([
+      { id: `same_host:${n.ip.webA}:${n.ip.webB}`, kind: 'same_host', source: `ip_address:${n.ip.webA}`, target: `ip_address:${n.ip.webB}`, host_id: n.web.id },
+    ]);
+    const path = edges.filter((e: any) => e.dependency_id === n.deps.path.id);
+    expect(path).to.have.length(1);
+    expect(path[0]).to.include({
+      kind: 'request_path', source: `ip_address:${n.ip.webA}`, target: `ip_address:${n.ip.dbA}`, color: 'Blue', edge_style: 'Bezier',
+      source_service_id: n.svc.nginx, target_service_id: n.svc.postgres,
+    });
+    const hub = edges.filter((e: any) => e.dependency_id === n.deps.hub.id).map((e: any) => [e.kind, e.source, e.target]);
+    expect(hub).to.deep.equal([
+      ['hub_and_spoke', `ip_address:${n.ip.dbA}`, `ip_address:${n.ip.webA}`],
+      ['hub_and_spoke', `ip_address:${n.ip.dbA}`, `ip_address:${n.ip.webB}`],
+    ]);
+    for (const e of edges) expect(nodes.has(e.source) && nodes.has(e.target), e.id).to.equal(true);
+    // Nothing changed: the same digest. include_hidden shows the hidden host.
+    expect((await topo('')).digest).to.equal(data.digest);
+    const all = byId(await topo('&include_hidden=true'));
+    expect([...all.values()].some((x) => x.host_id === n.hidden.id)).to.equal(true);
+  });
+
+  it('workloads, application and l2 views', async () => {
+    const w = await topo('&view=workloads');
+    const wn = byId(w);
+    expect(wn.get(`host:${n.web.id}`)).to.include({ kind: 'host', parent_id: null, label: 'web' });
+    expect(wn.get(`service:${n.svc.nginx}`)).to.include({ kind: 'service', parent_id: `host:${n.web.id}`, service_definition: 'Nginx' });
+    const kinds = (data: any, kind: string) => data.edges.filter((e: any) => e.kind === kind).map((e: any) => [e.source, e.target]);
+    expect(kinds(w, 'hypervisor')).to.deep.equal([[`service:${n.svc.metrics}`, `host:${n.db.id}`]]);
+    expect(kinds(w, 'container_runtime')).to.deep.equal([[`service:${n.svc.nginx}`, `service:${n.svc.agent}`]]);
+    expect(kinds(w, 'request_path')).to.deep.equal([[`service:${n.svc.nginx}`, `service:${n.svc.postgres}`]]);
+
+    const a = await topo('&view=application');
+    expect(a.nodes.map((x: any) => [x.id, x.parent_id])).to.deep.equal([
+      [`tag:${n.app.id}`, null], [`service:${n.svc.nginx}`, `tag:${n.app.id}`], [`service:${n.svc.postgres}`, `tag:${n.app.id}`],
+    ]);
+    // Only members drawn in the view are joined: the hub's spoke to metrics (no application tag) is not.
+    expect(a.edges.map((e: any) => e.kind).sort()).to.deep.equal(['hub_and_spoke', 'request_path']);
+
+    const l2 = await topo('&view=l2');
+    expect(l2.nodes.filter((x: any) => x.kind === 'interface').map((x: any) => x.label)).to.deep.equal(['eth0', 'eth0']);
+    expect(l2.edges).to.have.length(1);
+    expect(l2.edges[0].kind).to.equal('physical_link');
+  });
+
+  it('at: the graph as of an earlier instant, from history (a host deleted since is there)', async () => {
+    const before = await topo('');
+    const instant = before.as_of;
+    expectOk(await call(app.url, 'DELETE', `/api/v1/dependencies/${n.deps.path.id}`, { auth: t.owner }));
+    expectOk(await call(app.url, 'DELETE', `/api/v1/dependencies/${n.deps.hub.id}`, { auth: t.owner }));
+    expectOk(await call(app.url, 'DELETE', `/api/v1/hosts/${n.db.id}`, { auth: t.owner }));
+    const now = await topo('');
+    expect(byId(now).has(`ip_address:${n.ip.dbA}`)).to.equal(false);
+    expect(now.digest).to.not.equal(before.digest);
+    const then = await topo(`&at=${encodeURIComponent(instant)}`);
+    expect(then.as_of).to.equal(instant);
+    expect(byId(then).get(`ip_address:${n.ip.dbA}`)).to.include({ host_name: 'db', ip_address: '10.1.0.20' });
+    expect(then.digest).to.equal(before.digest);
+    expect(then.nodes).to.deep.equal(before.nodes);
+    expect(then.edges).to.deep.equal(before.edges);
+  });
+
+  it('tag_ids keeps the hosts carrying one of the tags', async () => {
+    const tag = expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: t.owner, body: { name: 'prod', color: 'Red' } }), 201);
+    expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${n.bare.id}`, { auth: t.owner, body: { id: n.bare.id, name: 'bare', hidden: false, tags: [tag.id] } }));
+    const data = await topo(`&tag_ids=${tag.id},${randomUUID()}`);
+    expect(data.nodes.filter((x: any) => x.kind !== 'subnet').map((x: any) => x.id)).to.deep.equal([`host:${n.bare.id}`]);
+    expect(data.filtered_out).to.include({ hosts_without_tag: 2, hidden_hosts: 1 });
+  });
+
+  it('max_nodes collapses the biggest containers into one node with counts; expand keeps chosen ones open', async () => {
+    // Element nodes: office holds web A and db A, servers holds web B, plus the bare host: 4.
+    const data = await topo('&max_nodes=3');
+    const office = byId(data).get(`subnet:${n.subnetA.id}`);
+    expect(office).to.deep.equal({
+      id: `subnet:${n.subnetA.id}`, kind: 'collapsed', entity_id: n.subnetA.id, parent_id: null, label: 'office', collapsed_kind: 'subnet', counts: { ip_address: 2 },
+    });
+    expect(data.filtered_out).to.include({ collapsed_containers: 1, collapsed_nodes: 2, over_budget: 0 });
+    for (const e of data.edges) expect(byId(data).has(e.source) && byId(data).has(e.target), e.id).to.equal(true);
+    // Edges into the collapsed subnet end at it: web B's same-host edge now joins it.
+    expect(data.edges.some((e: any) => e.source === `subnet:${n.subnetA.id}` && e.target === `ip_address:${n.ip.webB}`)).to.equal(true);
+
+    const opened = await topo(`&max_nodes=3&expand=subnet:${n.subnetA.id}`);
+    expect(byId(opened).get(`subnet:${n.subnetA.id}`).kind).to.equal('subnet');
+    expect(byId(opened).get(`subnet:${n.subnetB.id}`).kind).to.equal('collapsed');
+  });
+
+  it('bad input is a 400 with the field; another organization’s network is 404; a Viewer reads', async () => {
+    for (const q of ['&view=l7', '&max_nodes=0', '&max_nodes=abc', '&expand=subnet', '&tag_ids=nope', '&at=2999-01-01T00:00:00Z', '&include_hidden=maybe']) {
+      const res = await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}${q}`, { auth: t.owner });
+      expect(res.status, q).to.equal(400);
+      expect(res.body.code, q).to.match(/^validation_/);
+    }
+    expectError(await call(app.url, 'GET', '/api/v1/topology', { auth: t.owner }), 400, 'validation_failed');
+    expectError(await call(app.url, 'GET', '/api/v1/topology?network_id=not-a-uuid', { auth: t.owner }), 400, 'validation_failed');
+    const other = await registerTenant(app.url, 'other');
+    expectError(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}`, { auth: other.owner }), 404, 'entity_not_found');
+    expectError(await call(app.url, 'GET', `/api/v1/topology?network_id=${randomUUID()}`, { auth: t.owner }), 404, 'entity_not_found');
+  });
+});
+
+describe('topology: graph builder (pure)', () => {
+  const empty: Snapshot = { subnets: [], hosts: [], ipAddresses: [], ports: [], services: [], bindings: [], interfaces: [], dependencies: [], tags: [] };
+  it('a dependency over binding members draws between the services of those bindings, in member order', () => {
+    const s: Snapshot = {
+      ...empty,
+      hosts: [{ id: 'h1', name: 'a', tags: [] }, { id: 'h2', name: 'b', tags: [] }],
+      services: [{ id: 's1', host_id: 'h1', name: 'x', position: 0 }, { id: 's2', host_id: 'h2', name: 'y', position: 0 }],
+      bindings: [{ id: 'b1', service_id: 's1', type: 'Port', port_id: null, ip_address_id: null }, { id: 'b2', service_id: 's2', type: 'Port', port_id: null, ip_address_id: null }],
+      dependencies: [{ id: 'd', name: 'd', dependency_type: 'RequestPath', color: 'Blue', edge_style: 'Straight', members: { type: 'Bindings', binding_ids: ['b2', 'b1'] } }],
+    };
+    const g = buildGraph(s, 'workloads', { maxNodes: 100 });
+    expect(g.edges.map((e) => [e.source, e.target])).to.deep.equal([['service:s2', 'service:s1']]);
+  });
+  it('leaves every node when within max_nodes, and reports what could not be collapsed', () => {
+    const s: Snapshot = { ...empty, hosts: Array.from({ length: 5 }, (_, i) => ({ id: `h${i}`, name: `h${i}`, tags: [] })) };
+    const g = buildGraph(s, 'l3', { maxNodes: 3 });
+    expect(g.nodes).to.have.length(5);
+    expect(g.filtered_out.over_budget).to.equal(2);
+  });
+});
