@@ -1,5 +1,7 @@
 // Builds the process's services and the Koa application from them.
+import zlib from 'node:zlib';
 import Koa from 'koa';
+import compress from 'koa-compress';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { Redis } from 'ioredis';
@@ -80,6 +82,8 @@ export function buildApp(services: Services): Koa {
   router.get('/', (ctx) => ctx.redirect('/api/docs'));
 
   app.use(requestLog(services.logger, services.metrics.observeRequest));
+  // Answers over 1 KB are compressed when the client accepts it (topology payloads are large).
+  app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 }, deflate: false }));
   app.use(errorEnvelope(services.config));
   app.use(securityHeaders()); // same-origin writes, nosniff, no-store, CSP on HTML
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)

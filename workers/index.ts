@@ -4,6 +4,7 @@
 //   server-poll     one scheduler per server_poll daemon         workers/serverPoll.ts
 //   discovery-sync  ingest of discovered hosts and subnets       workers/discoverySync.ts
 //   version-status  periodic re-evaluation of version statuses   workers/versionStatus.ts
+//   topology-layout elkjs layouts of topology graphs, cached      workers/topologyLayout.ts
 //
 // Metrics: this process serves no HTTP. Each job's duration and the version-status change count are
 // added to Redis hashes (src/core/queues.ts SharedMetricsStore) and exposed by the API's /metrics,
@@ -20,6 +21,7 @@ import { closeWorkerServices, createWorkerServices } from './context.js';
 import { startDiscoverySync } from './discoverySync.js';
 import { startMaintenance } from './maintenance.js';
 import { startServerPoll } from './serverPoll.js';
+import { startTopologyLayout } from './topologyLayout.js';
 import { startVersionStatus } from './versionStatus.js';
 
 const config = loadConfig();
@@ -35,7 +37,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 const started = (async () => {
-  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus]) {
+  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout]) {
     if (stopping) return;
     const worker = await start(services);
     worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));

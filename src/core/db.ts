@@ -15,6 +15,7 @@ import { Migration20261124000007DaemonPollErrors } from '../../migrations/Migrat
 import { Migration20261125000008IdempotencyKeys } from '../../migrations/Migration20261125000008IdempotencyKeys.js';
 import { Migration20261125000009Operators } from '../../migrations/Migration20261125000009Operators.js';
 import { Migration20261125000010DaemonAliases } from '../../migrations/Migration20261125000010DaemonAliases.js';
+import { Migration20261125000011TopologyLayouts } from '../../migrations/Migration20261125000011TopologyLayouts.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000008IdempotencyKeys', class: Migration20261125000008IdempotencyKeys },
   { name: 'Migration20261125000009Operators', class: Migration20261125000009Operators },
   { name: 'Migration20261125000010DaemonAliases', class: Migration20261125000010DaemonAliases },
+  { name: 'Migration20261125000011TopologyLayouts', class: Migration20261125000011TopologyLayouts },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -14,6 +14,7 @@ export const QUEUE_NAMES = {
   serverPoll: 'server-poll',
   discoverySync: 'discovery-sync',
   versionStatus: 'version-status',
+  topologyLayout: 'topology-layout',
 } as const;
 
 export type QueueKey = keyof typeof QUEUE_NAMES;
@@ -222,6 +223,8 @@ export interface Queues {
   serverPoll: Queue<ServerPollJob | Record<string, never>>;
   discoverySync: Queue<DiscoverySyncJob>;
   versionStatus: Queue;
+  /** Graphs to lay out (src/modules/topology/layout.ts LayoutJob). */
+  topologyLayout: Queue;
   close(): Promise<void>;
 }
 
@@ -254,6 +257,7 @@ export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, 
     serverPoll: byName[QUEUE_NAMES.serverPoll] as Queue<ServerPollJob | Record<string, never>>,
     discoverySync: byName[QUEUE_NAMES.discoverySync] as Queue<DiscoverySyncJob>,
     versionStatus: byName[QUEUE_NAMES.versionStatus],
+    topologyLayout: byName[QUEUE_NAMES.topologyLayout],
     async close() {
       await Promise.allSettled(Object.values(byName).map((q) => q.close()));
       sharedClient?.disconnect();

@@ -348,6 +348,11 @@ const FIXTURES: Record<string, Fixture> = {
       expect(data.nodes.map((n: { id: string }) => n.id)).to.include(`ip_address:${ids.ipAddress}`);
     },
   },
+  'PUT /api/v1/topology/positions': {
+    role: 'Member', outside: 'Network', body: (p) => ({ network_id: p.network, view: 'l3', positions: { [`host:${p.host}`]: { x: 10, y: 20 } } }),
+    check: (data, { ids }) => { expect(data.pinned).to.include(`host:${ids.host}`); },
+  },
+  'DELETE /api/v1/topology/positions': { role: 'Member', outside: 'Network', query: (p) => `?network_id=${p.network}&view=l3` },
 };
 
 /** The only routes that answer without a credential (decisions §2, §8). */

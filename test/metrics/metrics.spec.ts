@@ -76,7 +76,7 @@ describe('metrics endpoint', () => {
     await store.incrementCounter(SHARED_COUNTERS.versionStatusChanges.name, { from: 'Deprecated', to: 'Unsupported' });
 
     const text = (await scrape()).body as string;
-    for (const queue of ['maintenance', 'server-poll', 'discovery-sync', 'version-status']) {
+    for (const queue of ['maintenance', 'server-poll', 'discovery-sync', 'version-status', 'topology-layout']) {
       for (const state of ['waiting', 'active', 'failed', 'completed']) {
         expect(sample(text, 'bullmq_queue_jobs', { queue, state }), `${queue} ${state}`).to.be.a('number');
       }

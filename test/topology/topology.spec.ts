@@ -5,7 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
-import { registerTenant, type Tenant } from '../support/world.js';
+import { createUser, registerTenant, type Tenant } from '../support/world.js';
+import { waitFor, workerServicesFor } from '../workers/support.js';
+import { startTopologyLayout } from '../../workers/topologyLayout.js';
+import type { Worker } from 'bullmq';
 
 interface Net {
   subnetA: any; subnetB: any; web: any; db: any; bare: any; hidden: any; app: any;
@@ -184,6 +187,64 @@ describe('topology: the network as a graph', () => {
     const opened = await topo(`&max_nodes=3&expand=subnet:${n.subnetA.id}`);
     expect(byId(opened).get(`subnet:${n.subnetA.id}`).kind).to.equal('subnet');
     expect(byId(opened).get(`subnet:${n.subnetB.id}`).kind).to.equal('collapsed');
+  });
+
+  it('layout: pending at once, laid out by the topology-layout worker (real BullMQ), cached by digest; pins laid over every layout', async () => {
+    const services = workerServicesFor(app);
+    let worker: Worker | undefined;
+    try {
+      const first = await topo('');
+      expect(first.layout).to.deep.equal({ status: 'pending', positions: {}, pinned: [] });
+      expect(await services.queues.topologyLayout.getJobCounts('waiting', 'prioritized')).to.include({ waiting: 1 });
+      worker = await startTopologyLayout(services);
+      const ready = await waitFor('layout ready', async () => {
+        const data = await topo('');
+        return data.layout.status === 'ready' && data;
+      });
+      expect(ready.digest).to.equal(first.digest);
+      expect(Object.keys(ready.layout.positions).sort()).to.deep.equal(ready.nodes.map((x: any) => x.id).sort());
+      // Containers enclose their elements.
+      const box = (id: string) => ready.layout.positions[id];
+      const office = box(`subnet:${n.subnetA.id}`);
+      const webA = box(`ip_address:${n.ip.webA}`);
+      expect(webA.x).to.be.at.least(office.x);
+      expect(webA.y + webA.height).to.be.at.most(office.y + office.height);
+      // Asked again, unchanged: served from the cache, no new job.
+      expect((await topo('')).layout).to.deep.equal(ready.layout);
+      expect((await services.queues.topologyLayout.getJobs(['completed', 'waiting', 'active'])).length).to.equal(1);
+
+      // A pin: the node stays where the user put it, in this layout and in the next one.
+      const pinned = `ip_address:${n.ip.dbA}`;
+      const pinnedRes = expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: -500, y: 42.5 } } } }));
+      expect(pinnedRes.pinned).to.deep.equal([pinned]);
+      const withPin = await topo('');
+      expect(withPin.layout.pinned).to.deep.equal([pinned]);
+      expect(withPin.layout.positions[pinned]).to.include({ x: -500, y: 42.5 });
+      expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: t.defaultNetworkId, name: 'newcomer' } }), 201);
+      const relaid = await waitFor('new layout ready', async () => {
+        const data = await topo('');
+        return data.digest !== ready.digest && data.layout.status === 'ready' && data;
+      });
+      expect(relaid.layout.positions[pinned]).to.include({ x: -500, y: 42.5 });
+      expect(relaid.layout.positions).to.have.property(`host:${relaid.nodes.find((x: any) => x.label === 'newcomer').entity_id}`);
+      // Unpinned: the worker's position again. A Viewer may read but not pin.
+      expect(expectOk(await call(app.url, 'DELETE', `/api/v1/topology/positions?network_id=${t.defaultNetworkId}&view=l3`, { auth: t.owner })).pinned).to.deep.equal([]);
+      expect((await topo('')).layout.pinned).to.deep.equal([]);
+      const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
+      expect((await topo('', viewer.auth)).layout.status).to.equal('ready');
+      expectError(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: viewer.auth, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: 1, y: 1 } } } }), 403, 'auth_permission_denied');
+    } finally {
+      await worker?.close();
+      await services.close();
+    }
+  });
+
+  it('answers over 1 KB compressed when the client accepts gzip or br', async () => {
+    for (const encoding of ['gzip', 'br']) {
+      const res = await fetch(`${app.url}/api/v1/topology?network_id=${t.defaultNetworkId}`, { headers: { Cookie: t.owner.cookie!, 'Accept-Encoding': encoding } });
+      expect(res.headers.get('content-encoding')).to.equal(encoding);
+      expect((await res.json()).data.nodes.length).to.be.greaterThan(3);
+    }
   });
 
   it('bad input is a 400 with the field; another organization’s network is 404; a Viewer reads', async () => {

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { at, uuid } from '../../http/schemas.js';
+import { at, body, uuid } from '../../http/schemas.js';
 import { VIEWS } from './graph.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -45,9 +45,27 @@ export const topologyResponse = Joi.object({
     status: Joi.string().valid('ready', 'pending', 'failed', 'skipped'),
     positions: Joi.object().pattern(Joi.string(), Joi.object({ x: Joi.number(), y: Joi.number(), width: Joi.number(), height: Joi.number() })),
     pinned: Joi.array().items(Joi.string()),
+    error: Joi.string(),
   }),
   filtered_out: Joi.object({
     hidden_hosts: Joi.number().integer(), hosts_without_tag: Joi.number().integer(),
     collapsed_containers: Joi.number().integer(), collapsed_nodes: Joi.number().integer(), over_budget: Joi.number().integer(),
   }),
 }).label('Topology');
+
+export const positionsBody = body({
+  network_id: uuid().required(),
+  view: Joi.string().valid(...VIEWS).required(),
+  positions: Joi.object().pattern(
+    Joi.string().pattern(NODE_ID, '<kind>:<uuid>'),
+    Joi.object({ x: Joi.number().min(-1e7).max(1e7).required(), y: Joi.number().min(-1e7).max(1e7).required() }).unknown(true),
+  ).min(1).max(5000).required(),
+});
+
+export const unpinQuery = Joi.object({
+  network_id: uuid().required(),
+  view: Joi.string().valid(...VIEWS).required(),
+  node_ids: list(NODE_ID, 'a node id (<kind>:<uuid>)', 5000),
+});
+
+export const pinsResponse = Joi.object({ network_id: uuid(), view: Joi.string(), pinned: Joi.array().items(Joi.string()) }).label('TopologyPins');

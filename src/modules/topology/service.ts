@@ -3,7 +3,9 @@
 import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
+import type { Queue } from 'bullmq';
 import { availableViews, buildGraph, graphDigest, type Snapshot, type View } from './graph.js';
+import { layoutFor } from './layout.js';
 
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
@@ -42,27 +44,65 @@ export interface TopologyQuery {
   network_id: string; view: View; at?: string; tag_ids?: string[]; include_hidden: boolean; max_nodes: number; expand?: string[];
 }
 
+/** The graph of a query at one instant (the worker draws it again from the same inputs). */
+export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+  const snapshot = await loadSnapshot(db, organizationId, q.network_id, at);
+  const graph = buildGraph(snapshot, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand });
+  return { snapshot, graph, digest: graphDigest(graph) };
+}
+
 export const topologyService = {
-  async get(db: Db, scope: Scope, q: TopologyQuery) {
+  async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // One snapshot: every table read in one transaction, so `now` is one instant too.
-    const { snapshot, asOf } = await db.transaction(async (tx) => {
+    const { snapshot, graph, digest, asOf } = await db.transaction(async (tx) => {
       const now = q.at ?? (await tx.one<{ now: string }>(`select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))!.now;
-      return { snapshot: await loadSnapshot(tx, scope.organizationId, q.network_id, q.at), asOf: now };
+      return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
     });
-    const graph = buildGraph(snapshot, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand });
+    const layout = await layoutFor(db, layoutQueue, {
+      organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: asOf, digest,
+      tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes, expand: q.expand,
+    }, new Set(graph.nodes.map((n) => n.id)));
     return {
       network_id: q.network_id,
       view: q.view,
       as_of: asOf,
-      digest: graphDigest(graph),
+      digest,
       available_views: availableViews(snapshot),
       nodes: graph.nodes,
       edges: graph.edges,
-      // Laying out (elkjs in a worker, cached by digest) is the next step of issue 11: until then
-      // the client lays the graph out itself.
-      layout: { status: 'skipped' as const, positions: {}, pinned: [] },
+      layout,
       filtered_out: graph.filtered_out,
     };
+  },
+};
+
+/** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
+export const pinService = {
+  async pin(db: Db, scope: Scope, input: { network_id: string; view: View; positions: Record<string, { x: number; y: number }> }) {
+    await networkService.assertWritable(db, scope, input.network_id);
+    const rows = Object.entries(input.positions).map(([node_id, p]) => ({ node_id, x: p.x, y: p.y }));
+    await db.query(
+      `insert into topology_pins (organization_id, network_id, view, node_id, x, y)
+       select ?, ?, ?, r.node_id, r.x, r.y from jsonb_to_recordset(?::jsonb) as r(node_id text, x double precision, y double precision)
+       on conflict (network_id, view, node_id) do update set x = excluded.x, y = excluded.y, updated_at = now()`,
+      [scope.organizationId, input.network_id, input.view, JSON.stringify(rows)],
+    );
+    return this.list(db, input.network_id, input.view);
+  },
+
+  async unpin(db: Db, scope: Scope, q: { network_id: string; view: View; node_ids?: string[] }) {
+    await networkService.assertFilterable(db, scope, q.network_id); // a query parameter: 404 / 403 as for lists
+    if (q.node_ids?.length) {
+      await db.query(`delete from topology_pins where network_id = ? and view = ? and node_id = any(?::text[])`, [q.network_id, q.view, q.node_ids]);
+    } else {
+      await db.query(`delete from topology_pins where network_id = ? and view = ?`, [q.network_id, q.view]);
+    }
+    return this.list(db, q.network_id, q.view);
+  },
+
+  async list(db: Db, networkId: string, view: View) {
+    const rows = await db.query<{ node_id: string }>(`select node_id from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view]);
+    return { network_id: networkId, view, pinned: rows.map((r) => r.node_id) };
   },
 };

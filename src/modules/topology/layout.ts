@@ -1,0 +1,143 @@
+// Laying a topology graph out (issue 11.4). elkjs's layered algorithm with compound containers
+// runs in the `topology-layout` worker (workers/topologyLayout.ts), never in a request; its result
+// is kept in `topology_layouts` by (view, digest), so an unchanged graph is laid out once. A GET
+// answers at once: the stored layout, or `pending` after enqueueing the job. Pins (positions a user
+// fixed) are stored apart and laid over every answer, so a new layout never moves a pinned node.
+import { createRequire } from 'node:module';
+import type { ELK as ElkApi, ELKConstructorArguments } from 'elkjs/lib/elk-api.js';
+import type { Queue } from 'bullmq';
+import type { Db } from '../../core/db.js';
+import type { GraphEdge, GraphNode, View } from './graph.js';
+
+// elkjs ships CommonJS whose export is the constructor itself: required, not imported.
+const ELK = createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as new (args?: ELKConstructorArguments) => ElkApi;
+
+export interface Box { x: number; y: number; width: number; height: number }
+
+export interface Layout {
+  status: 'ready' | 'pending' | 'failed' | 'skipped';
+  positions: Record<string, Box>;
+  pinned: string[];
+  error?: string;
+}
+
+/** What the worker needs to draw the same graph again: the query, at the answer's instant. */
+export interface LayoutJob {
+  organization_id: string;
+  network_id: string;
+  view: View;
+  as_of: string;
+  digest: string;
+  tag_ids?: string[];
+  include_hidden: boolean;
+  max_nodes: number;
+  expand?: string[];
+}
+
+/**
+ * elk's options, chosen by measurement (bench/topology.ts): BRANDES_KOEPF node placement and one
+ * crossing-minimisation sweep cost a fraction of the defaults' time on 1,000+ nodes (the default
+ * NETWORK_SIMPLEX placement is the slow part) for a drawing of the same kind.
+ */
+export const ELK_OPTIONS: Record<string, string> = {
+  'elk.algorithm': 'layered',
+  'elk.direction': 'RIGHT',
+  'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+  'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
+  'elk.layered.thoroughness': '1',
+  'elk.spacing.nodeNode': '24',
+  'elk.layered.spacing.nodeNodeBetweenLayers': '48',
+  'elk.padding': '[top=36,left=16,bottom=16,right=16]',
+  'elk.separateConnectedComponents': 'true',
+};
+
+/** An element's size: wide enough for its label, one line more per service listed on it. */
+function sizeOf(node: GraphNode): { width: number; height: number } {
+  const services = Array.isArray(node.services) ? node.services.length : 0;
+  return { width: Math.min(320, Math.max(120, 16 + 7 * node.label.length)), height: 36 + 16 * services };
+}
+
+/** Positions (absolute, top-left) of every node of the graph. */
+export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], options: Record<string, string> = ELK_OPTIONS): Promise<Record<string, Box>> {
+  type ElkNode = { id: string; width?: number; height?: number; x?: number; y?: number; children?: ElkNode[]; layoutOptions?: Record<string, string> };
+  const byId = new Map<string, ElkNode>();
+  const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+  for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [] } : { id: n.id, ...sizeOf(n) });
+  const roots: ElkNode[] = [];
+  for (const n of nodes) {
+    const parent = n.parent_id ? byId.get(n.parent_id) : undefined;
+    (parent?.children ?? roots).push(byId.get(n.id)!);
+  }
+  const graph = {
+    id: 'root',
+    layoutOptions: options,
+    children: roots,
+    edges: edges.filter((e) => byId.has(e.source) && byId.has(e.target)).map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
+  };
+  const elk = new ELK();
+  const laid = (await elk.layout(graph as Parameters<typeof elk.layout>[0])) as unknown as ElkNode;
+  const positions: Record<string, Box> = {};
+  const walk = (node: ElkNode, dx: number, dy: number) => {
+    for (const child of node.children ?? []) {
+      const x = dx + (child.x ?? 0);
+      const y = dy + (child.y ?? 0);
+      positions[child.id] = { x: Math.round(x), y: Math.round(y), width: Math.round(child.width ?? 0), height: Math.round(child.height ?? 0) };
+      walk(child, x, y);
+    }
+  };
+  walk(laid, 0, 0);
+  return positions;
+}
+
+export const layoutJobId = (view: string, digest: string) => `layout-${view}-${digest}`;
+
+/**
+ * The layout of a graph for an answer: the stored one, else `pending` (and the job enqueued once:
+ * the pending row is the claim). Pins of the network's view are laid over it.
+ */
+export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: Set<string>): Promise<Layout> {
+  const pins = await db.query<{ node_id: string; x: number; y: number }>(
+    `select node_id, x, y from topology_pins where network_id = ? and view = ?`, [job.network_id, job.view],
+  );
+  let row = await db.one<{ status: Layout['status']; positions: Record<string, Box> | null; error: string | null }>(
+    `select status, positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
+  );
+  if (!row) {
+    const claimed = await db.query(
+      `insert into topology_layouts (view, digest, network_id, status) values (?, ?, ?, 'pending') on conflict do nothing returning 1`,
+      [job.view, job.digest, job.network_id],
+    );
+    if (claimed.length) {
+      try {
+        await queue.add('layout', job, { jobId: layoutJobId(job.view, job.digest), removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 } });
+      } catch (err) {
+        // Not queued (Redis down): no claim either, so the next answer tries again.
+        await db.query(`delete from topology_layouts where view = ? and digest = ? and status = 'pending'`, [job.view, job.digest]);
+        return { status: 'pending', positions: {}, pinned: [], error: `not queued: ${(err as Error).message}` };
+      }
+    }
+    row = { status: 'pending', positions: null, error: null };
+  }
+  const positions: Record<string, Box> = { ...(row.positions ?? {}) };
+  const pinned: string[] = [];
+  for (const p of pins) {
+    if (!nodeIds.has(p.node_id)) continue;
+    const box = positions[p.node_id];
+    positions[p.node_id] = { x: p.x, y: p.y, width: box?.width ?? 0, height: box?.height ?? 0 };
+    pinned.push(p.node_id);
+  }
+  return { status: row.status, positions, pinned: pinned.sort(), ...(row.error ? { error: row.error } : {}) };
+}
+
+/** The worker's end of it: the positions, or the failure, stored for every later answer. */
+export async function storeLayout(db: Db, job: Pick<LayoutJob, 'view' | 'digest' | 'network_id'>, result: { positions: Record<string, Box>; durationMs: number } | { error: string }): Promise<void> {
+  const ok = 'positions' in result;
+  await db.query(
+    `insert into topology_layouts (view, digest, network_id, status, positions, error, node_count, duration_ms, updated_at)
+     values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, now())
+     on conflict (view, digest) do update set status = excluded.status, positions = excluded.positions, error = excluded.error,
+       node_count = excluded.node_count, duration_ms = excluded.duration_ms, updated_at = now()`,
+    [job.view, job.digest, job.network_id, ok ? 'ready' : 'failed', ok ? JSON.stringify(result.positions) : null, ok ? null : result.error,
+      ok ? Object.keys(result.positions).length : null, ok ? Math.round(result.durationMs) : null],
+  );
+}
