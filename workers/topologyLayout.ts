@@ -7,14 +7,16 @@ import { Worker } from 'bullmq';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
 import { layoutGraph, storeLayout, type LayoutJob } from '../src/modules/topology/layout.js';
-import { graphAt } from '../src/modules/topology/service.js';
+import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const TOPOLOGY_LAYOUT_QUEUE = QUEUE_NAMES.topologyLayout;
 
 export async function runLayoutJob(services: Pick<WorkerServices, 'orm' | 'logger'>, job: LayoutJob): Promise<{ nodes: number; duration_ms: number }> {
   const db = new Db(services.orm.em.fork());
-  const { graph, digest } = await graphAt(db, job.organization_id, job, job.as_of);
+  const { graph, digest } = job.timeline
+    ? await timelineGraph(db, job.organization_id, { ...job, ...job.timeline }).then((u) => ({ graph: u, digest: u.digest }))
+    : await graphAt(db, job.organization_id, job, job.as_of);
   const started = performance.now();
   try {
     const positions = await layoutGraph(graph.nodes, graph.edges);

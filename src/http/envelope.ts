@@ -13,6 +13,11 @@ export interface Pagination {
 }
 
 /** What a list handler returns; the pipeline turns it into data + meta.pagination. */
+/** A file answered as it is, not in the envelope (exports): its type and download name. */
+export class FileResponse {
+  constructor(readonly contentType: string, readonly filename: string, readonly body: string) {}
+}
+
 export class Page<T = unknown> {
   constructor(readonly items: T[], readonly pagination: Pagination) {}
 

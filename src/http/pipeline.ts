@@ -10,7 +10,7 @@ import { replaceId, requireRole, type Scope } from '../core/scope.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../modules/accounts/entities.js';
 import type { Services } from '../core/services.js';
-import { meta, Page } from './envelope.js';
+import { FileResponse, meta, Page } from './envelope.js';
 import { fromJoi } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -191,6 +191,13 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
           : replaceId(result, alias.internal, alias.external);
       }
       ctx.status = run.status ?? 200;
+      if (result instanceof FileResponse) {
+        ctx.type = result.contentType;
+        ctx.attachment(result.filename, { type: 'attachment' });
+        ctx.type = result.contentType; // attachment() guesses a type from the name: ours wins
+        ctx.body = result.body;
+        return;
+      }
       ctx.body =
         result instanceof Page
           ? { success: true, data: result.items, meta: meta(services.config, { pagination: result.pagination }) }

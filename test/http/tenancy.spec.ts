@@ -208,6 +208,8 @@ interface Fixture {
   status?: number;
   /** Runs on the fresh entity before the allowed call (e.g. deleting the network a restore brings back). */
   afterFresh?: (id: string, app: TestApp, w: World) => Promise<void>;
+  /** The allowed call answers a file (an export), not the envelope. */
+  file?: boolean;
   /** More checks on the allowed call. */
   check?: (data: any, ctx: { app: TestApp; w: World; who: Person; ids: Ids }) => Promise<void> | void;
 }
@@ -347,6 +349,12 @@ const FIXTURES: Record<string, Fixture> = {
       expect(data.network_id).to.equal(ids.network);
       expect(data.nodes.map((n: { id: string }) => n.id)).to.include(`ip_address:${ids.ipAddress}`);
     },
+  },
+  'GET /api/v1/topology/diff': { role: 'Viewer', outside: 'Network', query: (p) => `?network_id=${p.network}&from=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}` },
+  'GET /api/v1/topology/timeline': { role: 'Viewer', outside: 'Network', query: (p) => `?network_id=${p.network}&from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}` },
+  'GET /api/v1/topology/export': {
+    role: 'Viewer', outside: 'Network', file: true, query: (p) => `?network_id=${p.network}&format=mermaid`,
+    check: (text) => { expect(text).to.match(/^flowchart LR/).and.to.contain('host-1'); },
   },
   'PUT /api/v1/topology/positions': {
     role: 'Member', outside: 'Network', body: (p) => ({ network_id: p.network, view: 'l3', positions: { [`host:${p.host}`]: { x: 10, y: 20 } } }),
@@ -517,7 +525,15 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
   if (freshKind && fx.afterFresh) await fx.afterFresh(over[freshKind]!, app, w);
   for (const kind of fx.freshInBody ?? []) over[kind] = await makeFresh(kind, app, w, who);
   const own = build(route, fx, w, who, w.inside, over);
-  const data = expectOk(await send(app, own, who.auth), fx.status ?? 200);
+  const answer = await send(app, own, who.auth);
+  if (fx.file) {
+    // A file, not an envelope (exports).
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.headers.get('content-disposition')).to.match(/^attachment; filename=/);
+    await fx.check?.(answer.body, { app, w, who, ids: own.ids });
+    return;
+  }
+  const data = expectOk(answer, fx.status ?? 200);
   if (fx.id && route.method !== 'delete') {
     const items = Array.isArray(data) ? data : [data.api_key ?? data];
     expect(items, 'answers the entity it names').to.not.be.empty;

@@ -9,6 +9,7 @@ import { createUser, registerTenant, type Tenant } from '../support/world.js';
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { startTopologyLayout } from '../../workers/topologyLayout.js';
 import type { Worker } from 'bullmq';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 interface Net {
   subnetA: any; subnetB: any; web: any; db: any; bare: any; hidden: any; app: any;
@@ -237,6 +238,77 @@ describe('topology: the network as a graph', () => {
       await worker?.close();
       await services.close();
     }
+  });
+
+  it('diff and timeline across real changes: a host renamed, a service added to an address, a dependency recoloured, a host deleted', async () => {
+    const t0 = (await topo('')).as_of;
+    const webBody = (name: string) => ({ id: n.web.id, name, hidden: false, tags: [] });
+    expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${n.web.id}`, { auth: t.owner, body: webBody('web-1') }));
+    const t1 = (await topo('')).as_of;
+    expectOk(await call(app.url, 'POST', '/api/v1/services', { auth: t.owner, body: { host_id: n.db.id, name: 'pgbouncer', service_definition: 'PgBouncer', bindings: [] } }), 201);
+    expectOk(await call(app.url, 'PUT', `/api/v1/dependencies/${n.deps.path.id}`, { auth: t.owner, body: { ...n.deps.path, color: 'Green' } }));
+    expectOk(await call(app.url, 'DELETE', `/api/v1/hosts/${n.bare.id}`, { auth: t.owner }));
+    const t2 = (await topo('')).as_of;
+
+    const diff = expectOk(await call(app.url, 'GET', `/api/v1/topology/diff?network_id=${t.defaultNetworkId}&from=${encodeURIComponent(t0)}&to=${encodeURIComponent(t2)}`, { auth: t.owner }));
+    expect(diff).to.include({ from: t0, to: t2, view: 'l3' });
+    expect(diff.nodes.removed.map((x: any) => x.id)).to.deep.equal([`host:${n.bare.id}`]);
+    expect(diff.nodes.added).to.deep.equal([]);
+    const changed = new Map<string, any>(diff.nodes.changed.map((c: any) => [c.id, c.changes]));
+    expect(changed.get(`ip_address:${n.ip.webA}`).host_name).to.deep.equal(['web', 'web-1']);
+    expect(changed.get(`ip_address:${n.ip.webA}`).label).to.deep.equal(['web 10.1.0.10', 'web-1 10.1.0.10']);
+    const [before, after] = changed.get(`ip_address:${n.ip.dbA}`).services;
+    expect(after.map((x: any) => x.name)).to.deep.equal([...before.map((x: any) => x.name), 'pgbouncer']);
+    const recoloured = diff.edges.changed.find((c: any) => c.id.startsWith(`dependency:${n.deps.path.id}:`));
+    expect(recoloured.changes.color).to.deep.equal(['Blue', 'Green']);
+    // Nothing since t2: an empty diff up to now. from after to: 400.
+    await new Promise((r) => setTimeout(r, 5));
+    const none = expectOk(await call(app.url, 'GET', `/api/v1/topology/diff?network_id=${t.defaultNetworkId}&from=${encodeURIComponent(t2)}`, { auth: t.owner }));
+    expect([none.nodes.added, none.nodes.removed, none.nodes.changed, none.edges.changed].flat()).to.deep.equal([]);
+    expectError(await call(app.url, 'GET', `/api/v1/topology/diff?network_id=${t.defaultNetworkId}&from=${encodeURIComponent(t2)}&to=${encodeURIComponent(t0)}`, { auth: t.owner }), 400, 'validation_failed');
+
+    const timeline = expectOk(await call(app.url, 'GET', `/api/v1/topology/timeline?network_id=${t.defaultNetworkId}&from=${encodeURIComponent(t0)}&to=${encodeURIComponent(t2)}`, { auth: t.owner }));
+    expect(timeline.ticks[0]).to.equal(t0);
+    expect(timeline.ticks.length).to.be.at.least(4); // the rename, the service, the colour, the deletion (and their cascades)
+    expect(timeline.ticks.some((x: string) => x > t0 && x <= t1)).to.equal(true);
+    const bare = timeline.nodes.find((x: any) => x.id === `host:${n.bare.id}`);
+    expect(bare.intervals).to.have.length(1);
+    expect(bare.intervals[0].from).to.equal(t0);
+    expect(bare.intervals[0].to > t1, `${bare.intervals[0].to} after ${t1}`).to.equal(true);
+    const webA = timeline.nodes.find((x: any) => x.id === `ip_address:${n.ip.webA}`);
+    expect(webA.intervals).to.deep.equal([{ from: t0, to: null }]);
+    expect(webA.host_name).to.equal('web-1'); // as last drawn
+    expect(timeline.layout.status).to.equal('pending');
+  });
+
+  it('exports: SVG, GraphML and draw.io are well-formed XML naming every host; Mermaid has a subgraph per subnet', async () => {
+    const parser = new XMLParser({ ignoreAttributes: false });
+    const hostNames = ['web', 'db', 'bare'];
+    const files: Record<string, string> = {};
+    for (const [format, type, ext] of [['svg', 'image/svg+xml', 'svg'], ['graphml', 'application/graphml+xml', 'graphml'], ['drawio', 'application/vnd.jgraph.mxfile', 'drawio'], ['mermaid', 'text/vnd.mermaid', 'mmd']]) {
+      const res = await fetch(`${app.url}/api/v1/topology/export?network_id=${t.defaultNetworkId}&format=${format}`, { headers: { Cookie: t.owner.cookie! } });
+      expect(res.status, format).to.equal(200);
+      expect(res.headers.get('content-type'), format).to.match(new RegExp(`^${type.replace('+', '\\+')}`));
+      expect(res.headers.get('content-disposition'), format).to.match(new RegExp(`^attachment; filename="topology-default-l3-\\d{4}-\\d\\d-\\d\\d\\.${ext}"$`));
+      files[format] = await res.text();
+    }
+    for (const format of ['svg', 'graphml', 'drawio']) {
+      expect(XMLValidator.validate(files[format]!), format).to.equal(true);
+      for (const name of hostNames) expect(files[format], `${format} names ${name}`).to.contain(name);
+    }
+    const svg = parser.parse(files.svg!).svg;
+    expect(svg['@_xmlns']).to.equal('http://www.w3.org/2000/svg');
+    expect(files.svg).to.not.match(/(href|src)="(https?:)?\/\//); // standalone: no external reference
+    expect(files.svg).to.contain('stroke="#3b82f6"'); // the Blue dependency in its colour
+    const graphml = parser.parse(files.graphml!).graphml;
+    expect(graphml.graph.node.length ?? 1).to.be.greaterThan(1);
+    expect(files.graphml).to.contain('<data key="x">');
+    const drawio = parser.parse(files.drawio!).mxfile.diagram.mxGraphModel.root.mxCell;
+    expect(drawio.filter((c: any) => c['@_vertex'] === '1').length).to.be.greaterThan(4);
+    expect(files.mermaid).to.match(/^flowchart LR\n/);
+    expect((files.mermaid!.match(/^  subgraph /gm) ?? []).length).to.equal(2);
+    expect(files.mermaid).to.contain('"office"');
+    expectError(await call(app.url, 'GET', `/api/v1/topology/export?network_id=${t.defaultNetworkId}&format=pdf`, { auth: t.owner }), 400, 'validation_failed');
   });
 
   it('answers over 1 KB compressed when the client accepts gzip or br', async () => {

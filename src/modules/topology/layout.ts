@@ -32,6 +32,8 @@ export interface LayoutJob {
   include_hidden: boolean;
   max_nodes: number;
   expand?: string[];
+  /** The union over an interval (the timeline) rather than one instant. */
+  timeline?: { from: string; to: string };
 }
 
 /**

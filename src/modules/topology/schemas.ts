@@ -69,3 +69,36 @@ export const unpinQuery = Joi.object({
 });
 
 export const pinsResponse = Joi.object({ network_id: uuid(), view: Joi.string(), pinned: Joi.array().items(Joi.string()) }).label('TopologyPins');
+
+const filters = {
+  network_id: uuid().required(),
+  view: Joi.string().valid(...VIEWS).default('l3'),
+  tag_ids: list(UUID, 'a tag id (uuid)', 100),
+  include_hidden: Joi.boolean().default(false),
+};
+
+/** `from` strictly before `to` (400 otherwise); `to` defaults to now. */
+const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from: string; to?: string }, helpers) => {
+  if (q.to && Date.parse(q.from) >= Date.parse(q.to)) return helpers.message({ custom: "'from' must be before 'to'" });
+  return q;
+});
+
+export const diffQuery = interval(Joi.object({ ...filters, from: at().required(), to: at() }));
+export const timelineQuery = interval(Joi.object({ ...filters, from: at().required(), to: at() }));
+
+export const exportQuery = Joi.object({
+  ...filters,
+  at: at(),
+  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  expand: list(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
+  format: Joi.string().valid('svg', 'graphml', 'drawio', 'mermaid').required(),
+});
+
+const changeSet = Joi.object({ added: Joi.array(), removed: Joi.array(), changed: Joi.array() });
+export const diffResponse = Joi.object({
+  network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), nodes: changeSet, edges: changeSet,
+}).label('TopologyDiff');
+export const timelineResponse = Joi.object({
+  network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), ticks: Joi.array().items(Joi.string()),
+  digest: Joi.string(), nodes: Joi.array(), edges: Joi.array(), layout: Joi.object().unknown(true),
+}).label('TopologyTimeline');

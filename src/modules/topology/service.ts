@@ -5,7 +5,11 @@ import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
 import { availableViews, buildGraph, graphDigest, type Snapshot, type View } from './graph.js';
-import { layoutFor } from './layout.js';
+import { layoutFor, layoutGraph, storeLayout, type Box, type LayoutJob } from './layout.js';
+import { diffGraphs, unionOverTime } from './diff.js';
+import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
+import { AppError } from '../../core/errors.js';
+import { FileResponse } from '../../http/envelope.js';
 
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
@@ -40,6 +44,30 @@ export async function loadSnapshot(db: Db, organizationId: string, networkId: st
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags };
 }
 
+const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
+const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
+/** Most instants a timeline draws (each is a full drawing of the view). */
+export const MAX_TICKS = 200;
+
+/**
+ * The instants in (from, to] at which anything of the network changed: every state that began or
+ * ended then, in every table (one statement, on the history tables' network indexes).
+ */
+async function changeInstants(db: Db, networkId: string, from: string, to: string): Promise<string[]> {
+  const parts = INVENTORY_TABLES.flatMap((t) => [
+    `select valid_from as t from ${t}_history where network_id = ?1 and valid_from > ?2 and valid_from <= ?3`,
+    `select valid_to from ${t}_history where network_id = ?1 and valid_to > ?2 and valid_to <= ?3`,
+  ]);
+  const sql = `select distinct to_char(t at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, t as raw from (${parts.join(' union ')}) x order by raw limit ${MAX_TICKS + 1}`;
+  // Positional parameters repeated: expanded for Db.query's `?` placeholders.
+  const params: unknown[] = [];
+  const text = sql.replace(/\?([123])/g, (_, n: string) => {
+    params.push([networkId, from, to][Number(n) - 1]);
+    return '?';
+  });
+  return (await db.query<{ t: string }>(text, params)).map((r) => r.t);
+}
+
 export interface TopologyQuery {
   network_id: string; view: View; at?: string; tag_ids?: string[]; include_hidden: boolean; max_nodes: number; expand?: string[];
 }
@@ -51,12 +79,78 @@ export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, 
   return { snapshot, graph, digest: graphDigest(graph) };
 }
 
+export interface IntervalQuery {
+  network_id: string; view: View; from: string; to?: string; tag_ids?: string[]; include_hidden: boolean;
+}
+
+/** Diff and timeline compare elements, so nothing is collapsed there. */
+const uncollapsed = (q: IntervalQuery): TopologyQuery => ({ ...q, max_nodes: Number.MAX_SAFE_INTEGER });
+
+/** The union of a view over [from, to]: every node and edge with its intervals, and the ticks. */
+export async function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
+  const instants = await changeInstants(db, q.network_id, q.from, q.to);
+  if (instants.length > MAX_TICKS) {
+    throw new AppError('validation_failed', { field: 'from', reason: `the network changed more than ${MAX_TICKS} times in this interval: choose a shorter one` });
+  }
+  const ticks = [q.from, ...instants.filter((t) => t !== q.from)];
+  const drawings = [];
+  for (const at of ticks) drawings.push({ at, graph: (await graphAt(db, organizationId, uncollapsed(q), at)).graph });
+  const union = unionOverTime(drawings, null);
+  return { ticks, ...union, digest: graphDigest({ nodes: union.nodes.map(({ intervals: _i, ...n }) => n), edges: union.edges.map(({ intervals: _i, ...e }) => e) }) };
+}
+
 export const topologyService = {
+  async diff(db: Db, scope: Scope, q: IntervalQuery) {
+    await networkService.assertFilterable(db, scope, q.network_id, q.to); // the network as of the interval's end
+    return db.transaction(async (tx) => {
+      const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
+      const [before, after] = [await graphAt(tx, scope.organizationId, uncollapsed(q), q.from), await graphAt(tx, scope.organizationId, uncollapsed(q), to)];
+      return { network_id: q.network_id, view: q.view, from: q.from, to, ...diffGraphs(before.graph, after.graph) };
+    });
+  },
+
+  async timeline(db: Db, scope: Scope, q: IntervalQuery, layoutQueue: Queue) {
+    await networkService.assertFilterable(db, scope, q.network_id, q.to);
+    const union = await db.transaction(async (tx) => {
+      const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
+      return { to, ...(await timelineGraph(tx, scope.organizationId, { ...q, to })) };
+    });
+    // ONE layout for the union: scrubbing through the interval never moves a node.
+    const layout = await layoutFor(db, layoutQueue, {
+      organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
+      tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: Number.MAX_SAFE_INTEGER, timeline: { from: q.from, to: union.to },
+    }, new Set(union.nodes.map((n) => n.id)));
+    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, digest: union.digest, nodes: union.nodes, edges: union.edges, layout };
+  },
+
+  /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
+  async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
+    await networkService.assertFilterable(db, scope, q.network_id, q.at);
+    const { graph, digest, asOf } = await db.transaction(async (tx) => {
+      const now = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
+      return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
+    });
+    const stored = await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest]);
+    let positions = stored?.positions;
+    if (!positions) {
+      const started = performance.now();
+      positions = await layoutGraph(graph.nodes, graph.edges);
+      await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, { positions, durationMs: performance.now() - started });
+    }
+    const pins = await db.query<{ node_id: string; x: number; y: number }>(`select node_id, x, y from topology_pins where network_id = ? and view = ?`, [q.network_id, q.view]);
+    for (const p of pins) if (positions[p.node_id]) positions[p.node_id] = { ...positions[p.node_id]!, x: p.x, y: p.y };
+    const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
+    const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
+    const { type, extension } = EXPORT_FORMATS[q.format];
+    const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
+    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, EXPORTERS[q.format]({ nodes: graph.nodes, edges: graph.edges, positions, title }));
+  },
+
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // One snapshot: every table read in one transaction, so `now` is one instant too.
     const { snapshot, graph, digest, asOf } = await db.transaction(async (tx) => {
-      const now = q.at ?? (await tx.one<{ now: string }>(`select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))!.now;
+      const now = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
     });
     const layout = await layoutFor(db, layoutQueue, {

@@ -1,0 +1,153 @@
+// Exports of a laid-out view (issue 11.5): standalone SVG, GraphML with positions (yEd, Gephi),
+// draw.io XML (containers as groups) and a Mermaid flowchart with subgraphs. Pure text builders.
+import type { GraphEdge, GraphNode } from './graph.js';
+import type { Box } from './layout.js';
+
+export const EXPORT_FORMATS = {
+  svg: { type: 'image/svg+xml', extension: 'svg' },
+  graphml: { type: 'application/graphml+xml', extension: 'graphml' },
+  drawio: { type: 'application/vnd.jgraph.mxfile', extension: 'drawio' },
+  mermaid: { type: 'text/vnd.mermaid; charset=utf-8', extension: 'mmd' },
+} as const;
+export type ExportFormat = keyof typeof EXPORT_FORMATS;
+
+/** The palette of the API's colour names (Tailwind 500 shades, as Scanopy's UI draws them). */
+const HEX: Record<string, string> = {
+  Pink: '#ec4899', Rose: '#f43f5e', Red: '#ef4444', Amber: '#f59e0b', Orange: '#f97316', Green: '#22c55e', Emerald: '#10b981',
+  Teal: '#14b8a6', Cyan: '#06b6d4', Blue: '#3b82f6', Indigo: '#6366f1', Purple: '#a855f7', Fuchsia: '#d946ef', Violet: '#8b5cf6',
+  Sky: '#0ea5e9', Gray: '#6b7280', Lime: '#84cc16', Yellow: '#eab308',
+};
+const colorOf = (e: GraphEdge) => (typeof e.color === 'string' && HEX[e.color]) || '#94a3b8';
+
+const xml = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+
+interface Drawing { nodes: GraphNode[]; edges: GraphEdge[]; positions: Record<string, Box>; title: string }
+
+const containers = (nodes: GraphNode[]) => new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+
+/** A node's text lines: its label, then the services listed on it. */
+function lines(n: GraphNode): string[] {
+  const services = Array.isArray(n.services) ? (n.services as Array<{ name: string }>).map((s) => `· ${s.name}`) : [];
+  return [n.label, ...services];
+}
+
+function svgPath(e: GraphEdge, a: Box, b: Box): string {
+  const [x1, y1] = [a.x + a.width, a.y + a.height / 2];
+  const [x2, y2] = [b.x, b.y + b.height / 2];
+  if (e.edge_style === 'Straight') return `M${x1},${y1} L${x2},${y2}`;
+  if (e.edge_style === 'Bezier') {
+    const dx = Math.max(40, Math.abs(x2 - x1) / 2);
+    return `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2},${y2}`;
+  }
+  const mx = (x1 + x2) / 2; // SmoothStep and the structural edges: orthogonal steps
+  return `M${x1},${y1} L${mx},${y1} L${mx},${y2} L${x2},${y2}`;
+}
+
+export function toSvg(d: Drawing): string {
+  const boxes = Object.values(d.positions);
+  const width = Math.ceil(Math.max(100, ...boxes.map((b) => b.x + b.width)) + 20);
+  const height = Math.ceil(Math.max(60, ...boxes.map((b) => b.y + b.height)) + 20);
+  const isContainer = containers(d.nodes);
+  const parts: string[] = [];
+  // Containers first (below), then edges, then elements.
+  for (const n of d.nodes.filter((x) => isContainer.has(x.id))) {
+    const b = d.positions[n.id];
+    if (!b) continue;
+    parts.push(`<g class="container" data-id="${xml(n.id)}"><rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" rx="8" fill="#f1f5f9" stroke="#94a3b8"/>`
+      + `<text x="${b.x + 10}" y="${b.y + 20}" font-weight="bold">${xml(n.label)}${n.cidr && n.cidr !== n.label ? ` ${xml(n.cidr)}` : ''}</text></g>`);
+  }
+  for (const e of d.edges) {
+    const a = d.positions[e.source];
+    const b = d.positions[e.target];
+    if (!a || !b) continue;
+    const dash = e.kind === 'same_host' || e.kind === 'hypervisor' || e.kind === 'container_runtime' ? ' stroke-dasharray="4 3"' : '';
+    parts.push(`<path class="edge ${xml(e.kind)}" data-id="${xml(e.id)}" d="${svgPath(e, a, b)}" fill="none" stroke="${colorOf(e)}" stroke-width="2"${dash} marker-end="url(#arrow)"><title>${xml(e.label ?? e.kind)}</title></path>`);
+  }
+  for (const n of d.nodes.filter((x) => !isContainer.has(x.id))) {
+    const b = d.positions[n.id];
+    if (!b) continue;
+    const text = lines(n).map((l, i) => `<tspan x="${b.x + 8}" y="${b.y + 22 + 16 * i}">${xml(l)}</tspan>`).join('');
+    parts.push(`<g class="node ${xml(n.kind)}" data-id="${xml(n.id)}"><rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" rx="6" fill="#ffffff" stroke="#334155"/><text>${text}</text></g>`);
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">
+<title>${xml(d.title)}</title>
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>
+<rect width="100%" height="100%" fill="#ffffff"/>
+${parts.join('\n')}
+</svg>
+`;
+}
+
+export function toGraphml(d: Drawing): string {
+  const byParent = new Map<string | null, GraphNode[]>();
+  for (const n of d.nodes) byParent.set(n.parent_id, [...(byParent.get(n.parent_id) ?? []), n]);
+  const node = (n: GraphNode): string => {
+    const b = d.positions[n.id];
+    const data = `<data key="label">${xml(n.label)}</data><data key="kind">${xml(n.kind)}</data>`
+      + (b ? `<data key="x">${b.x}</data><data key="y">${b.y}</data><data key="width">${b.width}</data><data key="height">${b.height}</data>` : '');
+    const kids = byParent.get(n.id);
+    return `<node id="${xml(n.id)}">${data}${kids ? `<graph id="${xml(n.id)}:" edgedefault="directed">${kids.map(node).join('')}</graph>` : ''}</node>`;
+  };
+  const edges = d.edges.map((e) => `<edge id="${xml(e.id)}" source="${xml(e.source)}" target="${xml(e.target)}"><data key="kind">${xml(e.kind)}</data><data key="color">${colorOf(e)}</data></edge>`);
+  const keys = [['label', 'node', 'string'], ['kind', 'all', 'string'], ['x', 'node', 'double'], ['y', 'node', 'double'], ['width', 'node', 'double'], ['height', 'node', 'double'], ['color', 'edge', 'string']]
+    .map(([id, on, type]) => `<key id="${id}" for="${on}" attr.name="${id}" attr.type="${type}"/>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
+${keys.join('\n')}
+<graph id="${xml(d.title)}" edgedefault="directed">
+${(byParent.get(null) ?? []).map(node).join('\n')}
+${edges.join('\n')}
+</graph>
+</graphml>
+`;
+}
+
+export function toDrawio(d: Drawing): string {
+  const isContainer = containers(d.nodes);
+  const cells: string[] = ['<mxCell id="0"/>', '<mxCell id="1" parent="0"/>'];
+  for (const n of d.nodes) {
+    const b = d.positions[n.id] ?? { x: 0, y: 0, width: 120, height: 40 };
+    const parent = n.parent_id ? d.positions[n.parent_id] : undefined;
+    // Children are placed relative to their group.
+    const [x, y] = parent ? [b.x - parent.x, b.y - parent.y] : [b.x, b.y];
+    const style = isContainer.has(n.id) ? 'swimlane;rounded=1;fillColor=#f1f5f9;strokeColor=#94a3b8;container=1;' : 'rounded=1;whiteSpace=wrap;html=0;fillColor=#ffffff;strokeColor=#334155;';
+    cells.push(`<mxCell id="${xml(n.id)}" value="${xml(lines(n).join('\n'))}" style="${style}" vertex="1" parent="${xml(n.parent_id ?? '1')}"><mxGeometry x="${x}" y="${y}" width="${b.width}" height="${b.height}" as="geometry"/></mxCell>`);
+  }
+  for (const e of d.edges) {
+    const curve = e.edge_style === 'Bezier' ? 'curved=1;' : e.edge_style === 'Straight' ? '' : 'edgeStyle=orthogonalEdgeStyle;';
+    cells.push(`<mxCell id="${xml(e.id)}" value="${xml(e.label ?? '')}" style="${curve}strokeColor=${colorOf(e)};endArrow=classic;" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}"><mxGeometry relative="1" as="geometry"/></mxCell>`);
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<mxfile host="netinventory"><diagram name="${xml(d.title)}"><mxGraphModel><root>
+${cells.join('\n')}
+</root></mxGraphModel></diagram></mxfile>
+`;
+}
+
+export function toMermaid(d: Drawing): string {
+  const ids = new Map<string, string>();
+  const short = (id: string) => {
+    if (!ids.has(id)) ids.set(id, `n${ids.size}`);
+    return ids.get(id)!;
+  };
+  const text = (s: string) => `"${s.replace(/"/g, '#quot;')}"`;
+  const isContainer = containers(d.nodes);
+  const out = ['flowchart LR'];
+  for (const c of d.nodes.filter((n) => isContainer.has(n.id))) {
+    out.push(`  subgraph ${short(c.id)}[${text(c.label)}]`);
+    for (const n of d.nodes.filter((x) => x.parent_id === c.id)) out.push(`    ${short(n.id)}[${text(lines(n).join('<br/>'))}]`);
+    out.push('  end');
+  }
+  for (const n of d.nodes.filter((x) => !x.parent_id && !isContainer.has(x.id))) out.push(`  ${short(n.id)}[${text(lines(n).join('<br/>'))}]`);
+  d.edges.forEach((e) => {
+    const arrow = e.kind === 'same_host' || e.kind === 'hypervisor' || e.kind === 'container_runtime' ? '-.->' : '-->';
+    out.push(`  ${short(e.source)} ${arrow}${e.label ? `|${text(String(e.label))}|` : ''} ${short(e.target)}`);
+  });
+  d.edges.forEach((e, i) => {
+    if (typeof e.color === 'string' && HEX[e.color]) out.push(`  linkStyle ${i} stroke:${HEX[e.color]}`);
+  });
+  return `${out.join('\n')}\n`;
+}
+
+export const EXPORTERS: Record<ExportFormat, (d: Drawing) => string> = { svg: toSvg, graphml: toGraphml, drawio: toDrawio, mermaid: toMermaid };
