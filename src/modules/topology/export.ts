@@ -32,11 +32,14 @@ function lines(n: GraphNode): string[] {
 }
 
 function svgPath(e: GraphEdge, a: Box, b: Box): string {
-  const [x1, y1] = [a.x + a.width, a.y + a.height / 2];
-  const [x2, y2] = [b.x, b.y + b.height / 2];
+  // Leave from the side facing the target, arrive on the side facing the source.
+  const forward = a.x + a.width / 2 <= b.x + b.width / 2;
+  const [x1, y1] = [forward ? a.x + a.width : a.x, a.y + a.height / 2];
+  const [x2, y2] = [forward ? b.x : b.x + b.width, b.y + b.height / 2];
+  const sign = forward ? 1 : -1;
   if (e.edge_style === 'Straight') return `M${x1},${y1} L${x2},${y2}`;
   if (e.edge_style === 'Bezier') {
-    const dx = Math.max(40, Math.abs(x2 - x1) / 2);
+    const dx = sign * Math.max(40, Math.abs(x2 - x1) / 2);
     return `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2},${y2}`;
   }
   const mx = (x1 + x2) / 2; // SmoothStep and the structural edges: orthogonal steps
@@ -45,8 +48,12 @@ function svgPath(e: GraphEdge, a: Box, b: Box): string {
 
 export function toSvg(d: Drawing): string {
   const boxes = Object.values(d.positions);
-  const width = Math.ceil(Math.max(100, ...boxes.map((b) => b.x + b.width)) + 20);
-  const height = Math.ceil(Math.max(60, ...boxes.map((b) => b.y + b.height)) + 20);
+  // The drawing's extent, with a margin for curves that swing outside the boxes.
+  const margin = 48;
+  const minX = Math.floor(Math.min(0, ...boxes.map((b) => b.x)) - margin);
+  const minY = Math.floor(Math.min(0, ...boxes.map((b) => b.y)) - margin);
+  const width = Math.ceil(Math.max(100, ...boxes.map((b) => b.x + b.width)) + margin - minX);
+  const height = Math.ceil(Math.max(60, ...boxes.map((b) => b.y + b.height)) + margin - minY);
   const isContainer = containers(d.nodes);
   const parts: string[] = [];
   // Containers first (below), then edges, then elements.
@@ -70,10 +77,10 @@ export function toSvg(d: Drawing): string {
     parts.push(`<g class="node ${xml(n.kind)}" data-id="${xml(n.id)}"><rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" rx="6" fill="#ffffff" stroke="#334155"/><text>${text}</text></g>`);
   }
   return `<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">
+<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="${minX} ${minY} ${width} ${height}" font-family="sans-serif" font-size="12">
 <title>${xml(d.title)}</title>
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>
-<rect width="100%" height="100%" fill="#ffffff"/>
+<rect x="${minX}" y="${minY}" width="${width}" height="${height}" fill="#ffffff"/>
 ${parts.join('\n')}
 </svg>
 `;

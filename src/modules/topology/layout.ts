@@ -64,7 +64,9 @@ export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], option
   type ElkNode = { id: string; width?: number; height?: number; x?: number; y?: number; children?: ElkNode[]; layoutOptions?: Record<string, string> };
   const byId = new Map<string, ElkNode>();
   const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
-  for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [] } : { id: n.id, ...sizeOf(n) });
+  // A container's padding leaves room for its title above its elements.
+  const containerOptions = { 'elk.padding': '[top=40,left=16,bottom=16,right=16]' };
+  for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [], layoutOptions: containerOptions } : { id: n.id, ...sizeOf(n) });
   const roots: ElkNode[] = [];
   for (const n of nodes) {
     const parent = n.parent_id ? byId.get(n.parent_id) : undefined;
