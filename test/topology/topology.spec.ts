@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
+import { layoutGraph } from '../../src/modules/topology/layout.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { createUser, registerTenant, type Tenant } from '../support/world.js';
@@ -346,6 +347,20 @@ describe('topology: graph builder (pure)', () => {
     const g = buildGraph(s, 'workloads', { maxNodes: 100 });
     expect(g.edges.map((e) => [e.source, e.target])).to.deep.equal([['service:s2', 'service:s1']]);
   });
+  it('lays out many containers with dependency edges across them (elk refused this with per-container options)', async () => {
+    const subnets = Array.from({ length: 10 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, cidr: `10.${i}.0.0/24`, name: `s${i}` }));
+    const hosts = Array.from({ length: 60 }, (_, i) => ({ id: `h${i}`, name: `host-${i}`, tags: [] }));
+    const s: Snapshot = {
+      ...empty, subnets, hosts,
+      ipAddresses: hosts.map((h, i) => ({ id: `ip${i}`, host_id: h.id, subnet_id: subnets[i % 10]!.id, ip_address: `10.${i % 10}.0.${i}`, position: 0 })),
+      services: hosts.map((h, i) => ({ id: `s${i}`, host_id: h.id, name: `svc-${i}`, position: 0 })),
+      dependencies: [{ id: 'd', name: 'd', dependency_type: 'RequestPath', color: 'Blue', edge_style: 'Bezier', members: { type: 'Services', service_ids: ['s0', 's11', 's22', 's33'] } }],
+    };
+    const g = buildGraph(s, 'l3', { maxNodes: 1000 });
+    const positions = await layoutGraph(g.nodes, g.edges);
+    expect(Object.keys(positions).sort()).to.deep.equal(g.nodes.map((x) => x.id).sort());
+  });
+
   it('leaves every node when within max_nodes, and reports what could not be collapsed', () => {
     const s: Snapshot = { ...empty, hosts: Array.from({ length: 5 }, (_, i) => ({ id: `h${i}`, name: `h${i}`, tags: [] })) };
     const g = buildGraph(s, 'l3', { maxNodes: 3 });
