@@ -3,6 +3,7 @@
 // gets its own database cloned from that template (ahead of time, see test/support/app.ts) and its
 // own Redis prefix.
 import { randomBytes } from 'node:crypto';
+import { buildBundles } from '../scripts/build.js';
 import { ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
 
@@ -18,7 +19,8 @@ export async function mochaGlobalSetup() {
   process.env.LOG_LEVEL ??= 'silent';
   // Names this run's test databases in every mocha worker (test/support/app.ts).
   process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex');
-  await prepareTemplate();
+  // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts).
+  await Promise.all([prepareTemplate(), buildBundles()]);
 }
 
 export async function mochaGlobalTeardown() {

@@ -9,6 +9,7 @@ import { setOperator } from '../../src/core/operators.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { createUser, registerTenant, type Tenant } from '../support/world.js';
+import { bundlePath } from '../../scripts/build.js';
 
 const PATH_VARIANTS = [
   '/ADMIN/queues', '/Admin/Queues/api/queues', '//admin/queues', '/admin//queues/api/queues', '/admin/queues//api/queues',
@@ -18,7 +19,7 @@ const PATH_VARIANTS = [
 
 /** `npm run operator -- <args>` (the command the README documents), on the test app's database. */
 function operatorCommand(app: TestApp, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/operator.ts', ...args], {
+  const child = spawn(process.execPath, ['--enable-source-maps', bundlePath('operator'), ...args], {
     env: { ...process.env, DATABASE_URL: app.databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type ApiResponse, type Credential } from '../support/client.js';
 import { callFrom, createKey, freshLoopbackIp, registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient } from '../daemons/world.js';
+import { bundlePath } from '../../scripts/build.js';
 
 const USER_CAPACITY = 150;
 const USER_MS_PER_TOKEN = 200; // 300 per minute
@@ -199,7 +200,7 @@ describe('http/rateLimit: token buckets through HTTP', () => {
   it('two API processes against one Redis share the bucket', async function () {
     this.timeout(60_000);
     const root = fileURLToPath(new URL('../..', import.meta.url));
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    child = spawn(process.execPath, ['--enable-source-maps', bundlePath('server')], {
       cwd: root,
       env: { ...process.env, PORT: '0', DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],

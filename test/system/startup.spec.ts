@@ -5,9 +5,12 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { NODE, ROOT, waitFor } from '../workers/support.js';
+import { bundlePath } from '../../scripts/build.js';
 
+/** A bundle `npm start` runs (dist/…), or a TypeScript script through tsx (as `npm start` itself). */
 function run(script: string, env: Record<string, string>) {
-  const child = spawn(NODE, ['--import', 'tsx', script], {
+  const args = script.endsWith('.mjs') ? ['--enable-source-maps', script] : ['--import', 'tsx', script];
+  const child = spawn(NODE, args, {
     cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = { stdout: '', stderr: '' };
@@ -36,7 +39,7 @@ describe('system: starting the service', function () {
   });
 
   it('the startup line gives the URL of the API docs, and / redirects there', async () => {
-    const api = run('src/server.ts', { DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0' });
+    const api = run(bundlePath('server'), { DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0' });
     try {
       const line = await waitFor('api listening', async () => lines(api.out.stdout).map((l) => JSON.parse(l)).find((l) => /api listening/.test(l.msg)), 30_000);
       expect(line.msg).to.match(/^api listening on http:\/\/localhost:\d+, API docs at http:\/\/localhost:\d+\/api\/docs$/);
@@ -50,7 +53,7 @@ describe('system: starting the service', function () {
   });
 
   it('the API on a taken port says so in one line and exits 1', async () => {
-    const api = run('src/server.ts', { DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: String(busyPort) });
+    const api = run(bundlePath('server'), { DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: String(busyPort) });
     expect(await api.exited).to.equal(1);
     const said = lines(api.out.stdout).map((l) => JSON.parse(l));
     const errors = said.filter((l) => l.level >= 50);

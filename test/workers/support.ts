@@ -14,6 +14,7 @@ import { loadQueueSettings, openQueues, SharedMetricsStore, type QueueSettings }
 import { DEFAULT_VERSION_POLICY } from '../../src/modules/daemons/versionStatus.js';
 import type { WorkerServices } from '../../workers/context.js';
 import type { TestApp } from '../support/app.js';
+import { bundlePath } from '../../scripts/build.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The project's Node 22 (devDependency `node`) when present, as `npm run worker` would use. */
@@ -173,7 +174,7 @@ export interface WorkerProcess {
 
 /** `node --import tsx workers/index.ts` with the test app's database and Redis prefix. */
 export function spawnWorker(app: TestApp, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(NODE, ['--import', 'tsx', 'workers/index.ts'], {
+  const child = spawn(NODE, ['--enable-source-maps', bundlePath('worker')], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { readRecording } from '../support/fixtures.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { db, NODE, ROOT, spawnWorker, waitFor, workerServicesFor, type WorkerProcess } from './support.js';
+import { bundlePath } from '../../scripts/build.js';
 
 const recorded = readRecording('v0.14.10', 'daemon_to_server.json');
 const body = (path: string) => structuredClone(recorded.exchanges.find((e) => e.path === path).request_body);
@@ -189,7 +190,7 @@ describe('worker process', function () {
   it('the API process finishes an in-flight request on SIGTERM, then exits 0', async () => {
     const { app } = await newApp();
     const { spawn: spawnProcess } = await import('node:child_process');
-    const child = spawnProcess(NODE, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawnProcess(NODE, ['--enable-source-maps', bundlePath('server')], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '10000' },
       stdio: ['ignore', 'pipe', 'pipe'],

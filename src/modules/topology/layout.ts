@@ -9,8 +9,11 @@ import type { Queue } from 'bullmq';
 import type { Db } from '../../core/db.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
 
-// elkjs ships CommonJS whose export is the constructor itself: required, not imported.
-const ELK = createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as new (args?: ELKConstructorArguments) => ElkApi;
+// elkjs ships CommonJS whose export is the constructor itself: required, not imported, and only
+// when a layout is made (loading it costs ~180 ms, which every API process would pay at start).
+type ElkConstructor = new (args?: ELKConstructorArguments) => ElkApi;
+let elkConstructor: ElkConstructor | undefined;
+const loadElk = () => (elkConstructor ??= createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as ElkConstructor);
 
 export interface Box { x: number; y: number; width: number; height: number }
 
@@ -83,7 +86,7 @@ export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], option
     children: roots,
     edges: edges.filter((e) => byId.has(e.source) && byId.has(e.target)).map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
   };
-  const elk = new ELK();
+  const elk = new (loadElk())();
   const laid = (await elk.layout(graph as Parameters<typeof elk.layout>[0])) as unknown as ElkNode;
   const positions: Record<string, Box> = {};
   const walk = (node: ElkNode, dx: number, dy: number) => {
