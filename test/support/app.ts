@@ -7,7 +7,7 @@ import pg from 'pg';
 import { buildApp, closeServices, createServices } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createOrm, migrate, quoteIdent } from '../../src/core/db.js';
+import { createOrm, Db, migrate, quoteIdent } from '../../src/core/db.js';
 import type { Services } from '../../src/core/services.js';
 import { createLogger, type Logger } from '../../src/core/logger.js';
 
@@ -100,20 +100,22 @@ async function takeDatabase(): Promise<string> {
   return (await cloneDatabase())!;
 }
 
-/** Deletes every row (history, migrations list excepted) with triggers and foreign keys off. */
+/**
+ * Deletes every row (history, migrations list excepted) with triggers and foreign keys off: one DO
+ * statement on a connection of the database's kept pool (a new connection per test would fork a
+ * PostgreSQL backend per test), its settings local to its own transaction.
+ */
 async function emptyDatabase(database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl(database) });
-  await client.connect();
-  try {
-    resetSql ??= (await client.query<{ sql: string }>(
-      `select 'set session_replication_role = replica; set lock_timeout = ''2s''; '
-              || string_agg(format('delete from %I;', tablename), ' ' order by tablename) as sql
-       from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations'`,
-    )).rows[0]!.sql;
-    await client.query(resetSql);
-  } finally {
-    await client.end();
-  }
+  const orm = orms.get(database);
+  if (!orm) throw new Error(`no pool for ${database}`); // dropped instead (releaseDatabase)
+  const db = new Db(orm.em.fork());
+  resetSql ??= (await db.one<{ sql: string }>(
+    `select 'do $reset$ begin perform set_config(''session_replication_role'', ''replica'', true); '
+            || 'perform set_config(''lock_timeout'', ''2s'', true); '
+            || string_agg(format('delete from %I;', tablename), ' ' order by tablename) || ' end $reset$' as sql
+     from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations'`,
+  ))!.sql;
+  await db.query(resetSql);
 }
 
 function releaseDatabase(database: string): void {
