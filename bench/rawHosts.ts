@@ -10,7 +10,7 @@ import { Db } from '../src/core/db.js';
 import type { Services } from '../src/core/services.js';
 import { errorEnvelope, meta } from '../src/http/envelope.js';
 import { requestLog } from '../src/http/requestLog.js';
-import { SESSION_COOKIE, scopeFromSession } from '../src/modules/accounts/principal.js';
+import { SESSION_COOKIE, scopeFromSession } from '../src/core/principal.js';
 
 export const RAW_PATH = '/bench/raw-hosts';
 

@@ -2,7 +2,10 @@
 // organization, the role and the concrete set of networks the principal may touch now.
 // Repositories take a Scope and filter by it, so no query can forget the tenant.
 import { AppError, accessDenied, notFound } from './errors.js';
-import type { Role } from '../modules/accounts/entities.js';
+
+/** The roles of decisions §2, highest first. */
+export const ROLES = ['Owner', 'Admin', 'Member', 'Viewer'] as const;
+export type Role = (typeof ROLES)[number];
 
 export const ROLE_RANK: Record<Role, number> = { Owner: 4, Admin: 3, Member: 2, Viewer: 1 };
 

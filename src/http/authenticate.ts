@@ -7,7 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { Services } from '../core/services.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
-import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../modules/accounts/principal.js';
+import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../core/principal.js';
 
 function sessionCookieOptions(services: Services) {
   return { httpOnly: true, sameSite: 'lax' as const, secure: services.config.secureCookies, path: '/', maxAge: SESSION_TTL_MS, overwrite: true };

@@ -8,7 +8,7 @@ import { AppError } from '../core/errors.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/idempotency.js';
 import { replaceId, requireRole, type Scope } from '../core/scope.js';
 import { Db } from '../core/db.js';
-import type { Role } from '../modules/accounts/entities.js';
+import type { Role } from '../core/scope.js';
 import type { Services } from '../core/services.js';
 import { FileResponse, meta, Page } from './envelope.js';
 import { fromJoi } from './validation.js';

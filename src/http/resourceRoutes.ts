@@ -4,7 +4,7 @@
 import Joi from 'joi';
 import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
-import type { Role } from '../modules/accounts/entities.js';
+import type { Role } from '../core/scope.js';
 import type { ProtectedRoute, RouteDef } from './pipeline.js';
 import { at, idParams } from './schemas.js';
 

@@ -2,8 +2,9 @@
 // (Inventory resources keep history and are written in SQL; see src/core/history.ts.)
 import { defineEntity, p } from '@mikro-orm/core';
 
-export const ROLES = ['Owner', 'Admin', 'Member', 'Viewer'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '../../core/scope.js';
+
+export { ROLES, type Role };
 
 export const OrganizationSchema = defineEntity({
   name: 'Organization',

@@ -1,7 +1,7 @@
 import { defineRoutes } from '../../http/pipeline.js';
 import { setSessionCookie } from '../../http/authenticate.js';
 import { idParams } from '../../http/schemas.js';
-import { SESSION_COOKIE } from './principal.js';
+import { SESSION_COOKIE } from '../../core/principal.js';
 import {
   loginBody, organizationBody, organizationResponse, registerBody, userCreateBody, userListQuery, userResponse, userUpdateBody,
 } from './schemas.js';

@@ -9,7 +9,7 @@ import type { Services } from '../../core/services.js';
 import { Page } from '../../http/envelope.js';
 import { networkService } from '../networks/service.js';
 import { Organization, Session, User, type Role } from './entities.js';
-import { SESSION_TTL_MS, USER_NETWORKS } from './principal.js';
+import { SESSION_TTL_MS, USER_NETWORKS } from '../../core/principal.js';
 
 export interface UserView {
   id: string; email: string; organization_id: string; permissions: Role; network_ids: string[];

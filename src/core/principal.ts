@@ -1,9 +1,8 @@
 // Who is calling: resolves a Bearer key or a session cookie to a Scope in one query.
-import type { Db } from '../../core/db.js';
-import { AppError } from '../../core/errors.js';
-import { sha256Hex } from '../../core/secrets.js';
-import { ROLE_RANK, type Scope } from '../../core/scope.js';
-import type { Role } from './entities.js';
+import type { Db } from './db.js';
+import { AppError } from './errors.js';
+import { sha256Hex } from './secrets.js';
+import { ROLE_RANK, type Role, type Scope } from './scope.js';
 
 export const SESSION_COOKIE = 'session_id';
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
