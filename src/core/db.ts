@@ -16,6 +16,7 @@ import { Migration20261125000008IdempotencyKeys } from '../../migrations/Migrati
 import { Migration20261125000009Operators } from '../../migrations/Migration20261125000009Operators.js';
 import { Migration20261125000010DaemonAliases } from '../../migrations/Migration20261125000010DaemonAliases.js';
 import { Migration20261125000011TopologyLayouts } from '../../migrations/Migration20261125000011TopologyLayouts.js';
+import { Migration20261125000012TopologyPinHistory } from '../../migrations/Migration20261125000012TopologyPinHistory.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000009Operators', class: Migration20261125000009Operators },
   { name: 'Migration20261125000010DaemonAliases', class: Migration20261125000010DaemonAliases },
   { name: 'Migration20261125000011TopologyLayouts', class: Migration20261125000011TopologyLayouts },
+  { name: 'Migration20261125000012TopologyPinHistory', class: Migration20261125000012TopologyPinHistory },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -229,9 +229,14 @@ describe('topology: the network as a graph', () => {
       });
       expect(relaid.layout.positions[pinned]).to.include({ x: -500, y: 42.5 });
       expect(relaid.layout.positions).to.have.property(`host:${relaid.nodes.find((x: any) => x.label === 'newcomer').entity_id}`);
+      // Pins keep their history: placed, moved, unpinned.
+      expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: -400, y: 0 } } } }));
       // Unpinned: the worker's position again. A Viewer may read but not pin.
       expect(expectOk(await call(app.url, 'DELETE', `/api/v1/topology/positions?network_id=${t.defaultNetworkId}&view=l3`, { auth: t.owner })).pinned).to.deep.equal([]);
       expect((await topo('')).layout.pinned).to.deep.equal([]);
+      const states = await app.services.orm.em.fork().execute<Array<{ x: number; open: boolean }>>(
+        `select x, valid_to is null as open from topology_pins_history where node_id = ? order by valid_from`, [pinned]);
+      expect(states.map((r) => [r.x, r.open])).to.deep.equal([[-500, false], [-400, false]]);
       const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
       expect((await topo('', viewer.auth)).layout.status).to.equal('ready');
       expectError(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: viewer.auth, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: 1, y: 1 } } } }), 403, 'auth_permission_denied');
