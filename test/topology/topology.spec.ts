@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { layoutGraph } from '../../src/modules/topology/layout.js';
+import { loadSnapshot } from '../../src/modules/topology/service.js';
+import { Db } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { createUser, registerTenant, type Tenant } from '../support/world.js';
@@ -185,6 +187,20 @@ describe('topology: the network as a graph', () => {
     for (const e of data.edges) expect(byId(data).has(e.source) && byId(data).has(e.target), e.id).to.equal(true);
     // Edges into the collapsed subnet end at it: web B's same-host edge now joins it.
     expect(data.edges.some((e: any) => e.source === `subnet:${n.subnetA.id}` && e.target === `ip_address:${n.ip.webB}`)).to.equal(true);
+
+    // The budgeted read (SQL counts, only the open hosts drawn) answers what drawing everything
+    // and collapsing it answers, here and as of an earlier instant.
+    for (const [q, at] of [['&max_nodes=3', undefined], [`&max_nodes=2&expand=subnet:${n.subnetB.id}&include_hidden=true`, data.as_of]] as const) {
+      const answered = await topo(`${q}${at ? `&at=${encodeURIComponent(at)}` : ''}`);
+      const params = new URLSearchParams(q.slice(1));
+      const full = buildGraph(await loadSnapshot(new Db(app.services.orm.em.fork()), t.orgId, t.defaultNetworkId, at), 'l3', {
+        maxNodes: Number(params.get('max_nodes')), expand: params.get('expand') ? [params.get('expand')!] : undefined, includeHidden: params.get('include_hidden') === 'true',
+      });
+      const sort = (xs: any[]) => [...xs].sort((a, b) => a.id.localeCompare(b.id));
+      expect(sort(answered.nodes), q).to.deep.equal(sort(full.nodes));
+      expect(sort(answered.edges), q).to.deep.equal(sort(full.edges));
+      expect(answered.filtered_out, q).to.deep.equal(full.filtered_out);
+    }
 
     const opened = await topo(`&max_nodes=3&expand=subnet:${n.subnetA.id}`);
     expect(byId(opened).get(`subnet:${n.subnetA.id}`).kind).to.equal('subnet');

@@ -296,31 +296,39 @@ export function availableViews(s: Snapshot): View[] {
 }
 
 /**
- * Collapses the containers with the most elements until at most `maxNodes` element nodes remain
- * (`expand` names containers that stay open). A collapsed container keeps its id, becomes kind
- * `collapsed` with its counts per kind, and takes over its children's edges.
+ * Which containers to collapse: the ones with the most elements first (ties by id), until at most
+ * `maxNodes` element nodes remain; `expand` names containers that stay open. `elements` counts
+ * every element node, in containers or not. Shared by the drawing below and by the service's
+ * budgeted read, which takes the counts from SQL instead of drawing every element first.
  */
-function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: FilteredOut): { nodes: GraphNode[]; edges: GraphEdge[] } {
-  const children = groupBy(nodes.filter((n) => n.parent_id), 'parent_id');
-  let elements = nodes.filter((n) => !children.has(n.id)).length;
-  if (elements <= o.maxNodes) return { nodes, edges };
-  const keepOpen = new Set(o.expand ?? []);
-  const candidates = [...children.entries()].filter(([id]) => !keepOpen.has(id)).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
-  const closed = new Map<string, string>(); // child node id → collapsed container id
+export function chooseCollapsed(counts: Map<string, number>, elements: number, o: Pick<GraphOptions, 'maxNodes' | 'expand'>, out: FilteredOut): Set<string> {
   const collapsed = new Set<string>();
-  for (const [container, kids] of candidates) {
+  if (elements <= o.maxNodes) return collapsed;
+  const keepOpen = new Set(o.expand ?? []);
+  const candidates = [...counts.entries()].filter(([id, n]) => n > 0 && !keepOpen.has(id)).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  for (const [container, n] of candidates) {
     if (elements <= o.maxNodes) break;
     collapsed.add(container);
-    for (const k of kids) closed.set(k.id, container);
-    elements -= kids.length - 1; // the children go, the container becomes an element
+    elements -= n - 1; // the children go, the container becomes an element
     out.collapsed_containers += 1;
-    out.collapsed_nodes += kids.length;
+    out.collapsed_nodes += n;
   }
   out.over_budget = Math.max(0, elements - o.maxNodes);
+  return collapsed;
+}
+
+/**
+ * Collapsed containers become one node of kind `collapsed` with their counts per kind, and take
+ * over their children's edges. Between two collapsed containers only dependency edges are kept (a
+ * budgeted read does not load the hosts that lie wholly inside collapsed containers).
+ */
+export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed: Map<string, Record<string, number>>): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  if (!collapsed.size) return { nodes, edges };
+  const closed = new Map<string, string>(); // child node id → collapsed container id
+  for (const n of nodes) if (n.parent_id && collapsed.has(n.parent_id)) closed.set(n.id, n.parent_id);
   const keptNodes = nodes.filter((n) => !closed.has(n.id)).map((n) => {
-    if (!collapsed.has(n.id)) return n;
-    const counts: Record<string, number> = {};
-    for (const k of children.get(n.id)!) counts[k.kind] = (counts[k.kind] ?? 0) + 1;
+    const counts = collapsed.get(n.id);
+    if (!counts) return n;
     return { id: n.id, kind: 'collapsed', entity_id: n.entity_id, parent_id: n.parent_id, label: n.label, collapsed_kind: n.kind, counts };
   });
   const merged = new Map<string, GraphEdge>();
@@ -332,11 +340,27 @@ function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: 
       merged.set(e.id, e);
       continue;
     }
+    if (collapsed.has(source) && collapsed.has(target) && !e.dependency_id) continue;
     const id = `collapsed:${e.kind}:${source}:${target}`;
     const prev = merged.get(id);
-    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, color: e.color, edge_style: e.edge_style }), count: ((prev?.count as number) ?? 0) + 1 });
+    const style = e.dependency_id ? { color: e.color, edge_style: e.edge_style } : {};
+    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, ...style }), count: ((prev?.count as number) ?? 0) + 1 });
   }
   return { nodes: keptNodes, edges: [...merged.values()] };
+}
+
+function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: FilteredOut): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const children = groupBy(nodes.filter((n) => n.parent_id), 'parent_id');
+  const elements = nodes.filter((n) => !children.has(n.id)).length;
+  const counts = new Map([...children.entries()].map(([id, kids]) => [id, kids.length]));
+  const chosen = chooseCollapsed(counts, elements, o, out);
+  const collapsed = new Map<string, Record<string, number>>();
+  for (const id of chosen) {
+    const byKind: Record<string, number> = {};
+    for (const k of children.get(id)!) byKind[k.kind] = (byKind[k.kind] ?? 0) + 1;
+    collapsed.set(id, byKind);
+  }
+  return applyCollapse(nodes, edges, collapsed);
 }
 
 const byKeys = (...keys: string[]) => (a: Row, b: Row) => {
@@ -360,12 +384,20 @@ function ordered(s: Snapshot): Snapshot {
   };
 }
 
-export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions): Graph {
+export const emptyFilteredOut = (): FilteredOut => ({ hidden_hosts: 0, hosts_without_tag: 0, collapsed_containers: 0, collapsed_nodes: 0, over_budget: 0 });
+
+/**
+ * `forced`: the containers to collapse and their counts, decided beforehand from SQL counts (the
+ * service's budgeted read, with the snapshot reduced to what stays visible), instead of from the
+ * drawing; `filteredOut` then starts from what that read counted.
+ */
+export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut }): Graph {
   const s = ordered(snapshot);
-  const filtered_out: FilteredOut = { hidden_hosts: 0, hosts_without_tag: 0, collapsed_containers: 0, collapsed_nodes: 0, over_budget: 0 };
-  const hosts = visibleHosts(s, o, filtered_out);
+  const filtered_out = forced ? { ...forced.filteredOut } : emptyFilteredOut();
+  const counted = emptyFilteredOut();
+  const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
   const drawn = BUILDERS[view](s, hosts);
-  const { nodes, edges } = collapse(drawn.nodes, drawn.edges, o, filtered_out);
+  const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
   return { nodes, edges, filtered_out };
 }
 

@@ -4,7 +4,7 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { availableViews, buildGraph, graphDigest, type Snapshot, type View } from './graph.js';
+import { availableViews, buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Snapshot, type View } from './graph.js';
 import { layoutFor, layoutGraph, storeLayout, type Box, type LayoutJob } from './layout.js';
 import { diffGraphs, unionOverTime } from './diff.js';
 import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
@@ -23,25 +23,95 @@ const COLUMNS = {
   dependencies: 'id, name, color, dependency_type, edge_style, members',
 } as const;
 
-async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | undefined) {
+/** A table's rows of the network, live or as of `at`, as SQL (alias-free) and its parameters. */
+function sourceOf(table: string, networkId: string, at: string | undefined): [string, unknown[]] {
+  return at
+    ? [`(select * from ${table}_history where network_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [networkId, at]]
+    : [`(select * from ${table} where network_id = ?)`, [networkId]];
+}
+
+/** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
+async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | undefined, hostIds?: string[]) {
   // host(ip_address) prints an address without its /32 (the column is inet).
   const cols = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
-  return at
-    ? db.query(`select ${cols} from ${table}_history where network_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`, [networkId, at])
-    : db.query(`select ${cols} from ${table} where network_id = ?`, [networkId]);
+  const [src, params] = sourceOf(table, networkId, at);
+  if (!hostIds || table === 'subnets' || table === 'dependencies') return db.query(`select ${cols} from ${src} t`, params);
+  if (table === 'hosts') return db.query(`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]);
+  if (table === 'bindings') {
+    const [services, sp] = sourceOf('services', networkId, at);
+    return db.query(`select ${cols} from ${src} t where service_id in (select id from ${services} s where host_id = any(?::uuid[]))`, [...params, ...sp, hostIds]);
+  }
+  return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
 }
 
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
-export async function loadSnapshot(db: Db, organizationId: string, networkId: string, at?: string): Promise<Snapshot> {
+export async function loadSnapshot(db: Db, organizationId: string, networkId: string, at?: string, hostIds?: string[]): Promise<Snapshot> {
+  const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
   const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags] = await Promise.all([
-    rowsOf(db, 'subnets', networkId, at), rowsOf(db, 'hosts', networkId, at), rowsOf(db, 'ip_addresses', networkId, at),
-    rowsOf(db, 'ports', networkId, at), rowsOf(db, 'services', networkId, at), rowsOf(db, 'bindings', networkId, at),
-    rowsOf(db, 'interfaces', networkId, at), rowsOf(db, 'dependencies', networkId, at),
+    rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
     at
       ? db.query(`select id, name, color, is_application from tags_history where organization_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`, [organizationId, at])
       : db.query(`select id, name, color, is_application from tags where organization_id = ?`, [organizationId]),
   ]);
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags };
+}
+
+/**
+ * The l3 view within its budget without drawing what it would collapse (issue 11: the budgeted
+ * graph of 10,000 hosts read and drew every host): elements per subnet counted in SQL, the
+ * collapsed subnets chosen by the same rule as the drawing's (chooseCollapsed), then only the
+ * hosts with an element left open, or serving a dependency, read and drawn. Undefined when the
+ * whole view fits (the plain read is then as cheap).
+ */
+async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+  const [hosts, hp] = sourceOf('hosts', q.network_id, at);
+  const [ips, ip] = sourceOf('ip_addresses', q.network_id, at);
+  const [subnets, sp] = sourceOf('subnets', q.network_id, at);
+  const tags = q.tag_ids?.length ? q.tag_ids : null;
+  // Visible hosts: as visibleHosts() in graph.ts decides.
+  const visible = `(select id, hidden, tags from ${hosts} h where (? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[]))`;
+  const vp = [...hp, q.include_hidden, tags, tags];
+  const counts = await db.query<{ subnet_id: string | null; n: number }>(
+    `select case when i.subnet_id in (select id from ${subnets} s) then i.subnet_id end as subnet_id, count(*)::int as n
+     from ${ips} i join ${visible} v on v.id = i.host_id group by 1
+     union all
+     select null, count(*)::int from ${visible} v where not exists (select 1 from ${ips} i where i.host_id = v.id)`,
+    [...sp, ...ip, ...vp, ...vp, ...ip],
+  );
+  const total = counts.reduce((sum, r) => sum + r.n, 0);
+  if (total <= q.max_nodes) return undefined;
+  const filteredOut = emptyFilteredOut();
+  const filters = await db.one<{ hidden: number; untagged: number }>(
+    `select count(*) filter (where hidden and not ?)::int as hidden,
+            count(*) filter (where (? or not hidden) and ?::uuid[] is not null and not (tags && ?::uuid[]))::int as untagged
+     from ${hosts} h`,
+    [q.include_hidden, q.include_hidden, tags, tags, ...hp],
+  );
+  filteredOut.hidden_hosts = filters!.hidden;
+  filteredOut.hosts_without_tag = filters!.untagged;
+  const perSubnet = new Map(counts.filter((r) => r.subnet_id).map((r) => [`subnet:${r.subnet_id}`, r.n]));
+  const chosen = chooseCollapsed(perSubnet, total, { maxNodes: q.max_nodes, expand: q.expand }, filteredOut);
+  const collapsedIds = [...chosen].map((id) => id.slice('subnet:'.length));
+  // The hosts still drawn: an address outside the collapsed subnets, or none; and every host of a
+  // dependency's member service (its edges end at a collapsed subnet or at one of its nodes).
+  const [services, svp] = sourceOf('services', q.network_id, at);
+  const [bindings, bp] = sourceOf('bindings', q.network_id, at);
+  const [deps, dp] = sourceOf('dependencies', q.network_id, at);
+  const rows = await db.query<{ id: string }>(
+    `select v.id from ${visible} v
+     where not exists (select 1 from ${ips} i where i.host_id = v.id)
+        or exists (select 1 from ${ips} i where i.host_id = v.id and (i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))))
+     union
+     select s.host_id from ${services} s where s.id::text in (
+       select jsonb_array_elements_text(d.members -> 'service_ids') from ${deps} d
+       union all
+       select b.service_id::text from ${bindings} b where b.id::text in (select jsonb_array_elements_text(d.members -> 'binding_ids') from ${deps} d))`,
+    [...vp, ...ip, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
+  );
+  const snapshot = await loadSnapshot(db, organizationId, q.network_id, at, rows.map((r) => r.id));
+  const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
+  const graph = buildGraph(snapshot, 'l3', { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }, { collapsed, filteredOut });
+  return { snapshot, graph, digest: graphDigest(graph) };
 }
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
@@ -74,6 +144,10 @@ export interface TopologyQuery {
 
 /** The graph of a query at one instant (the worker draws it again from the same inputs). */
 export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+  if (q.view === 'l3' && q.max_nodes < Number.MAX_SAFE_INTEGER) {
+    const budgeted = await budgetedL3(db, organizationId, q, at);
+    if (budgeted) return budgeted;
+  }
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at);
   const graph = buildGraph(snapshot, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand });
   return { snapshot, graph, digest: graphDigest(graph) };
