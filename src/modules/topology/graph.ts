@@ -285,16 +285,6 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
 
 const BUILDERS: Record<View, (s: Snapshot, hosts: Row[]) => { nodes: GraphNode[]; edges: GraphEdge[] }> = { l3, workloads, application, l2 };
 
-/** The views with something to show: l3 always; l2 with a physical link; application with an application tag in use; workloads with a service. */
-export function availableViews(s: Snapshot): View[] {
-  return VIEWS.filter((v) => {
-    if (v === 'l3') return true;
-    if (v === 'workloads') return s.services.length > 0;
-    const g = BUILDERS[v](s, s.hosts);
-    return v === 'l2' ? g.edges.length > 0 : g.nodes.length > 0;
-  });
-}
-
 /**
  * Which containers to collapse: the ones with the most elements first (ties by id), until at most
  * `maxNodes` element nodes remain; `expand` names containers that stay open. `elements` counts

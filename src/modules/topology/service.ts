@@ -4,7 +4,7 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { availableViews, buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Snapshot, type View } from './graph.js';
+import { buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Snapshot, type View } from './graph.js';
 import { layoutFor, layoutGraph, storeLayout, type Box, type LayoutJob } from './layout.js';
 import { diffGraphs, unionOverTime } from './diff.js';
 import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
@@ -54,6 +54,26 @@ export async function loadSnapshot(db: Db, organizationId: string, networkId: st
       : db.query(`select id, name, color, is_application from tags where organization_id = ?`, [organizationId]),
   ]);
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags };
+}
+
+/**
+ * The views with something to draw, asked of SQL (the budgeted read does not hold the whole
+ * network): l3 always; workloads with a service; application with a service carrying an application
+ * tag; l2 with neighbour data on an interface (LLDP/CDP or a resolved neighbour).
+ */
+async function availableViewsOf(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<View[]> {
+  const [services, sp] = sourceOf('services', networkId, at);
+  const [interfaces, ip] = sourceOf('interfaces', networkId, at);
+  const tags = at
+    ? [`(select * from tags_history where organization_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [organizationId, at]] as const
+    : [`(select * from tags where organization_id = ?)`, [organizationId]] as const;
+  const row = await db.one<{ workloads: boolean; application: boolean; l2: boolean }>(
+    `select exists (select 1 from ${services} s) as workloads,
+            exists (select 1 from ${services} s join ${tags[0]} t on t.id = any(s.tags) and t.is_application) as application,
+            exists (select 1 from ${interfaces} i where i.neighbor is not null or i.lldp_sys_name is not null or i.cdp_device_id is not null) as l2`,
+    [...sp, ...sp, ...tags[1], ...ip],
+  );
+  return (['l3', 'workloads', 'application', 'l2'] as const).filter((v) => v === 'l3' || row![v]);
 }
 
 /**
@@ -223,7 +243,7 @@ export const topologyService = {
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // One snapshot: every table read in one transaction, so `now` is one instant too.
-    const { snapshot, graph, digest, asOf } = await db.transaction(async (tx) => {
+    const { graph, digest, asOf } = await db.transaction(async (tx) => {
       const now = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
     });
@@ -236,7 +256,7 @@ export const topologyService = {
       view: q.view,
       as_of: asOf,
       digest,
-      available_views: availableViews(snapshot),
+      available_views: await availableViewsOf(db, scope.organizationId, q.network_id, q.at),
       nodes: graph.nodes,
       edges: graph.edges,
       layout,
