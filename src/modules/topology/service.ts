@@ -88,15 +88,18 @@ async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: 
   const [ips, ip] = sourceOf('ip_addresses', q.network_id, at);
   const [subnets, sp] = sourceOf('subnets', q.network_id, at);
   const tags = q.tag_ids?.length ? q.tag_ids : null;
-  // Visible hosts: as visibleHosts() in graph.ts decides.
-  const visible = `(select id, hidden, tags from ${hosts} h where (? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[]))`;
+  // Visible hosts: as visibleHosts() in graph.ts decides. Each source is read once (materialized):
+  // as of `at` each is a range scan of a history table.
+  const visible = `v as materialized (select id from ${hosts} h where (? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[]))`;
   const vp = [...hp, q.include_hidden, tags, tags];
+  const addresses = `i as materialized (select host_id, subnet_id from ${ips} x)`;
   const counts = await db.query<{ subnet_id: string | null; n: number }>(
-    `select case when i.subnet_id in (select id from ${subnets} s) then i.subnet_id end as subnet_id, count(*)::int as n
-     from ${ips} i join ${visible} v on v.id = i.host_id group by 1
+    `with ${visible}, ${addresses}, s as materialized (select id from ${subnets} y)
+     select case when i.subnet_id in (select id from s) then i.subnet_id end as subnet_id, count(*)::int as n
+     from i join v on v.id = i.host_id group by 1
      union all
-     select null, count(*)::int from ${visible} v where not exists (select 1 from ${ips} i where i.host_id = v.id)`,
-    [...sp, ...ip, ...vp, ...vp, ...ip],
+     select null, count(*)::int from v where not exists (select 1 from i where i.host_id = v.id)`,
+    [...vp, ...ip, ...sp],
   );
   const total = counts.reduce((sum, r) => sum + r.n, 0);
   if (total <= q.max_nodes) return undefined;
@@ -118,15 +121,16 @@ async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: 
   const [bindings, bp] = sourceOf('bindings', q.network_id, at);
   const [deps, dp] = sourceOf('dependencies', q.network_id, at);
   const rows = await db.query<{ id: string }>(
-    `select v.id from ${visible} v
-     where not exists (select 1 from ${ips} i where i.host_id = v.id)
-        or exists (select 1 from ${ips} i where i.host_id = v.id and (i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))))
+    `with ${visible}, ${addresses}
+     select v.id from v
+     where not exists (select 1 from i where i.host_id = v.id)
+        or exists (select 1 from i where i.host_id = v.id and (i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))))
      union
      select s.host_id from ${services} s where s.id::text in (
        select jsonb_array_elements_text(d.members -> 'service_ids') from ${deps} d
        union all
        select b.service_id::text from ${bindings} b where b.id::text in (select jsonb_array_elements_text(d.members -> 'binding_ids') from ${deps} d))`,
-    [...vp, ...ip, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
+    [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
   );
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at, rows.map((r) => r.id));
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
