@@ -232,8 +232,8 @@ export class HistoryTable {
 }
 
 /** Rows grouped by the value of one column (children by parent id), in their order. */
-export function groupBy(rows: Row[], key: string): Map<string, Row[]> {
-  const groups = new Map<string, Row[]>();
+export function groupBy<T extends Row>(rows: T[], key: string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
   for (const row of rows) {
     const k = row[key] as string;
     let list = groups.get(k);

@@ -6,6 +6,7 @@ import { Db } from '../core/db.js';
 import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { Services } from '../core/services.js';
+import { routerPath } from './routePath.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
 import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../core/principal.js';
 
@@ -47,18 +48,15 @@ export function setSessionCookie(ctx: Context, services: Services, sessionId: st
   ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
 }
 
-/** A path as the router matches it: any case, with or without a trailing slash. */
-const samePath = (path: string) => path.toLowerCase().replace(/\/+$/, '');
-
 /**
  * `unlimited`: the paths of the routes declared free of the limiter (decisions §4: health, version);
  * `byAddress`: those limited per client address whatever the credentials (login, register).
  */
 export function authenticate(services: Services, paths: { unlimited: ReadonlySet<string>; byAddress: ReadonlySet<string> }) {
-  const unlimited = new Set([...paths.unlimited].map(samePath));
-  const byAddress = new Set([...paths.byAddress].map(samePath));
+  const unlimited = new Set([...paths.unlimited].map(routerPath));
+  const byAddress = new Set([...paths.byAddress].map(routerPath));
   return async (ctx: Context, next: Next) => {
-    const path = samePath(ctx.path);
+    const path = routerPath(ctx.path);
     if (!path.startsWith('/api/') || unlimited.has(path)) return next();
     try {
       ctx.state.scope = await resolve(ctx, services);

@@ -7,6 +7,7 @@ import Joi from 'joi';
 import { AppError } from '../core/errors.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/idempotency.js';
 import { replaceId, requireRole, type Scope } from '../core/scope.js';
+import { withTimeout } from '../core/timeout.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../core/scope.js';
 import type { Services } from '../core/services.js';
@@ -131,17 +132,8 @@ export function hasBody(ctx: Context): boolean {
 
 /** After-commit work gets a second at most (BullMQ waits for a Redis that is down): logged, never thrown. */
 async function runAfterCommit(services: Services, what: string, fn: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const work = fn();
-  work.catch(() => undefined); // it may still fail after the time bound
-  const bound = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('no answer within 1 s')), 1000); });
-  try {
-    await Promise.race([work, bound]);
-  } catch (err) {
-    services.logger.warn({ err: (err as Error).message }, `after commit: ${what} failed`);
-  } finally {
-    clearTimeout(timer);
-  }
+  await withTimeout(fn(), 1000, 'no answer within 1 s')
+    .catch((err: Error) => services.logger.warn({ err: err.message }, `after commit: ${what} failed`));
 }
 
 export function mountRoutes(router: Router, routes: RouteDef[], services: Services): void {
@@ -192,9 +184,8 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       }
       ctx.status = run.status ?? 200;
       if (result instanceof FileResponse) {
-        ctx.type = result.contentType;
         ctx.attachment(result.filename, { type: 'attachment' });
-        ctx.type = result.contentType; // attachment() guesses a type from the name: ours wins
+        ctx.type = result.contentType; // after attachment(), which guesses a type from the name
         ctx.body = result.body;
         return;
       }

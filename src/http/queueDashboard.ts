@@ -13,31 +13,25 @@ import { AppError } from '../core/errors.js';
 import { anyOperator, isOperator } from '../core/operators.js';
 import type { Services } from '../core/services.js';
 import { sessionScope } from './authenticate.js';
+import { routerPath } from './routePath.js';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 /**
- * The path as any router might read it: percent-decoded, dot segments resolved, slashes collapsed,
- * lower case. Whatever spelling reaches the dashboard is guarded, and only the canonical spelling
- * is served (another one is 404), so bull-board never routes a path the guard read differently.
+ * Whether a path reaches the dashboard as a router may read it (routePath.ts), and whether it is
+ * its canonical spelling: the prefix exact, no doubled or back slashes, no dot segments (escapes
+ * after the prefix stay allowed: bull-board's UI escapes job ids such as `repeat:…`). Only the
+ * canonical spelling is served (another one is 404), so bull-board never routes a path the guard
+ * read differently.
  */
 export function dashboardPath(rawPath: string): { under: boolean; canonical: boolean } {
+  const under = /^\/admin\/queues(\/|$)/.test(routerPath(rawPath));
   let decoded = rawPath;
   try {
     decoded = decodeURIComponent(rawPath);
   } catch {
-    /* a malformed escape: judged as sent */
+    /* judged as sent */
   }
-  let resolved = decoded;
-  try {
-    resolved = new URL(decoded.replace(/\\/g, '/').replace(/\/{2,}/g, '/'), 'http://x').pathname;
-  } catch {
-    /* not a path: judged as sent */
-  }
-  const normal = resolved.toLowerCase();
-  const under = /^\/admin\/queues(\/|$)/.test(normal) || /^\/+admin\/+queues(\/|$)/i.test(decoded);
-  // Canonical: the prefix spelt exactly, no doubled or back slashes, no dot segments (escapes after
-  // the prefix stay allowed: bull-board's UI escapes job ids such as `repeat:…`).
   const canonical = under && /^\/admin\/queues(\/|$)/.test(rawPath) && !/\/\/|\\/.test(decoded) && !/(^|\/)\.\.?(\/|$)/.test(decoded);
   return { under, canonical };
 }

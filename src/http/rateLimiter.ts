@@ -6,6 +6,7 @@
 // would be full anyway (a missing key *is* a full bucket), so memory does not
 // grow per request.
 import type { Redis } from 'ioredis';
+import { withTimeout } from '../core/timeout.js';
 import { takeToken, UNITS_PER_TOKEN, type BucketPolicy, type BucketState, type RateDecision } from '../core/tokenBucket.js';
 
 /**
@@ -92,8 +93,10 @@ export class RateLimiter {
     // Not connected: don't queue or wait, answer locally right away.
     if (this.redis.status === 'ready') {
       try {
-        const [allowed, remaining, resetSeconds, retryAfterSeconds] = await this.withTimeout(
-          this.take_(`${this.keyPrefix}rl:${key}`, policy.capacity, policy.refillPerMinute),
+        // A timed-out script may still run in Redis later; counting that request in both buckets
+        // is harmless (it only errs on the strict side, once).
+        const [allowed, remaining, resetSeconds, retryAfterSeconds] = await withTimeout(
+          this.take_(`${this.keyPrefix}rl:${key}`, policy.capacity, policy.refillPerMinute), this.redisTimeoutMs, 'rate limiter: redis timeout',
         );
         this.degraded_ = false;
         return { allowed: allowed === 1, remaining, resetSeconds, retryAfterSeconds, limit: policy.refillPerMinute };
@@ -103,17 +106,6 @@ export class RateLimiter {
     }
     this.degraded_ = true;
     return this.takeLocal(key, policy);
-  }
-
-  // A timed-out script may still run in Redis later; counting that request in
-  // both buckets is harmless (it only errs on the strict side, once).
-  private withTimeout<T>(p: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('rate limiter: redis timeout')), this.redisTimeoutMs);
-    });
-    p.catch(() => {}); // a late rejection after the timeout must not be unhandled
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
   }
 
   private takeLocal(key: string, policy: BucketPolicy): RateDecision {

@@ -56,6 +56,8 @@ describe('accounts/login: throttling and password policy', () => {
       if (res.status === 429) limited += 1;
     }
     expect(limited).to.be.at.least(3);
+    // Any spelling the router accepts is authenticated and limited as its route.
+    expectOk(await call(app.url, 'GET', '/API/v1/Tags/', { auth: t.owner }));
   });
 
   it('five failures from one address stop that address for that account only: the owner signs in from another', async () => {

@@ -11,6 +11,7 @@
 // process agrees; while Redis is down the same rules run in process memory rather than not at all.
 import type { Redis } from 'ioredis';
 import { AppError } from '../../core/errors.js';
+import { withTimeout } from '../../core/timeout.js';
 
 export const LOGIN_POLICY = {
   windowMs: 15 * 60_000,
@@ -97,15 +98,7 @@ export class LoginGuard {
   /** The Redis answer, or undefined while Redis is down or slow (the caller then decides locally). */
   private async viaRedis(run: () => Promise<unknown>): Promise<unknown> {
     if (this.redis.status !== 'ready') return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const answer = run();
-    answer.catch(() => undefined);
-    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), this.redisTimeoutMs); });
-    try {
-      return await Promise.race([answer.catch(() => undefined), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withTimeout(run(), this.redisTimeoutMs, 'login guard: redis timeout').catch(() => undefined);
   }
 
   private read(key: string, now: number) {

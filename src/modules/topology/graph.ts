@@ -10,6 +10,7 @@
 //   l2         hosts holding their interfaces; physical links from LLDP/CDP neighbour data
 // Dependencies are edges in every view where their member services are drawn.
 import { createHash } from 'node:crypto';
+import { groupBy } from '../../core/historyTable.js';
 
 export const VIEWS = ['l3', 'workloads', 'application', 'l2'] as const;
 export type View = (typeof VIEWS)[number];
@@ -67,17 +68,15 @@ export interface Graph {
   filtered_out: FilteredOut;
 }
 
-const byPosition = (a: Row, b: Row) => (a.position ?? 0) - (b.position ?? 0) || String(a.id).localeCompare(String(b.id));
-const groupBy = <T extends Row>(rows: T[], key: string) => {
-  const out = new Map<string, T[]>();
-  for (const r of rows) {
-    const k = r[key] as string | null;
-    if (k == null) continue;
-    let list = out.get(k);
-    if (!list) out.set(k, (list = []));
-    list.push(r);
+/** A comparator over columns, in order (ids last, so every order is total). */
+const byKeys = (...keys: string[]) => (a: Row, b: Row) => {
+  for (const k of keys) {
+    const x = a[k] ?? '';
+    const y = b[k] ?? '';
+    if (x < y) return -1;
+    if (x > y) return 1;
   }
-  return out;
+  return 0;
 };
 
 /** The hosts drawn: hidden ones only when asked, and with `tagIds` only those carrying one of them. */
@@ -141,8 +140,8 @@ function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
     subnetIds.add(sub.id);
     nodes.push({ id: `subnet:${sub.id}`, kind: 'subnet', entity_id: sub.id, parent_id: null, label: sub.name || sub.cidr, cidr: sub.cidr, name: sub.name, subnet_type: sub.subnet_type });
   }
-  const ipsOf = groupBy([...s.ipAddresses].sort(byPosition), 'host_id');
-  const servicesOf = groupBy([...s.services].sort(byPosition), 'host_id');
+  const ipsOf = groupBy([...s.ipAddresses].sort(byKeys('position', 'id')), 'host_id');
+  const servicesOf = groupBy([...s.services].sort(byKeys('position', 'id')), 'host_id');
   const bindingsOf = groupBy(s.bindings, 'service_id');
   const port = new Map(s.ports.map((p) => [p.id as string, p]));
   const nodeOfService = new Map<string, string>();
@@ -200,7 +199,7 @@ function workloads(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Grap
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   const shown = new Set(hosts.map((h) => h.id as string));
-  const services = [...s.services].sort(byPosition).filter((svc) => shown.has(svc.host_id));
+  const services = [...s.services].sort(byKeys('position', 'id')).filter((svc) => shown.has(svc.host_id));
   const nodeOfService = new Map(services.map((svc) => [svc.id as string, `service:${svc.id}`]));
   for (const host of hosts) {
     nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, hostname: host.hostname });
@@ -353,15 +352,6 @@ function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: 
   return applyCollapse(nodes, edges, collapsed);
 }
 
-const byKeys = (...keys: string[]) => (a: Row, b: Row) => {
-  for (const k of keys) {
-    const x = a[k] ?? '';
-    const y = b[k] ?? '';
-    if (x < y) return -1;
-    if (x > y) return 1;
-  }
-  return 0;
-};
 
 /** Rows in one order whatever order the database read them in (live and history tables differ). */
 function ordered(s: Snapshot): Snapshot {

@@ -108,9 +108,6 @@ export const layoutJobId = (view: string, digest: string) => `layout-${view}-${d
  * the pending row is the claim). Pins of the network's view are laid over it.
  */
 export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: Set<string>): Promise<Layout> {
-  const pins = await db.query<{ node_id: string; x: number; y: number }>(
-    `select node_id, x, y from topology_pins where network_id = ? and view = ?`, [job.network_id, job.view],
-  );
   let row = await db.one<{ status: Layout['status']; positions: Record<string, Box> | null; error: string | null }>(
     `select status, positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
   );
@@ -130,7 +127,16 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
     }
     row = { status: 'pending', positions: null, error: null };
   }
-  const positions: Record<string, Box> = { ...(row.positions ?? {}) };
+  const { positions, pinned } = await withPins(db, job.network_id, job.view, row.positions ?? {}, nodeIds);
+  return { status: row.status, positions, pinned, ...(row.error ? { error: row.error } : {}) };
+}
+
+/** Positions with the network view's pins laid over them (pins of nodes not drawn are left out). */
+export async function withPins(db: Db, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
+  const pins = await db.query<{ node_id: string; x: number; y: number }>(
+    `select node_id, x, y from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view],
+  );
+  const positions: Record<string, Box> = { ...laid };
   const pinned: string[] = [];
   for (const p of pins) {
     if (!nodeIds.has(p.node_id)) continue;
@@ -138,7 +144,7 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
     positions[p.node_id] = { x: p.x, y: p.y, width: box?.width ?? 0, height: box?.height ?? 0 };
     pinned.push(p.node_id);
   }
-  return { status: row.status, positions, pinned: pinned.sort(), ...(row.error ? { error: row.error } : {}) };
+  return { positions, pinned };
 }
 
 /** The worker's end of it: the positions, or the failure, stored for every later answer. */

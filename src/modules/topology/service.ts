@@ -5,7 +5,7 @@ import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
 import { buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Snapshot, type View } from './graph.js';
-import { layoutFor, layoutGraph, storeLayout, type Box, type LayoutJob } from './layout.js';
+import { layoutFor, layoutGraph, storeLayout, withPins, type Box } from './layout.js';
 import { diffGraphs, unionOverTime } from './diff.js';
 import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
 import { AppError } from '../../core/errors.js';
@@ -23,11 +23,14 @@ const COLUMNS = {
   dependencies: 'id, name, color, dependency_type, edge_style, members',
 } as const;
 
-/** A table's rows of the network, live or as of `at`, as SQL (alias-free) and its parameters. */
-function sourceOf(table: string, networkId: string, at: string | undefined): [string, unknown[]] {
+/**
+ * A table's rows of the network (or, with `column`, of another scope: tags by organization), live
+ * or as of `at`, as a subquery and its parameters.
+ */
+function sourceOf(table: string, scopeId: string, at: string | undefined, column = 'network_id'): [string, unknown[]] {
   return at
-    ? [`(select * from ${table}_history where network_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [networkId, at]]
-    : [`(select * from ${table} where network_id = ?)`, [networkId]];
+    ? [`(select * from ${table}_history where ${column} = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [scopeId, at]]
+    : [`(select * from ${table} where ${column} = ?)`, [scopeId]];
 }
 
 /** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
@@ -44,14 +47,14 @@ async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at
   return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
 }
 
+const tagsOf = (organizationId: string, at: string | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
+
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
 export async function loadSnapshot(db: Db, organizationId: string, networkId: string, at?: string, hostIds?: string[]): Promise<Snapshot> {
   const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
   const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags] = await Promise.all([
     rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
-    at
-      ? db.query(`select id, name, color, is_application from tags_history where organization_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`, [organizationId, at])
-      : db.query(`select id, name, color, is_application from tags where organization_id = ?`, [organizationId]),
+    db.query(`select id, name, color, is_application from ${tagsOf(organizationId, at)[0]} t`, tagsOf(organizationId, at)[1]),
   ]);
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags };
 }
@@ -64,9 +67,7 @@ export async function loadSnapshot(db: Db, organizationId: string, networkId: st
 async function availableViewsOf(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<View[]> {
   const [services, sp] = sourceOf('services', networkId, at);
   const [interfaces, ip] = sourceOf('interfaces', networkId, at);
-  const tags = at
-    ? [`(select * from tags_history where organization_id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [organizationId, at]] as const
-    : [`(select * from tags where organization_id = ?)`, [organizationId]] as const;
+  const tags = tagsOf(organizationId, at);
   const row = await db.one<{ workloads: boolean; application: boolean; l2: boolean }>(
     `select exists (select 1 from ${services} s) as workloads,
             exists (select 1 from ${services} s join ${tags[0]} t on t.id = any(s.tags) and t.is_application) as application,
@@ -149,17 +150,14 @@ export const MAX_TICKS = 200;
  */
 async function changeInstants(db: Db, networkId: string, from: string, to: string): Promise<string[]> {
   const parts = INVENTORY_TABLES.flatMap((t) => [
-    `select valid_from as t from ${t}_history where network_id = ?1 and valid_from > ?2 and valid_from <= ?3`,
-    `select valid_to from ${t}_history where network_id = ?1 and valid_to > ?2 and valid_to <= ?3`,
+    `select valid_from as t from ${t}_history where network_id = ? and valid_from > ? and valid_from <= ?`,
+    `select valid_to from ${t}_history where network_id = ? and valid_to > ? and valid_to <= ?`,
   ]);
-  const sql = `select distinct to_char(t at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, t as raw from (${parts.join(' union ')}) x order by raw limit ${MAX_TICKS + 1}`;
-  // Positional parameters repeated: expanded for Db.query's `?` placeholders.
-  const params: unknown[] = [];
-  const text = sql.replace(/\?([123])/g, (_, n: string) => {
-    params.push([networkId, from, to][Number(n) - 1]);
-    return '?';
-  });
-  return (await db.query<{ t: string }>(text, params)).map((r) => r.t);
+  const rows = await db.query<{ t: string }>(
+    `select distinct to_char(t at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, t as raw from (${parts.join(' union ')}) x order by raw limit ${MAX_TICKS + 1}`,
+    parts.flatMap(() => [networkId, from, to]),
+  );
+  return rows.map((r) => r.t);
 }
 
 export interface TopologyQuery {
@@ -175,6 +173,14 @@ export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, 
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at);
   const graph = buildGraph(snapshot, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand });
   return { snapshot, graph, digest: graphDigest(graph) };
+}
+
+/** The graph of a query, in one transaction, and the instant it shows (`at`, or now). */
+async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
+  return db.transaction(async (tx) => {
+    const asOf = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
+    return { ...(await graphAt(tx, organizationId, q, q.at)), asOf };
+  });
 }
 
 export interface IntervalQuery {
@@ -224,19 +230,15 @@ export const topologyService = {
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
   async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
-    const { graph, digest, asOf } = await db.transaction(async (tx) => {
-      const now = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
-    });
+    const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
     const stored = await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest]);
-    let positions = stored?.positions;
-    if (!positions) {
+    let laid = stored?.positions;
+    if (!laid) {
       const started = performance.now();
-      positions = await layoutGraph(graph.nodes, graph.edges);
-      await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, { positions, durationMs: performance.now() - started });
+      laid = await layoutGraph(graph.nodes, graph.edges);
+      await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, { positions: laid, durationMs: performance.now() - started });
     }
-    const pins = await db.query<{ node_id: string; x: number; y: number }>(`select node_id, x, y from topology_pins where network_id = ? and view = ?`, [q.network_id, q.view]);
-    for (const p of pins) if (positions[p.node_id]) positions[p.node_id] = { ...positions[p.node_id]!, x: p.x, y: p.y };
+    const { positions } = await withPins(db, q.network_id, q.view, laid, new Set(graph.nodes.map((n) => n.id)));
     const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
     const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
     const { type, extension } = EXPORT_FORMATS[q.format];
@@ -247,10 +249,7 @@ export const topologyService = {
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // One snapshot: every table read in one transaction, so `now` is one instant too.
-    const { graph, digest, asOf } = await db.transaction(async (tx) => {
-      const now = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      return { ...(await graphAt(tx, scope.organizationId, q, q.at)), asOf: now };
-    });
+    const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: asOf, digest,
       tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes, expand: q.expand,
