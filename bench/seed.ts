@@ -9,6 +9,8 @@ export interface SeedOptions {
   organizationId: string;
   networkId: string;
   subnetId: string;
+  /** Optional: spread the hosts over these subnets in equal blocks (their addresses 10.<block>.x.y) instead of `subnetId`. */
+  subnetIds?: string[];
   hosts: number;
   minHistory: number;
   /** Hosts per transaction in the growth rounds. */
@@ -73,13 +75,16 @@ export async function seed(opts: SeedOptions): Promise<SeedResult> {
          from bench_seed_hosts`,
         [org, net],
       );
+      // Host n's block: (n - 1) * blocks / hosts; within a block its addresses count from 10.<block>.0.2.
+      const subnets = opts.subnetIds?.length ? opts.subnetIds : [subnet];
+      const perBlock = Math.ceil(opts.hosts / subnets.length);
       await c.query(
         `insert into ip_addresses (id, organization_id, network_id, host_id, subnet_id, ip_address, mac_address, name, position, last_seen_at)
-         select i.id, $1, $2, h.id, $3, '10.0.0.0'::inet + (i.n * 2 + i.k),
+         select i.id, $1, $2, h.id, ($3::uuid[])[(i.n - 1) / $4 + 1], '10.0.0.0'::inet + (((i.n - 1) / $4) * 65536 + ((i.n - 1) % $4 + 1) * 2 + i.k),
                 upper(regexp_replace(lpad(to_hex(i.n * 2 + i.k), 8, '0'), '(..)(..)(..)(..)', '02:00:\\1:\\2:\\3:\\4')),
                 'eth' || i.k, i.k, now()
          from bench_seed_ips i join bench_seed_hosts h using (n)`,
-        [org, net, subnet],
+        [org, net, subnets, perBlock],
       );
       await c.query(
         `insert into ports (id, organization_id, network_id, host_id, number, protocol, type, last_seen_at)

@@ -3,8 +3,9 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
-import { layoutGraph } from '../../src/modules/topology/layout.js';
+import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
 import { loadSnapshot } from '../../src/modules/topology/service.js';
+import { diffGraphs } from '../../src/modules/topology/diff.js';
 import { Db } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
@@ -245,6 +246,10 @@ describe('topology: the network as a graph', () => {
       });
       expect(relaid.layout.positions[pinned]).to.include({ x: -500, y: 42.5 });
       expect(relaid.layout.positions).to.have.property(`host:${relaid.nodes.find((x: any) => x.label === 'newcomer').entity_id}`);
+      // The map did not move: every element laid out before is where it was (placed, not laid out afresh).
+      for (const [id, p] of Object.entries(ready.layout.positions as Record<string, any>)) {
+        if (id !== pinned && !id.startsWith('subnet:')) expect(relaid.layout.positions[id], id).to.deep.equal(p);
+      }
       // Pins keep their history: placed, moved, unpinned.
       expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: -400, y: 0 } } } }));
       // Unpinned: the worker's position again. A Viewer may read but not pin.
@@ -301,6 +306,26 @@ describe('topology: the network as a graph', () => {
     expect(webA.intervals).to.deep.equal([{ from: t0, to: null }]);
     expect(webA.host_name).to.equal('web-1'); // as last drawn
     expect(timeline.layout.status).to.equal('pending');
+  });
+
+  it('diff from history: drawing only the hosts that changed, or that an edge joins to them, answers what two whole drawings compared answer, in every view', async () => {
+    const t0 = (await topo('')).as_of;
+    // db renamed (a member of both dependencies, a VM under web's service), a subnet renamed, a host added, a dependency recoloured.
+    expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${n.db.id}`, { auth: t.owner, body: { id: n.db.id, name: 'db-1', hidden: false, tags: [], virtualization: n.db.virtualization ?? { type: 'Proxmox', details: { service_id: n.svc.metrics, vm_id: 101 } } } }));
+    expectOk(await call(app.url, 'PUT', `/api/v1/subnets/${n.subnetB.id}`, { auth: t.owner, body: { ...n.subnetB, name: 'dmz' } }));
+    expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: t.defaultNetworkId, name: 'new', ip_addresses: [{ subnet_id: n.subnetA.id, ip_address: '10.1.0.30' }] } }), 201);
+    expectOk(await call(app.url, 'PUT', `/api/v1/dependencies/${n.deps.hub.id}`, { auth: t.owner, body: { ...n.deps.hub, color: 'Green' } }));
+    const t1 = (await topo('')).as_of;
+    const db = new Db(app.services.orm.em.fork());
+    const sort = (xs: any[]) => [...xs].sort((a, b) => a.id.localeCompare(b.id));
+    const sorted = (d: any) => ({ nodes: { added: sort(d.nodes.added), removed: sort(d.nodes.removed), changed: sort(d.nodes.changed) }, edges: { added: sort(d.edges.added), removed: sort(d.edges.removed), changed: sort(d.edges.changed) } });
+    for (const view of ['l3', 'workloads', 'application', 'l2'] as const) {
+      const answered = expectOk(await call(app.url, 'GET', `/api/v1/topology/diff?network_id=${t.defaultNetworkId}&view=${view}&from=${encodeURIComponent(t0)}&to=${encodeURIComponent(t1)}`, { auth: t.owner }));
+      const draw = async (at: string) => buildGraph(await loadSnapshot(db, t.orgId, t.defaultNetworkId, at), view, { maxNodes: Number.MAX_SAFE_INTEGER });
+      const whole = diffGraphs(await draw(t0), await draw(t1));
+      expect(sorted(answered), view).to.deep.equal(sorted(whole));
+      expect([...whole.nodes.added, ...whole.nodes.changed, ...whole.edges.changed].length, view).to.be.greaterThan(0);
+    }
   });
 
   it('exports: SVG, GraphML and draw.io are well-formed XML naming every host; Mermaid has a subgraph per subnet', async () => {
@@ -380,6 +405,47 @@ describe('topology: graph builder (pure)', () => {
     const g = buildGraph(s, 'l3', { maxNodes: 1000 });
     const positions = await layoutGraph(g.nodes, g.edges);
     expect(Object.keys(positions).sort()).to.deep.equal(g.nodes.map((x) => x.id).sort());
+  });
+
+  it('a later layout keeps every node where it was and places a new one below its neighbour, inside its container, overlapping nothing', async () => {
+    const subnets = [0, 1].map((i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, cidr: `10.${i}.0.0/24`, name: `s${i}` }));
+    const snapshot = (hostCount: number): Snapshot => {
+      const hosts = Array.from({ length: hostCount }, (_, i) => ({ id: `h${i}`, name: `host-${i}`, tags: [] }));
+      return {
+        ...empty, subnets, hosts,
+        ipAddresses: hosts.map((h, i) => ({ id: `ip${i}`, host_id: h.id, subnet_id: subnets[i % 2]!.id, ip_address: `10.${i % 2}.0.${i}`, position: 0 })),
+        services: hosts.map((h, i) => ({ id: `s${i}`, host_id: h.id, name: `svc-${i}`, position: 0 })),
+        // The new host's service (s10) depends on s2's: its neighbour, in the same subnet.
+        dependencies: [{ id: 'd', name: 'd', dependency_type: 'RequestPath', color: 'Blue', edge_style: 'Bezier', members: { type: 'Services', service_ids: ['s2', 's10'] } }],
+      };
+    };
+    const before = buildGraph(snapshot(10), 'l3', { maxNodes: 1000 });
+    const laid = await layoutGraph(before.nodes, before.edges);
+    const after = buildGraph(snapshot(11), 'l3', { maxNodes: 1000 });
+    const placed = placeIncrementally(after.nodes, after.edges, laid)!;
+    // Each element where it was, or moved with its whole container (pushed down by the one that grew to hold the new node).
+    for (const n of before.nodes.filter((x) => x.kind !== 'subnet')) {
+      const shift = placed[n.parent_id!]!.y - laid[n.parent_id!]!.y;
+      expect(placed[n.id], n.id).to.deep.equal({ ...laid[n.id], y: laid[n.id]!.y + shift });
+    }
+    expect(placed[`subnet:${subnets[0]!.id}`]).to.include({ x: laid[`subnet:${subnets[0]!.id}`]!.x, y: laid[`subnet:${subnets[0]!.id}`]!.y });
+    const added = placed['ip_address:ip10']!;
+    const neighbour = placed['ip_address:ip2']!;
+    const subnet = placed[`subnet:${subnets[0]!.id}`]!;
+    expect(added.x).to.equal(neighbour.x);
+    expect(added.y).to.be.greaterThan(neighbour.y);
+    expect(added.y + added.height).to.be.at.most(subnet.y + subnet.height);
+    for (const n of after.nodes.filter((x) => x.parent_id === `subnet:${subnets[0]!.id}` && x.id !== 'ip_address:ip10')) {
+      const o = placed[n.id]!;
+      expect(added.y >= o.y + o.height || o.y >= added.y + added.height, `${n.id} overlaps`).to.equal(true);
+    }
+    // Containers that grew pushed down what lay below them: no two top-level boxes overlap.
+    const tops = after.nodes.filter((x) => !x.parent_id).map((x) => placed[x.id]!);
+    for (const [i, a] of tops.entries()) for (const b of tops.slice(i + 1)) {
+      expect(a.x >= b.x + b.width || b.x >= a.x + a.width || a.y >= b.y + b.height || b.y >= a.y + a.height).to.equal(true);
+    }
+    // Mostly new (a first layout, a container opened): laid out afresh instead.
+    expect(placeIncrementally(after.nodes, after.edges, {})).to.equal(undefined);
   });
 
   it('leaves every node when within max_nodes, and reports what could not be collapsed', () => {

@@ -16,7 +16,8 @@ export interface ItemDiff<T> {
   changed: ItemChange[];
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** Equal values: primitives compared directly, objects and arrays by their JSON (node fields are plain data). */
+const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
 
 function diffItems<T extends Item>(before: T[], after: T[]): ItemDiff<T> {
   const old = new Map(before.map((x) => [x.id, x]));

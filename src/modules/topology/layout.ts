@@ -101,6 +101,99 @@ export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], option
   return positions;
 }
 
+/** Spacing and container padding of placeIncrementally: elk's (ELK_OPTIONS, containerOptions). */
+const GAP = 24;
+const PAD = { top: 40, left: 16, bottom: 16, right: 16 };
+
+/** Boxes closer than GAP count as overlapping. */
+const overlaps = (a: Box, b: Box) => a.x < b.x + b.width + GAP && b.x < a.x + a.width + GAP && a.y < b.y + b.height + GAP && b.y < a.y + a.height + GAP;
+
+/** The first place at or below `start` (same x, stepping down) where `size` overlaps none of `taken`. */
+function freePlace(start: { x: number; y: number }, size: { width: number; height: number }, taken: Box[]): Box {
+  const box = { x: start.x, y: start.y, ...size };
+  for (let blocked = taken.find((t) => overlaps(box, t)); blocked; blocked = taken.find((t) => overlaps(box, t))) box.y = blocked.y + blocked.height + GAP;
+  return box;
+}
+
+/**
+ * A layout that keeps every node where it was (issue 11.4: a later layout places new nodes near
+ * their neighbours instead of reshuffling the map). `previous`: the network view's last positions.
+ * A new element goes below a node it shares a container with (the other end of
+ * one of its edges, else its container's last element), in the first free place; a new container
+ * goes right of the map, its elements in a column; a container grows to hold its elements and what
+ * lay below it moves down as much. Undefined when less than `keep` of the nodes were placed before
+ * (a first layout, a container expanded): elk then lays the graph out afresh.
+ */
+export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previous: Record<string, Box>, keep = 0.8): Record<string, Box> | undefined {
+  const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+  const kept = (n: GraphNode) => previous[n.id] && (isContainer.has(n.id) || !n.parent_id || previous[n.parent_id]);
+  if (!nodes.length || nodes.filter(kept).length < keep * nodes.length) return undefined;
+  const positions: Record<string, Box> = {};
+  for (const n of nodes) {
+    const p = previous[n.id];
+    if (!kept(n)) continue;
+    // Elements take their size anew (a label or a service list may have changed); containers grow below.
+    positions[n.id] = isContainer.has(n.id) ? { ...p! } : { x: p!.x, y: p!.y, ...sizeOf(n) };
+  }
+  const neighbours = new Map<string, string[]>();
+  for (const e of edges) {
+    (neighbours.get(e.source) ?? neighbours.set(e.source, []).get(e.source)!).push(e.target);
+    (neighbours.get(e.target) ?? neighbours.set(e.target, []).get(e.target)!).push(e.source);
+  }
+  const parentOf = new Map(nodes.map((n) => [n.id, n.parent_id]));
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const childrenOf = new Map<string | null, string[]>();
+  for (const n of nodes) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n.id);
+  const inside = (parent: string | null) => (childrenOf.get(parent) ?? []).filter((id) => positions[id]).map((id) => positions[id]!);
+  const right = () => Math.max(0, ...Object.values(positions).map((b) => b.x + b.width));
+  const top = () => Math.min(...Object.values(positions).map((b) => b.y));
+
+  // New containers first (right of the map), with their elements in a column.
+  for (const c of nodes.filter((n) => isContainer.has(n.id) && !positions[n.id])) {
+    const kids = (childrenOf.get(c.id) ?? []).map((id) => byId.get(id)!);
+    const x = right() + 2 * GAP;
+    let y = top() + PAD.top;
+    let width = 0;
+    for (const k of kids) {
+      const size = sizeOf(k);
+      positions[k.id] = { x: x + PAD.left, y, ...size };
+      y += size.height + GAP;
+      width = Math.max(width, size.width);
+    }
+    positions[c.id] = { x, y: top(), width: width + PAD.left + PAD.right, height: y - GAP - top() + PAD.bottom };
+  }
+  // New elements: below a placed neighbour in the same container, else below the container's last element.
+  for (const n of nodes.filter((x) => !positions[x.id] && !isContainer.has(x.id))) {
+    const siblings = inside(n.parent_id);
+    const neighbour = (neighbours.get(n.id) ?? []).find((id) => positions[id] && parentOf.get(id) === n.parent_id);
+    const container = n.parent_id ? positions[n.parent_id] : undefined;
+    const last = siblings.reduce<Box | undefined>((a, b) => (!a || b.y + b.height > a.y + a.height ? b : a), undefined);
+    const anchor = neighbour ? positions[neighbour] : last;
+    const start = anchor ? { x: anchor.x, y: anchor.y + anchor.height + GAP }
+      : container ? { x: container.x + PAD.left, y: container.y + PAD.top }
+      : { x: right() + 2 * GAP, y: top() };
+    positions[n.id] = freePlace(start, sizeOf(n), siblings);
+  }
+  // Containers grow to hold their elements; what lay below a grown one moves down by as much.
+  for (const id of [...isContainer].sort((a, b) => positions[a]!.y - positions[b]!.y)) {
+    const box = positions[id]!;
+    const kids = inside(id);
+    const bottom = Math.max(box.y + box.height, ...kids.map((k) => k.y + k.height + PAD.bottom));
+    box.width = Math.max(box.width, ...kids.map((k) => k.x + k.width + PAD.right - box.x));
+    const grown = bottom - (box.y + box.height);
+    if (grown <= 0) continue;
+    const oldBottom = box.y + box.height;
+    box.height += grown;
+    for (const other of childrenOf.get(null) ?? []) {
+      const o = positions[other];
+      if (other === id || !o || o.y < oldBottom || o.x >= box.x + box.width || o.x + o.width <= box.x) continue;
+      o.y += grown;
+      for (const k of childrenOf.get(other) ?? []) if (positions[k]) positions[k]!.y += grown;
+    }
+  }
+  return positions;
+}
+
 export const layoutJobId = (view: string, digest: string) => `layout-${view}-${digest}`;
 
 /**
@@ -145,6 +238,19 @@ export async function withPins(db: Db, networkId: string, view: View, laid: Reco
     pinned.push(p.node_id);
   }
   return { positions, pinned };
+}
+
+/**
+ * The positions a new layout of the network's view starts from: its last ready layout. Pins are
+ * not part of it (a node dragged out of its container must not stretch the container); they are
+ * laid over every answer.
+ */
+export async function previousPositions(db: Db, networkId: string, view: View, exceptDigest: string): Promise<Record<string, Box>> {
+  const last = await db.one<{ positions: Record<string, Box> }>(
+    `select positions from topology_layouts where network_id = ? and view = ? and status = 'ready' and digest <> ? order by updated_at desc limit 1`,
+    [networkId, view, exceptDigest],
+  );
+  return last?.positions ?? {};
 }
 
 /** The worker's end of it: the positions, or the failure, stored for every later answer. */

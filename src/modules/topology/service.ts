@@ -23,20 +23,32 @@ const COLUMNS = {
   dependencies: 'id, name, color, dependency_type, edge_style, members',
 } as const;
 
+/** Two instants read in one pass (a diff): each row says at which of them it was valid. */
+type Instants = [string, string];
+
 /**
- * A table's rows of the network (or, with `column`, of another scope: tags by organization), live
- * or as of `at`, as a subquery and its parameters.
+ * A table's rows of the network (or, with `column`, of another scope: tags by organization), live,
+ * as of `at`, or valid at either of two instants (flagged `at_first`, `at_second`), as a subquery
+ * and its parameters.
  */
-function sourceOf(table: string, scopeId: string, at: string | undefined, column = 'network_id'): [string, unknown[]] {
+function sourceOf(table: string, scopeId: string, at: string | Instants | undefined, column = 'network_id'): [string, unknown[]] {
+  if (Array.isArray(at)) {
+    const valid = 'tstzrange(valid_from, valid_to) @> ?::timestamptz';
+    return [
+      `(select *, ${valid} as at_first, ${valid} as at_second from ${table}_history where ${column} = ? and (${valid} or ${valid}))`,
+      [at[0], at[1], scopeId, at[0], at[1]],
+    ];
+  }
   return at
     ? [`(select * from ${table}_history where ${column} = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [scopeId, at]]
     : [`(select * from ${table} where ${column} = ?)`, [scopeId]];
 }
 
 /** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | undefined, hostIds?: string[]) {
+async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | Instants | undefined, hostIds?: string[]) {
   // host(ip_address) prints an address without its /32 (the column is inet).
-  const cols = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
+  const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
+  const cols = Array.isArray(at) ? `${columns}, at_first, at_second` : columns;
   const [src, params] = sourceOf(table, networkId, at);
   if (!hostIds || table === 'subnets' || table === 'dependencies') return db.query(`select ${cols} from ${src} t`, params);
   if (table === 'hosts') return db.query(`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]);
@@ -47,16 +59,28 @@ async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at
   return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
 }
 
-const tagsOf = (organizationId: string, at: string | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
+const tagsOf = (organizationId: string, at: string | Instants | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
+
+async function readSnapshot(db: Db, organizationId: string, networkId: string, at: string | Instants | undefined, hostIds?: string[]): Promise<Snapshot> {
+  const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
+  const tags = tagsOf(organizationId, at);
+  const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tagRows] = await Promise.all([
+    rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
+    db.query(`select id, name, color, is_application${Array.isArray(at) ? ', at_first, at_second' : ''} from ${tags[0]} t`, tags[1]),
+  ]);
+  return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags: tagRows };
+}
 
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
 export async function loadSnapshot(db: Db, organizationId: string, networkId: string, at?: string, hostIds?: string[]): Promise<Snapshot> {
-  const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
-  const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags] = await Promise.all([
-    rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
-    db.query(`select id, name, color, is_application from ${tagsOf(organizationId, at)[0]} t`, tagsOf(organizationId, at)[1]),
-  ]);
-  return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags };
+  return readSnapshot(db, organizationId, networkId, at, hostIds);
+}
+
+/** The inventory at two instants, each history table read once (a diff's two sides). */
+export async function loadSnapshotPair(db: Db, organizationId: string, networkId: string, instants: Instants, hostIds?: string[]): Promise<[Snapshot, Snapshot]> {
+  const both = await readSnapshot(db, organizationId, networkId, instants, hostIds);
+  const side = (flag: 'at_first' | 'at_second') => Object.fromEntries(Object.entries(both).map(([k, rows]) => [k, (rows as Array<Record<string, unknown>>).filter((r) => r[flag])])) as unknown as Snapshot;
+  return [side('at_first'), side('at_second')];
 }
 
 /**
@@ -127,10 +151,10 @@ async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: 
      where not exists (select 1 from i where i.host_id = v.id)
         or exists (select 1 from i where i.host_id = v.id and (i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))))
      union
-     select s.host_id from ${services} s where s.id::text in (
-       select jsonb_array_elements_text(d.members -> 'service_ids') from ${deps} d
+     select s.host_id from ${services} s where s.id in (
+       select jsonb_array_elements_text(d.members -> 'service_ids')::uuid from ${deps} d
        union all
-       select b.service_id::text from ${bindings} b where b.id::text in (select jsonb_array_elements_text(d.members -> 'binding_ids') from ${deps} d))`,
+       select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
     [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
   );
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at, rows.map((r) => r.id));
@@ -175,9 +199,22 @@ export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, 
   return { snapshot, graph, digest: graphDigest(graph) };
 }
 
+/**
+ * A topology read: every table in one transaction (one snapshot, one `now`), without parallel
+ * workers. Their start-up cost more than they saved on these scans (bench network, budgeted l3 as
+ * of an instant, medians of 10: 285 → 257 ms; live unchanged) and a 2-core API server has no
+ * idle cores to give them under load.
+ */
+function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.query('set local max_parallel_workers_per_gather = 0');
+    return fn(tx);
+  });
+}
+
 /** The graph of a query, in one transaction, and the instant it shows (`at`, or now). */
 async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
-  return db.transaction(async (tx) => {
+  return readTransaction(db, async (tx) => {
     const asOf = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
     return { ...(await graphAt(tx, organizationId, q, q.at)), asOf };
   });
@@ -203,19 +240,105 @@ export async function timelineGraph(db: Db, organizationId: string, q: IntervalQ
   return { ticks, ...union, digest: graphDigest({ nodes: union.nodes.map(({ intervals: _i, ...n }) => n), edges: union.edges.map(({ intervals: _i, ...e }) => e) }) };
 }
 
+/** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
+const changedIn = (alias: string) => `${alias}.network_id = ? and (${alias}.valid_from > ? and ${alias}.valid_from <= ? or ${alias}.valid_to > ? and ${alias}.valid_to <= ?)`;
+/** `alias`'s row was valid at `from` or at `to`: parameters from, to. */
+const validAtEither = (alias: string) => `(tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz or tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz)`;
+
+/**
+ * The hosts whose drawing can differ between `from` and `to`, asked of the history tables (issue
+ * 11.2: a diff from history, not two whole drawings): every host with a state that began or ended
+ * in (from, to], its own or a child's (addresses, ports, services, bindings, interfaces), then the
+ * hosts an edge joins to those (members of the same dependency, or of a changed dependency; a VM
+ * or container and the service it runs under). A host outside this set is drawn alike at both
+ * instants, and so are its edges; subnets and dependencies are drawn whole (an address changes
+ * subnet only by a state of its own). Undefined: compare everything: when more than half of the
+ * hosts changed themselves (drawing all costs less than finding and filtering by them), in l2
+ * (links are resolved by names), in application after one of its tags changed.
+ */
+async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, from: string, to: string): Promise<string[] | undefined> {
+  if (q.view === 'l2') return undefined;
+  const window = [q.network_id, from, to, from, to];
+  if (q.view === 'application') {
+    const tags = await db.one(`select 1 from tags_history t where ${changedIn('t').replace('t.network_id', 't.organization_id')} limit 1`, [organizationId, from, to, from, to]);
+    if (tags) return undefined;
+  }
+  // When most hosts changed themselves, drawing everything costs less than finding and filtering by them.
+  const own = await db.one<{ changed: number; total: number }>(
+    `select count(distinct h.id) filter (where h.valid_from > ? and h.valid_from <= ? or h.valid_to > ? and h.valid_to <= ?)::int as changed, count(distinct h.id)::int as total
+     from hosts_history h where h.network_id = ? and ${validAtEither('h')}`,
+    [from, to, from, to, q.network_id, from, to],
+  );
+  if (own && own.changed * 2 > own.total) return undefined;
+  const hosts = await db.query<{ host_id: string }>(
+    `select h.id as host_id from hosts_history h where ${changedIn('h')}
+     union select x.host_id from ip_addresses_history x where ${changedIn('x')}
+     union select x.host_id from ports_history x where ${changedIn('x')}
+     union select x.host_id from services_history x where ${changedIn('x')}
+     union select x.host_id from interfaces_history x where ${changedIn('x')}
+     union select s.host_id from bindings_history b join services_history s on s.id = b.service_id where ${changedIn('b')}`,
+    [...window, ...window, ...window, ...window, ...window, ...window],
+  );
+  const compare = new Set(hosts.map((r) => r.host_id));
+  // Edges between hosts: dependencies (members by service or by binding) and virtualization, at either instant.
+  const deps = await db.query<{ id: string; members: any; changed: boolean }>(
+    `select d.id, d.members, (d.valid_from > ? and d.valid_from <= ? or d.valid_to > ? and d.valid_to <= ?) as changed
+     from dependencies_history d where d.network_id = ? and ${validAtEither('d')}`,
+    [from, to, from, to, q.network_id, from, to],
+  );
+  const memberIds = deps.flatMap((d) => [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])]).filter((x) => typeof x === 'string');
+  const links = await db.query<{ a: string; b: string | null; dependency_id: string | null }>(
+    `with m as (
+       select s.id::text as member, s.host_id from services_history s where s.network_id = ? and s.id::text = any(?::text[]) and ${validAtEither('s')}
+       union select b.id::text, s.host_id from bindings_history b join services_history s on s.id = b.service_id and ${validAtEither('s')}
+         where b.network_id = ? and b.id::text = any(?::text[]) and ${validAtEither('b')}),
+     v as (
+       select h.id as host_id, h.virtualization #>> '{details,service_id}' as runs_under from hosts_history h
+         where h.network_id = ? and h.virtualization #>> '{details,service_id}' is not null and ${validAtEither('h')}
+       union select s.host_id, s.virtualization #>> '{details,service_id}' from services_history s
+         where s.network_id = ? and s.virtualization #>> '{details,service_id}' is not null and ${validAtEither('s')})
+     select m.member as a, m.host_id::text as b, null as dependency_id from m
+     union all
+     select v.host_id::text, r.host_id::text, 'virtualization' from v join services_history r on r.id::text = v.runs_under and r.network_id = ? and ${validAtEither('r')}`,
+    [q.network_id, memberIds, from, to, from, to, q.network_id, memberIds, from, to, q.network_id, from, to, q.network_id, from, to, q.network_id, from, to],
+  );
+  const hostsOfMember = new Map<string, Set<string>>();
+  for (const l of links) {
+    if (l.dependency_id === 'virtualization') {
+      if (compare.has(l.a) || compare.has(l.b!)) [l.a, l.b!].forEach((h) => compare.add(h));
+    } else {
+      (hostsOfMember.get(l.a) ?? hostsOfMember.set(l.a, new Set()).get(l.a)!).add(l.b!);
+    }
+  }
+  // Virtualization pairs were added above; a dependency brings all its member hosts when it changed or touches a compared host.
+  const touched = new Set(compare);
+  for (const d of deps) {
+    const members = [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])].flatMap((m: string) => [...(hostsOfMember.get(m) ?? [])]);
+    if (d.changed || members.some((h) => touched.has(h))) members.forEach((h) => compare.add(h));
+  }
+  return [...compare];
+}
+
+/** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
+async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
+  const snapshots = await loadSnapshotPair(db, organizationId, q.network_id, instants, hostIds);
+  return snapshots.map((s) => buildGraph(s, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }));
+}
+
 export const topologyService = {
   async diff(db: Db, scope: Scope, q: IntervalQuery) {
     await networkService.assertFilterable(db, scope, q.network_id, q.to); // the network as of the interval's end
-    return db.transaction(async (tx) => {
+    return readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      const [before, after] = [await graphAt(tx, scope.organizationId, uncollapsed(q), q.from), await graphAt(tx, scope.organizationId, uncollapsed(q), to)];
-      return { network_id: q.network_id, view: q.view, from: q.from, to, ...diffGraphs(before.graph, after.graph) };
+      const hostIds = await hostsToCompare(tx, scope.organizationId, q, q.from, to);
+      const [before, after] = await drawForDiff(tx, scope.organizationId, q, [q.from, to], hostIds);
+      return { network_id: q.network_id, view: q.view, from: q.from, to, ...diffGraphs(before, after) };
     });
   },
 
   async timeline(db: Db, scope: Scope, q: IntervalQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.to);
-    const union = await db.transaction(async (tx) => {
+    const union = await readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       return { to, ...(await timelineGraph(tx, scope.organizationId, { ...q, to })) };
     });
