@@ -150,6 +150,21 @@ function installMissing(needPg: boolean, needRedis: boolean): void {
   run('apt-get', ['install', '-y', ...missing]);
 }
 
+/**
+ * A Chromium for the browser tests (driven by playwright-core, which downloads none): CHROMIUM_PATH,
+ * else one on PATH, else Debian's package installed (root with apt-get), as for the servers.
+ */
+export function ensureChromium(): string {
+  const found = process.env.CHROMIUM_PATH || ['chromium', 'chromium-browser', 'google-chrome'].map(which).find(Boolean);
+  if (found) return found;
+  if (!IS_ROOT || !which('apt-get')) throw new Error('no Chromium for the browser tests: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH');
+  log('apt-get update');
+  run('apt-get', ['update']);
+  log('apt-get install -y chromium (takes a minute or two)');
+  run('apt-get', ['install', '-y', 'chromium']);
+  return which('chromium')!;
+}
+
 const isAlive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
 };

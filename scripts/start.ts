@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { loadConfig, portInUseMessage } from '../src/config.js';
 import { createOrm, migrate } from '../src/core/db.js';
-import { bundlePath, buildBundles } from './build.js';
+import { bundlePath, buildBundles, buildWeb } from './build.js';
 import { ensureServices } from './services.js';
 
 // A busy port is said in one line before anything starts (the API would find out only after the
@@ -27,7 +27,7 @@ await orm.close(true);
 if (applied.length) console.error(`[start] migrations applied: ${applied.join(', ')}`);
 
 // The API and the worker run as esbuild bundles of their entry points (scripts/build.ts).
-await buildBundles();
+await Promise.all([buildBundles(), buildWeb()]);
 const children: ChildProcess[] = [
   spawn(process.execPath, ['--enable-source-maps', bundlePath('server')], { env, stdio: 'inherit' }),
   spawn(process.execPath, ['--enable-source-maps', bundlePath('worker')], { env, stdio: 'inherit' }),

@@ -21,6 +21,7 @@ import { mountRoutes } from './http/pipeline.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { requestLog } from './http/requestLog.js';
 import { securityHeaders } from './http/securityHeaders.js';
+import { webApp } from './http/webApp.js';
 import { LoginGuard } from './modules/accounts/loginGuard.js';
 import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
 import { routes } from './routes.js';
@@ -78,8 +79,6 @@ export function buildApp(services: Services): Koa {
   const openApiDocument = () => (openApi ??= buildOpenApi(routes, services.config));
   router.get('/api/openapi.json', (ctx) => { ctx.body = openApiDocument(); });
   router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = (docsPage ??= renderDocsPage(openApiDocument())); });
-  // Until the web application is served here, a browser opening the service lands on the docs.
-  router.get('/', (ctx) => ctx.redirect('/api/docs'));
 
   app.use(requestLog(services.logger, services.metrics.observeRequest));
   // Answers over 1 KB are compressed when the client accepts it (topology payloads are large).
@@ -88,6 +87,7 @@ export function buildApp(services: Services): Koa {
   app.use(securityHeaders()); // same-origin writes, nosniff, no-store, CSP on HTML
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
+  app.use(webApp()); // the web application's pages and assets (dist/web)
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
   app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));

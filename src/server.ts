@@ -15,7 +15,7 @@ collectDefaultMetrics({ register: services.metrics.registry });
 const server = buildApp(services).listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   const url = publicUrl(config.host, port);
-  services.logger.info({ port, version: config.serverVersion, docs: `${url}/api/docs` }, `api listening on ${url}, API docs at ${url}/api/docs`);
+  services.logger.info({ port, version: config.serverVersion, docs: `${url}/api/docs` }, `api listening on ${url} (web application), API docs at ${url}/api/docs`);
 });
 server.on('error', async (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EADDRINUSE') throw err;

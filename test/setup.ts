@@ -3,8 +3,8 @@
 // gets its own database cloned from that template (ahead of time, see test/support/app.ts) and its
 // own Redis prefix.
 import { randomBytes } from 'node:crypto';
-import { buildBundles } from '../scripts/build.js';
-import { ensureServices } from '../scripts/services.js';
+import { buildBundles, buildWeb } from '../scripts/build.js';
+import { ensureChromium, ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
 
 // Throwaway users need no production-strength password hashes (src/core/secrets.ts): 1,024 instead
@@ -16,11 +16,12 @@ export async function mochaGlobalSetup() {
   const { databaseUrl, redisUrl } = await ensureServices();
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = redisUrl;
+  process.env.CHROMIUM_PATH = ensureChromium(); // the browser tests (test/web)
   process.env.LOG_LEVEL ??= 'silent';
   // Names this run's test databases in every mocha worker (test/support/app.ts).
   process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex');
   // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts).
-  await Promise.all([prepareTemplate(), buildBundles()]);
+  await Promise.all([prepareTemplate(), buildBundles(), buildWeb()]);
 }
 
 export async function mochaGlobalTeardown() {

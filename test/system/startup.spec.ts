@@ -38,14 +38,14 @@ describe('system: starting the service', function () {
     await app.close();
   });
 
-  it('the startup line gives the URL of the API docs, and / redirects there', async () => {
+  it('the startup line gives the URL of the web application and of the API docs; / is the web application', async () => {
     const api = run(bundlePath('server'), { DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0' });
     try {
       const line = await waitFor('api listening', async () => lines(api.out.stdout).map((l) => JSON.parse(l)).find((l) => /api listening/.test(l.msg)), 30_000);
-      expect(line.msg).to.match(/^api listening on http:\/\/localhost:\d+, API docs at http:\/\/localhost:\d+\/api\/docs$/);
+      expect(line.msg).to.match(/^api listening on http:\/\/localhost:\d+ \(web application\), API docs at http:\/\/localhost:\d+\/api\/docs$/);
       const res = await fetch(`${line.docs.replace('/api/docs', '')}/`, { redirect: 'manual' });
-      expect(res.status).to.equal(302);
-      expect(res.headers.get('location')).to.equal('/api/docs');
+      expect(res.status).to.equal(200);
+      expect(await res.text()).to.match(/<script type="module" src="\/assets\/app-[\w]+\.js"><\/script>/);
     } finally {
       api.child.kill('SIGTERM');
       await api.exited;

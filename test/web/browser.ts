@@ -1,0 +1,61 @@
+// Real headless Chromium for the web application's tests (Debian's chromium, found or installed by
+// scripts/services.ts; playwright-core drives it and downloads nothing). Each page records what
+// must never happen: a console error, an uncaught exception, a request to another origin.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'chai';
+import { call, expectOk } from '../support/client.js';
+import { PASSWORD, uniqueEmail } from '../support/world.js';
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    // As root in a container: no sandbox; no background traffic to Google's hosts (the network is closed).
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
+export interface WatchedPage {
+  page: Page;
+  /** Console errors, page errors and requests to another origin, in order. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+export async function openPage(browser: Browser, appUrl: string, allow: RegExp[] = []): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const origin = new URL(appUrl).origin;
+  page.on('console', (m) => { if (m.type() === 'error' && !allow.some((re) => re.test(m.text()))) problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    const url = r.url();
+    if (!url.startsWith(`${origin}/`) && !/^(data|blob):/.test(url)) problems.push(`request to another origin: ${url}`);
+  });
+  return { page, problems, close: () => context.close() };
+}
+
+/** A new organization's Owner, registered through the API; its email and password for the sign-in page. */
+export async function registerUser(appUrl: string) {
+  const email = uniqueEmail('web');
+  const user = expectOk(await call(appUrl, 'POST', '/api/auth/register', { body: { email, password: PASSWORD, organization_name: 'Web' } }), 201);
+  return { email, password: PASSWORD, orgId: user.organization_id as string, networkId: user.network_ids[0] as string };
+}
+
+export async function signIn(page: Page, appUrl: string, user: { email: string; password: string }, path = '/') {
+  await page.goto(`${appUrl}${path}`);
+  await page.fill('#email', user.email);
+  await page.fill('#password', user.password);
+  await page.click('button[type=submit]');
+}
+
+/** What the map draws, by element id (the map screen's read-only hook). */
+export async function mapSnapshot(page: Page): Promise<Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }>> {
+  return page.evaluate(() => (window as any).netinventoryMap.snapshot());
+}
+
+export async function waitForMap(page: Page) {
+  await page.waitForSelector('#map-canvas[data-ready=true]', { timeout: 20_000 });
+}
+
+export const expectNoProblems = (w: WatchedPage) => expect(w.problems, w.problems.join('\n')).to.deep.equal([]);

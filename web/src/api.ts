@@ -1,0 +1,53 @@
+// The only way the web application talks to the service: its public API, same origin, with the
+// session cookie. Answers are the API's envelope; an error becomes an ApiError carrying the
+// envelope's message and code, shown to the user as is.
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly params?: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+export interface Page<T> { items: T[]; total: number; limit: number; offset: number }
+
+/** Called when the session is gone (401 on anything but the sign-in itself). */
+let onSignedOut: (reason: 'expired') => void = () => undefined;
+export const whenSignedOut = (fn: (reason: 'expired') => void) => { onSignedOut = fn; };
+
+async function request(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => null);
+  if (res.status === 401 && !path.startsWith('/api/auth/')) onSignedOut('expired');
+  if (!res.ok || !json?.success) {
+    throw new ApiError(res.status, json?.code ?? `http_${res.status}`, json?.error ?? `${res.status} ${res.statusText}`, json?.params);
+  }
+  return json;
+}
+
+export const api = {
+  get: async <T = any>(path: string): Promise<T> => (await request('GET', path)).data,
+  list: async <T = any>(path: string): Promise<Page<T>> => {
+    const json = await request('GET', path);
+    const p = json.meta?.pagination ?? {};
+    return { items: json.data, total: p.total_count ?? p.total ?? json.data.length, limit: p.limit ?? json.data.length, offset: p.offset ?? 0 };
+  },
+  post: async <T = any>(path: string, body: unknown = {}): Promise<T> => (await request('POST', path, body)).data,
+  put: async <T = any>(path: string, body: unknown): Promise<T> => (await request('PUT', path, body)).data,
+  delete: async <T = any>(path: string): Promise<T> => (await request('DELETE', path)).data,
+};
+
+/** A query string from the defined values (arrays as comma lists). */
+export function query(params: Record<string, string | number | boolean | string[] | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
+    q.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

@@ -1,0 +1,2 @@
+// Stylesheets are imported for esbuild, which emits them beside the script.
+declare module '*.css';

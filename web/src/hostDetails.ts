@@ -1,0 +1,58 @@
+// A host as a person reads it: addresses, ports, services with their bindings, tags, last seen,
+// its daemon's version status with warnings, and its history (every state with its instant).
+// Used by the map's side panel and by the host page; it only reads the API.
+import { api, ApiError } from './api.js';
+import { h, notice, when } from './dom.js';
+
+interface Tag { id: string; name: string; color: string }
+
+let tagCache: Promise<Map<string, Tag>> | undefined;
+export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
+
+function table(caption: string, head: string[], rows: Array<Array<string | Node>>, empty: string) {
+  if (!rows.length) return h('section', {}, h('h3', {}, caption), h('p', { class: 'muted' }, empty));
+  return h('section', {},
+    h('h3', {}, caption),
+    h('table', {}, h('thead', {}, h('tr', {}, head.map((x) => h('th', { scope: 'col' }, x)))), h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
+}
+
+/** The host's details as an element (a loading placeholder is replaced when the API answers). */
+export async function hostDetails(hostId: string, opts: { at?: string } = {}): Promise<HTMLElement> {
+  try {
+    const q = opts.at ? `?at=${encodeURIComponent(opts.at)}` : '';
+    const [host, history, tags, daemons] = await Promise.all([
+      api.get(`/api/v1/hosts/${hostId}${q}`),
+      api.get<any[]>(`/api/v1/hosts/${hostId}/history`).catch(() => []),
+      tagsById(),
+      api.get<any[]>('/api/v1/daemons?limit=1000').catch(() => []),
+    ]);
+    const ipById = new Map<string, any>((host.ip_addresses ?? []).map((ip: any) => [ip.id, ip]));
+    const portById = new Map<string, any>((host.ports ?? []).map((p: any) => [p.id, p]));
+    const binding = (b: any) => b.type === 'Port'
+      ? `port ${portById.get(b.port_id)?.number ?? '?'}/${portById.get(b.port_id)?.protocol ?? ''}${b.ip_address_id ? ` on ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}` : ' on every address'}`
+      : `address ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}`;
+    const daemon = daemons.find((d) => d.host_id === hostId);
+    return h('article', { class: 'host-details', 'aria-label': `Host ${host.name}` },
+      h('h2', {}, host.name, host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
+      h('dl', {},
+        h('dt', {}, 'Hostname'), h('dd', {}, host.hostname ?? '—'),
+        h('dt', {}, 'Last seen'), h('dd', {}, when(host.last_seen_at)),
+        h('dt', {}, 'Tags'), h('dd', {}, (host.tags ?? []).length ? host.tags.map((t: string) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t)) : '—'),
+        host.description ? [h('dt', {}, 'Description'), h('dd', {}, host.description)] : null),
+      daemon ? h('section', { class: 'daemon' },
+        h('h3', {}, 'Daemon'),
+        h('p', {}, `${daemon.name}: version ${daemon.version ?? 'unknown'} — `, h('strong', {}, daemon.version_status?.status ?? 'Unknown'), daemon.is_unreachable ? h('span', { class: 'badge bad' }, 'unreachable') : null),
+        (daemon.version_status?.warnings ?? []).map((w: any) => notice(w.severity === 'Critical' ? 'error' : 'info', `${w.severity}: ${w.message}`))) : null,
+      table('IP addresses', ['Address', 'MAC', 'Name'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.name ?? '—']), 'No addresses.'),
+      table('Ports', ['Port', 'Protocol'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol]), 'No open ports.'),
+      table('Services', ['Service', 'Definition', 'Bindings'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—']), 'No services.'),
+      h('section', {},
+        h('h3', {}, 'History'),
+        history.length
+          ? h('ol', { class: 'history' }, history.map((st: any) => h('li', {}, h('time', { datetime: st.valid_from }, when(st.valid_from)), ` — ${st.name}${st.valid_to ? ` (until ${when(st.valid_to)})` : ' (current)'}`)))
+          : h('p', { class: 'muted' }, 'No history.')));
+  } catch (err) {
+    const e = err as ApiError;
+    return notice('error', e.message, e.code);
+  }
+}

@@ -1,0 +1,167 @@
+// Draws a topology with Cytoscape.js (canvas): containers as compound nodes, elements at the API's
+// positions (never laid out here), edges per kind, dependency edges in their colour and curve.
+// It holds no state of its own beyond the drawing: the map screen tells it what to show, and it
+// reports what the user does (select, drag, open a container).
+import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
+import { COLORS, curveOf, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+
+export interface RendererEvents {
+  select(nodeId: string | null): void;
+  dragged(nodeId: string, topLeft: { x: number; y: number }): void;
+  toggle(containerId: string): void;
+}
+
+const STYLE: any[] = [
+  { selector: 'node', style: { label: 'data(label)', 'font-size': 11, 'text-valign': 'center', 'text-halign': 'center', 'text-wrap': 'wrap', 'text-max-width': 'data(textWidth)', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'transition-property': 'opacity, background-color, border-color', 'transition-duration': 250 } },
+  { selector: 'node:parent', style: { shape: 'round-rectangle', 'background-color': '#f8fafc', 'background-opacity': 1, 'border-color': '#94a3b8', 'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': 18, 'font-weight': 'bold', 'font-size': 13, padding: 16, color: '#334155' } },
+  { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
+  { selector: 'node.host-node', style: { 'background-color': '#fefce8', 'border-color': '#ca8a04' } },
+  { selector: 'node.tag', style: { 'border-color': 'data(color)', 'border-width': 2 } },
+  { selector: 'node.pinned', style: { 'border-width': 2, 'border-style': 'dashed' } },
+  { selector: 'node.highlighted', style: { 'border-width': 4, 'border-color': '#f97316', 'background-color': '#ffedd5' } },
+  { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#2563eb' } },
+  { selector: 'edge', style: { width: 1.5, 'line-color': '#94a3b8', 'curve-style': 'straight', 'target-arrow-shape': 'none', 'transition-property': 'opacity, line-color', 'transition-duration': 250 } },
+  { selector: 'edge.same_host', style: { 'line-style': 'dashed', 'line-color': '#cbd5e1' } },
+  { selector: 'edge.dependency', style: { width: 2.5, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'curve-style': 'data(curve)', 'taxi-direction': 'horizontal' } },
+  { selector: 'edge.hypervisor, edge.container_runtime', style: { 'line-style': 'dotted', width: 2, 'line-color': '#a855f7' } },
+  { selector: 'edge.physical_link', style: { width: 3, 'line-color': '#0f172a' } },
+  { selector: '.absent', style: { opacity: 0, events: 'no' } },
+  { selector: '.added', style: { 'border-color': '#16a34a', 'background-color': '#dcfce7', 'line-color': '#16a34a', 'border-width': 3 } },
+  { selector: '.removed', style: { 'border-color': '#dc2626', 'background-color': '#fee2e2', 'line-color': '#dc2626', 'line-style': 'dashed', 'border-width': 3, 'border-style': 'dashed' } },
+  { selector: '.changed', style: { 'border-color': '#d97706', 'background-color': '#fef3c7', 'line-color': '#d97706', 'border-width': 3 } },
+  { selector: '.dimmed', style: { opacity: 0.25 } },
+];
+
+/** An element's label: its name, then one line per service listed on it (with ports). */
+function labelOf(n: GraphNode): string {
+  if (n.kind === 'collapsed') {
+    const counts = Object.entries(n.counts ?? {}).map(([k, v]) => `${v} ${k.replace('_', ' ')}${v === 1 ? '' : 'es'}`.replace(/sses$/, 'sses'));
+    return `${n.label}\n(${counts.join(', ')}: double-click to open)`;
+  }
+  const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}`);
+  return [n.label, ...services].join('\n');
+}
+
+export class MapRenderer {
+  readonly cy: Core;
+  private containers = new Set<string>();
+
+  constructor(container: HTMLElement, private events: RendererEvents) {
+    this.cy = cytoscape({ container, style: STYLE, layout: { name: 'preset' }, minZoom: 0.02, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: false });
+    this.cy.on('tap', 'node', (e) => this.events.select(e.target.id()));
+    this.cy.on('tap', (e) => { if (e.target === this.cy) this.events.select(null); });
+    this.cy.on('dbltap', 'node', (e) => {
+      const id = e.target.id();
+      if (this.containers.has(id) || e.target.hasClass('collapsed')) this.events.toggle(id);
+    });
+    this.cy.on('dragfree', 'node', (e) => this.events.dragged(e.target.id(), this.topLeft(e.target.id())));
+  }
+
+  /**
+   * Shows these nodes and edges at these positions (top-left boxes, as the API gives them). Elements
+   * already drawn are updated in place, so nothing the user sees moves unless its position changed.
+   */
+  setGraph(nodes: GraphNode[], edges: GraphEdge[], positions: Record<string, Box>) {
+    const parents = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+    this.containers = parents;
+    const known = new Set(nodes.map((n) => n.id));
+    const defs: ElementDefinition[] = [];
+    for (const n of nodes) {
+      const box = positions[n.id];
+      const isParent = parents.has(n.id);
+      const data: Record<string, unknown> = {
+        id: n.id, label: isParent ? n.label : labelOf(n), kind: n.kind,
+        w: box?.width || 140, h: box?.height || 40, textWidth: Math.max(60, (box?.width || 140) - 8),
+        color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
+      };
+      if (n.parent_id && known.has(n.parent_id)) data.parent = n.parent_id;
+      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : ''].filter(Boolean).join(' ');
+      defs.push({ group: 'nodes', data, classes, position: box && !isParent ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : undefined });
+    }
+    for (const e of edges) {
+      if (!known.has(e.source) || !known.has(e.target)) continue;
+      const dependency = e.kind === 'request_path' || e.kind === 'hub_and_spoke';
+      defs.push({
+        group: 'edges',
+        data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style) },
+        classes: [dependency ? 'dependency' : '', e.kind].filter(Boolean).join(' '),
+      });
+    }
+    this.cy.batch(() => {
+      const wanted = new Set(defs.map((d) => d.data.id!));
+      this.cy.elements().filter((el) => !wanted.has(el.id())).remove();
+      for (const d of defs) {
+        const el = this.cy.getElementById(d.data.id!);
+        if (el.empty()) {
+          this.cy.add(d);
+          continue;
+        }
+        // A parent cannot change in place: such an element is drawn anew.
+        if (d.group === 'nodes' && (el.data('parent') ?? null) !== (d.data.parent ?? null)) {
+          el.remove();
+          this.cy.add(d);
+          continue;
+        }
+        el.data(d.data);
+        el.classes(d.classes ?? '');
+        if (d.position) {
+          const p = el.position();
+          if (p.x !== d.position.x || p.y !== d.position.y) el.position(d.position);
+        }
+      }
+    });
+  }
+
+  /** Extra classes per element id (pinned, marks of a diff, absent at an instant, highlighted), replacing the previous ones. */
+  mark(classes: Map<string, string[]>) {
+    const all = ['pinned', 'added', 'removed', 'changed', 'absent', 'highlighted', 'dimmed'];
+    this.cy.batch(() => {
+      this.cy.elements().removeClass(all.join(' '));
+      for (const [id, cls] of classes) this.cy.getElementById(id).addClass(cls.join(' '));
+    });
+  }
+
+  focus(nodeIds: string[]) {
+    let els = this.cy.collection();
+    for (const id of nodeIds) els = els.union(this.cy.getElementById(id));
+    if (els.empty()) return;
+    // Centred, at a zoom where its label reads (not the whole canvas for one small node).
+    this.cy.animate({ center: { eles: els }, zoom: Math.min(1.6, Math.max(this.cy.zoom(), 1.1)), duration: 300 });
+  }
+
+  /** An element's box corner as the API keeps it (the renderer positions by centre). */
+  topLeft(id: string): { x: number; y: number } {
+    const n = this.cy.getElementById(id);
+    const p = n.position();
+    return { x: p.x - Number(n.data('w')) / 2, y: p.y - Number(n.data('h')) / 2 };
+  }
+
+  /** What is drawn, by element id: model and on-screen positions, classes (for tests and tools). */
+  snapshot(): Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }> {
+    const out: Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }> = {};
+    const box = (this.cy.container() as HTMLElement).getBoundingClientRect();
+    this.cy.nodes().forEach((n) => {
+      const p = n.position();
+      const r = n.renderedPosition();
+      out[n.id()] = { x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, classes: n.classes() as unknown as string[] };
+    });
+    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[] }; });
+    return out;
+  }
+
+  fit() {
+    this.cy.fit(undefined, 30);
+  }
+
+  zoomBy(factor: number) {
+    this.cy.zoom({ level: this.cy.zoom() * factor, renderedPosition: { x: this.cy.width() / 2, y: this.cy.height() / 2 } });
+  }
+
+  png(): Blob {
+    return this.cy.png({ full: true, output: 'blob', bg: '#ffffff', scale: 1, maxWidth: 8000, maxHeight: 8000 }) as unknown as Blob;
+  }
+
+  destroy() {
+    this.cy.destroy();
+  }
+}

@@ -1,0 +1,112 @@
+// The map's state and the pure functions over it (no DOM, no I/O): which hosts the map shows and
+// the search over them, what exists at an instant of a timeline, how a diff marks elements. The
+// renderer (mapRenderer.ts) draws what these return; the screen (screens/map.ts) owns the state.
+
+export interface Box { x: number; y: number; width: number; height: number }
+export interface Interval { from: string; to: string | null }
+export interface GraphNode {
+  id: string; kind: string; entity_id: string | null; parent_id: string | null; label: string;
+  host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
+  services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
+  counts?: Record<string, number>; collapsed_kind?: string; color?: string;
+}
+export interface GraphEdge { id: string; kind: string; source: string; target: string; color?: string; edge_style?: string; label?: string; intervals?: Interval[] }
+export interface Layout { status: 'ready' | 'pending' | 'failed' | 'skipped'; positions: Record<string, Box>; pinned: string[]; error?: string }
+export interface Topology {
+  network_id: string; view: string; as_of?: string; digest: string; available_views?: string[];
+  nodes: GraphNode[]; edges: GraphEdge[]; layout: Layout; ticks?: string[];
+}
+export interface ItemChange { id: string; kind: string; changes: Record<string, [unknown, unknown]> }
+export interface TopologyDiff {
+  from: string; to: string;
+  nodes: { added: GraphNode[]; removed: GraphNode[]; changed: ItemChange[] };
+  edges: { added: GraphEdge[]; removed: GraphEdge[]; changed: ItemChange[] };
+}
+
+export interface HostEntry { hostId: string; name: string; hostname?: string; ips: string[]; nodeIds: string[] }
+
+/** The hosts drawn on the map, by name, with the nodes that stand for each (an address, a container, a service…). */
+export function hostsOnMap(nodes: GraphNode[]): HostEntry[] {
+  const hosts = new Map<string, HostEntry>();
+  const entry = (hostId: string, name: string) => {
+    let e = hosts.get(hostId);
+    if (!e) hosts.set(hostId, (e = { hostId, name, ips: [], nodeIds: [] }));
+    return e;
+  };
+  const hostNodes = new Map(nodes.filter((n) => n.kind === 'host').map((n) => [n.id, n]));
+  for (const n of nodes) {
+    if (n.kind === 'host' && n.entity_id) {
+      const e = entry(n.entity_id, n.label);
+      e.hostname ??= n.hostname ?? undefined;
+      e.nodeIds.unshift(n.id);
+    } else if (n.host_id) {
+      const e = entry(n.host_id, n.host_name ?? hostNodes.get(`host:${n.host_id}`)?.label ?? n.label);
+      if (n.ip_address) e.ips.push(n.ip_address);
+      e.nodeIds.push(n.id);
+    } else if (n.parent_id && hostNodes.has(n.parent_id)) {
+      const host = hostNodes.get(n.parent_id)!;
+      entry(host.entity_id!, host.label).nodeIds.push(n.id);
+    }
+  }
+  return [...hosts.values()].sort((a, b) => a.name.localeCompare(b.name) || a.hostId.localeCompare(b.hostId));
+}
+
+/** Hosts whose name, hostname or an address contains the query (case-insensitive). */
+export function matchHosts(hosts: HostEntry[], query: string): HostEntry[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return hosts;
+  return hosts.filter((h) => h.name.toLowerCase().includes(q) || (h.hostname ?? '').toLowerCase().includes(q) || h.ips.some((ip) => ip.includes(q)));
+}
+
+/** The ids of the items (of a timeline) that existed at `instant`. */
+export function presentAt(items: Array<{ id: string; intervals?: Interval[] }>, instant: string): Set<string> {
+  const t = Date.parse(instant);
+  const present = new Set<string>();
+  for (const item of items) {
+    if (!item.intervals || item.intervals.some((i) => Date.parse(i.from) <= t && (i.to === null || t < Date.parse(i.to)))) present.add(item.id);
+  }
+  return present;
+}
+
+export type Mark = 'added' | 'removed' | 'changed';
+
+/** How a diff marks each node and edge id. */
+export function diffMarks(diff: TopologyDiff): Map<string, Mark> {
+  const marks = new Map<string, Mark>();
+  for (const part of [diff.nodes, diff.edges]) {
+    for (const x of part.added) marks.set(x.id, 'added');
+    for (const x of part.removed) marks.set(x.id, 'removed');
+    for (const x of part.changed) marks.set(x.id, 'changed');
+  }
+  return marks;
+}
+
+/** The diff as lines a person reads: what happened to which element, fields with before → after. */
+export function changeLines(diff: TopologyDiff, labelOf: (id: string) => string | undefined): Array<{ id: string; mark: Mark; text: string }> {
+  const show = (v: unknown) => (Array.isArray(v) ? v.map((x) => (x && typeof x === 'object' && 'name' in x ? (x as { name: string }).name : String(x))).join(', ') || '(none)' : v === null || v === undefined ? '(none)' : String(v));
+  const lines: Array<{ id: string; mark: Mark; text: string }> = [];
+  for (const n of diff.nodes.added) lines.push({ id: n.id, mark: 'added', text: `${n.label} added` });
+  for (const n of diff.nodes.removed) lines.push({ id: n.id, mark: 'removed', text: `${n.label} removed` });
+  for (const c of diff.nodes.changed) {
+    const fields = Object.entries(c.changes).filter(([f]) => f !== 'label').map(([f, [a, b]]) => `${f}: ${show(a)} → ${show(b)}`);
+    lines.push({ id: c.id, mark: 'changed', text: `${labelOf(c.id) ?? c.id} changed (${fields.join('; ') || 'label'})` });
+  }
+  for (const e of diff.edges.added) if (e.kind !== 'same_host') lines.push({ id: e.id, mark: 'added', text: `${e.label ?? e.kind} link added` });
+  for (const e of diff.edges.removed) if (e.kind !== 'same_host') lines.push({ id: e.id, mark: 'removed', text: `${e.label ?? e.kind} link removed` });
+  for (const c of diff.edges.changed) lines.push({ id: c.id, mark: 'changed', text: `link ${labelOf(c.id) ?? c.kind} changed (${Object.entries(c.changes).map(([f, [a, b]]) => `${f}: ${show(a)} → ${show(b)}`).join('; ')})` });
+  return lines;
+}
+
+/** The API's colour names (tags, dependencies) as CSS colours. */
+export const COLORS: Record<string, string> = {
+  Pink: '#ec4899', Rose: '#f43f5e', Red: '#ef4444', Amber: '#f59e0b', Orange: '#f97316', Green: '#22c55e', Emerald: '#10b981',
+  Teal: '#14b8a6', Cyan: '#06b6d4', Blue: '#3b82f6', Indigo: '#6366f1', Purple: '#a855f7', Fuchsia: '#d946ef', Violet: '#8b5cf6',
+  Sky: '#0ea5e9', Gray: '#6b7280', Lime: '#84cc16', Yellow: '#eab308',
+};
+
+/** A dependency's `edge_style` as the renderer's curve (Scanopy's Step and SimpleBezier are aliases). */
+export function curveOf(edgeStyle: string | undefined): 'straight' | 'bezier' | 'taxi' {
+  if (edgeStyle === 'Straight') return 'straight';
+  if (edgeStyle === 'Bezier' || edgeStyle === 'SimpleBezier') return 'bezier';
+  return 'taxi'; // SmoothStep, Step: right angles
+}

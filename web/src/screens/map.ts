@@ -1,0 +1,395 @@
+// The map (/networks/<id>/topology?view=&at=&tags=&hidden=) and the diff between two instants
+// (/networks/<id>/topology/diff?from=&to=&view=). Owns the map's state; draws through
+// MapRenderer; reads the topology API: the graph and its layout (polled while `pending`), the
+// digest (polled to follow the inventory live), the timeline (the history slider: one layout for
+// every instant, so nothing moves while scrubbing), the diff, the exports and the pins.
+import { api, ApiError, query } from '../api.js';
+import { download, fill, h, notice, when } from '../dom.js';
+import { hostDetails, tagsById } from '../hostDetails.js';
+import { MapRenderer } from '../mapRenderer.js';
+import { changeLines, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
+import { navigate, type Route, type Session } from '../main.js';
+
+const VIEW_NAMES: Record<string, string> = { l3: 'L3 (subnets)', workloads: 'Workloads', application: 'Applications', l2: 'L2 (physical)' };
+const LIVE_POLL_MS = 5000;
+const LAYOUT_POLL_MS = 700;
+
+interface MapState {
+  networkId: string;
+  view: string;
+  at?: string;
+  tagId?: string;
+  includeHidden: boolean;
+  expand: string[];
+  folded: Set<string>;
+  graph?: Topology;
+  /** The history slider: the union graph over the interval and the tick shown. */
+  timeline?: Topology & { ticks: string[] };
+  tick?: number;
+  diff?: TopologyDiff;
+  search: string;
+  selectedHost?: string;
+}
+
+export function mapScreen(outlet: HTMLElement, route: Route, session: Session, mode: 'map' | 'diff') {
+  const q = route.query;
+  const state: MapState = {
+    networkId: route.params.network!, view: q.get('view') ?? 'l3', at: q.get('at') ?? undefined, tagId: q.get('tag') ?? undefined,
+    includeHidden: q.get('hidden') === 'true', expand: (q.get('expand') ?? '').split(',').filter(Boolean), folded: new Set(), search: '',
+  };
+  const timers = new Set<number>();
+  let disposed = false;
+  const later = (ms: number, fn: () => void) => { const t = window.setTimeout(() => { timers.delete(t); if (!disposed) fn(); }, ms); timers.add(t); };
+
+  // ---- layout of the screen --------------------------------------------------------------------
+  const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+  const errors = h('div', { 'aria-live': 'assertive' });
+  const canvas = h('div', { class: 'canvas', id: 'map-canvas', role: 'img', 'aria-label': 'Network map (the list of hosts beside it is the accessible version)' });
+  const search = h('input', { type: 'search', id: 'host-search', placeholder: 'Host name, hostname or IP', 'aria-controls': 'host-list', autocomplete: 'off' });
+  const hostList = h('ul', { id: 'host-list', class: 'host-list', 'aria-label': 'Hosts on the map' });
+  const containerList = h('ul', { id: 'container-list', class: 'container-list', 'aria-label': 'Containers on the map' });
+  const panel = h('aside', { class: 'panel', id: 'details', 'aria-label': 'Details', hidden: true });
+  const viewSelect = h('select', { id: 'view', 'aria-label': 'View' });
+  const tagSelect = h('select', { id: 'tag-filter', 'aria-label': 'Filter by tag' }, h('option', { value: '' }, 'All tags'));
+  const hidden = h('input', { type: 'checkbox', id: 'show-hidden', checked: state.includeHidden });
+  const timeBar = h('div', { class: 'timebar', hidden: true });
+  const changes = h('section', { class: 'changes', 'aria-label': 'Changes', hidden: mode !== 'diff' });
+  const networkName = session.networks.find((n) => n.id === state.networkId)?.name ?? 'Network';
+
+  const renderer = new MapRenderer(canvas, {
+    select: (nodeId) => {
+      const host = nodeId ? hosts().find((x) => x.nodeIds.includes(nodeId)) : undefined;
+      selectHost(host?.hostId);
+    },
+    dragged: (nodeId, topLeft) => void pin(nodeId, topLeft),
+    toggle: (id) => void toggle(id),
+  });
+
+  const button = (label: string, onclick: () => void, attrs: Record<string, string> = {}) => h('button', { type: 'button', onclick, ...attrs }, label);
+  const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Map tools' },
+    h('label', { for: 'view' }, 'View'), viewSelect,
+    h('label', { for: 'tag-filter' }, 'Tag'), tagSelect,
+    h('label', { class: 'check' }, hidden, ' Show hidden hosts'),
+    button('Fit', () => renderer.fit()), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' }),
+    mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null,
+    mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view, from: new Date(Date.now() - 24 * 3600e3).toISOString() })}`)) : null,
+    button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
+    button('PNG', () => download(renderer.png(), `topology-${state.view}.png`), { id: 'export-png', 'aria-label': 'Download PNG' }),
+    h('a', { class: 'button', id: 'export-svg', download: '', href: '#', 'aria-label': 'Download SVG' }, 'SVG'));
+
+  const diffForm = mode === 'diff' ? diffControls() : null;
+  fill(outlet, h('div', { class: 'map-screen' },
+    h('div', { class: 'map-head' }, h('h1', {}, mode === 'diff' ? `${networkName}: what changed` : networkName), status),
+    toolbar, diffForm, timeBar, errors,
+    h('div', { class: 'map-body' },
+      h('nav', { class: 'sidebar', 'aria-label': 'Hosts' }, h('label', { for: 'host-search' }, 'Search hosts'), search, hostList,
+        h('details', { class: 'containers' }, h('summary', {}, 'Subnets and other containers'), containerList), changes),
+      canvas, panel)));
+
+  // ---- state → screen --------------------------------------------------------------------------
+  const shown = (): Topology | undefined => (state.timeline ?? state.graph);
+  const hosts = (): HostEntry[] => hostsOnMap(shown()?.nodes ?? []);
+
+  function syncUrl() {
+    const path = mode === 'diff' ? location.pathname : `/networks/${state.networkId}/topology`;
+    const params = mode === 'diff'
+      ? query({ view: state.view, from: state.diff?.from ?? q.get('from'), to: state.diff?.to ?? q.get('to') ?? undefined, tag: state.tagId, hidden: state.includeHidden || undefined })
+      : query({ view: state.view, at: state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at, tag: state.tagId, hidden: state.includeHidden || undefined, expand: state.expand });
+    history.replaceState(null, '', path + params);
+  }
+
+  function renderList() {
+    const present = presentIds();
+    const matches = matchHosts(hosts(), state.search).filter((x) => !present || x.nodeIds.some((id) => present.has(id)));
+    fill(hostList, matches.length
+      ? matches.map((x) => h('li', {}, h('button', {
+        type: 'button', class: 'host-entry', 'aria-pressed': x.hostId === state.selectedHost ? 'true' : 'false', 'data-host-id': x.hostId,
+        onclick: () => selectHost(x.hostId, true),
+      }, x.name, x.ips.length ? h('small', {}, ` ${x.ips.join(', ')}`) : null)))
+      : h('li', { class: 'muted' }, shown()?.nodes.length ? 'No host matches.' : emptyText()));
+  }
+
+  function renderContainers() {
+    const g = shown();
+    const parents = new Set((g?.nodes ?? []).filter((n) => n.parent_id).map((n) => n.parent_id));
+    const present = presentIds();
+    const containers = (g?.nodes ?? []).filter((n) => (parents.has(n.id) || n.kind === 'collapsed') && (!present || present.has(n.id)));
+    fill(containerList, containers.map((n) => h('li', { 'data-node-id': n.id }, h('button', { type: 'button', class: 'host-entry', onclick: () => renderer.focus([n.id]) },
+      n.label, n.kind === 'collapsed' ? h('small', {}, ` collapsed (${Object.values(n.counts ?? {}).reduce((a, b) => a + b, 0)})`) : null))));
+  }
+
+  const emptyText = () => 'No hosts yet: provision a daemon or POST /api/v1/hosts.';
+
+  /** Ids that exist at the slider's instant (undefined: everything shown exists). */
+  function presentIds(): Set<string> | undefined {
+    const t = state.timeline;
+    if (!t || state.tick === undefined) return undefined;
+    return presentAt([...t.nodes, ...t.edges], t.ticks[state.tick]!);
+  }
+
+  function renderMarks() {
+    const g = shown();
+    if (!g) return;
+    const classes = new Map<string, string[]>();
+    const add = (id: string, c: string) => (classes.get(id) ?? classes.set(id, []).get(id)!).push(c);
+    for (const id of g.layout.pinned ?? []) add(id, 'pinned');
+    const present = presentIds();
+    if (present) for (const x of [...g.nodes, ...g.edges]) if (!present.has(x.id)) add(x.id, 'absent');
+    if (state.diff) for (const [id, mark] of diffMarks(state.diff)) add(id, mark);
+    for (const container of state.folded) for (const n of g.nodes) if (n.parent_id === container) add(n.id, 'absent');
+    const selected = hosts().find((x) => x.hostId === state.selectedHost);
+    for (const id of selected?.nodeIds ?? []) add(id, 'highlighted');
+    renderer.mark(classes);
+  }
+
+  function renderGraph() {
+    const g = shown();
+    if (!g) return;
+    if (g.layout.status !== 'ready') {
+      // What is drawn stays as it is until the positions of the new graph are known.
+      status.textContent = g.layout.status === 'failed' ? `Layout failed: ${g.layout.error ?? 'unknown error'}` : 'Laying out the map…';
+      return;
+    }
+    renderer.setGraph(g.nodes, g.edges, g.layout.positions);
+    renderMarks();
+    renderList();
+    renderContainers();
+    const f = (state.graph as any)?.filtered_out;
+    const extra = f && (f.collapsed_containers || f.hidden_hosts || f.hosts_without_tag)
+      ? ` — ${[f.collapsed_containers ? `${f.collapsed_containers} containers collapsed (double-click to open)` : '', f.hidden_hosts ? `${f.hidden_hosts} hidden hosts` : '', f.hosts_without_tag ? `${f.hosts_without_tag} hosts without the tag` : ''].filter(Boolean).join(', ')}` : '';
+    {
+      status.textContent = state.timeline && state.tick !== undefined ? `As of ${when(state.timeline.ticks[state.tick])}` : state.diff ? `From ${when(state.diff.from)} to ${when(state.diff.to)}` : state.at ? `As of ${when(state.at)}` : `Live — ${g.nodes.length} nodes${extra}`;
+      canvas.setAttribute('data-ready', 'true');
+    }
+    const svg = document.getElementById('export-svg') as HTMLAnchorElement | null;
+    if (svg) svg.href = `/api/v1/topology/export${query({ network_id: state.networkId, view: state.view, format: 'svg', at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`;
+  }
+
+  function renderViews(available: string[]) {
+    fill(viewSelect, available.map((v) => h('option', { value: v, selected: v === state.view }, VIEW_NAMES[v] ?? v)));
+  }
+
+  async function selectHost(hostId: string | undefined, focus = false) {
+    state.selectedHost = hostId;
+    renderMarks();
+    renderList();
+    const entry = hosts().find((x) => x.hostId === hostId);
+    if (focus && entry) renderer.focus(entry.nodeIds);
+    if (!hostId) {
+      panel.hidden = true;
+      return;
+    }
+    panel.hidden = false;
+    fill(panel, h('p', { class: 'muted' }, 'Loading…'));
+    const at = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at;
+    const details = await hostDetails(hostId, { at });
+    if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details, h('p', {}, h('a', { href: `/hosts/${hostId}` }, 'Open the host page')));
+  }
+
+  // ---- reading the API -------------------------------------------------------------------------
+  const showError = (err: unknown) => {
+    const e = err as ApiError;
+    fill(errors, notice('error', e.message ?? String(err), e.code));
+  };
+
+  async function loadGraph() {
+    try {
+      const g = await api.get<Topology & { filtered_out: unknown }>(`/api/v1/topology${query({
+        network_id: state.networkId, view: state.view, at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined,
+        include_hidden: state.includeHidden || undefined, expand: state.expand,
+      })}`);
+      if (disposed) return;
+      fill(errors);
+      const first = !state.graph;
+      state.graph = g;
+      renderViews(g.available_views ?? ['l3']);
+      if (!state.timeline) renderGraph();
+      if (first && g.layout.status === 'ready') renderer.fit();
+      if (g.layout.status === 'pending') later(LAYOUT_POLL_MS, () => void loadGraph().then(() => first && renderer.fit()));
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  /** Live: the map follows the inventory (the digest changes) without moving what did not change. */
+  async function follow() {
+    if (!state.at && !state.timeline && mode === 'map' && state.graph?.layout.status === 'ready') {
+      try {
+        const g = await api.get<Topology>(`/api/v1/topology${query({ network_id: state.networkId, view: state.view, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
+        if (!disposed && !state.timeline && g.digest !== state.graph?.digest) {
+          // Until the new layout is ready, what was drawn stays where it was; new nodes wait for it.
+          if (g.layout.status === 'ready') {
+            state.graph = g;
+            renderGraph();
+          } else later(LAYOUT_POLL_MS, () => void follow());
+        }
+      } catch { /* the next poll tries again */ }
+    }
+    later(LIVE_POLL_MS, () => void follow());
+  }
+
+  async function openTimeline() {
+    const network = await api.get(`/api/v1/networks/${state.networkId}`).catch(() => null);
+    const now = new Date().toISOString();
+    // The whole history if it is short enough for the API (200 changes); else the last day, the last hour.
+    const starts = [network?.created_at, new Date(Date.now() - 24 * 3600e3).toISOString(), new Date(Date.now() - 3600e3).toISOString()].filter(Boolean) as string[];
+    for (const from of starts) {
+      try {
+        const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ network_id: state.networkId, view: state.view, from, to: now, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`);
+        state.timeline = t;
+        state.tick = t.ticks.length - 1;
+        renderTimeBar();
+        await waitForLayout('timeline', from, now);
+        return;
+      } catch (err) {
+        if ((err as ApiError).code !== 'validation_failed') return showError(err);
+      }
+    }
+  }
+
+  async function waitForLayout(kind: 'timeline', from: string, to: string) {
+    while (!disposed && state.timeline && state.timeline.layout.status === 'pending') {
+      status.textContent = 'Laying out the history…';
+      await new Promise((r) => setTimeout(r, LAYOUT_POLL_MS));
+      const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/${kind}${query({ network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`);
+      if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks };
+    }
+    renderGraph();
+    renderer.fit();
+  }
+
+  function renderTimeBar() {
+    const t = state.timeline!;
+    const slider = h('input', { type: 'range', id: 'time-slider', min: 0, max: t.ticks.length - 1, step: 1, value: state.tick ?? t.ticks.length - 1, 'aria-label': 'Instant of the history' });
+    const label = h('output', { for: 'time-slider', id: 'time-label' }, when(t.ticks[state.tick!]));
+    slider.addEventListener('input', () => {
+      state.tick = Number(slider.value);
+      label.textContent = when(t.ticks[state.tick]);
+      slider.setAttribute('aria-valuetext', label.textContent);
+      renderMarks();
+      renderList();
+      renderContainers();
+      status.textContent = `As of ${label.textContent}`;
+      syncUrl();
+    });
+    timeBar.hidden = false;
+    fill(timeBar, h('label', { for: 'time-slider' }, 'History'), slider, label, h('span', { class: 'muted' }, ` ${t.ticks.length} instants`),
+      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timeBar.hidden = true; renderGraph(); syncUrl(); }));
+  }
+
+  function diffControls() {
+    const toLocal = (iso: string | null) => (iso ? new Date(new Date(iso).getTime() - new Date().getTimezoneOffset() * 60e3).toISOString().slice(0, 19) : '');
+    const from = h('input', { type: 'datetime-local', id: 'diff-from', step: 1, value: toLocal(q.get('from')) });
+    const to = h('input', { type: 'datetime-local', id: 'diff-to', step: 1, value: toLocal(q.get('to')) });
+    return h('form', {
+      class: 'toolbar', onsubmit: (e: SubmitEvent) => {
+        e.preventDefault();
+        const iso = (v: string) => (v ? new Date(v).toISOString() : undefined);
+        navigate(`${location.pathname}${query({ view: state.view, from: iso(from.value), to: iso(to.value) })}`);
+      },
+    }, h('label', { for: 'diff-from' }, 'From'), from, h('label', { for: 'diff-to' }, 'To'), to, h('button', { type: 'submit' }, 'Compare'),
+    h('a', { href: `/networks/${state.networkId}/topology`, class: 'button' }, 'Back to the map'));
+  }
+
+  async function loadDiff() {
+    const from = q.get('from');
+    if (!from) return fill(errors, notice('info', 'Choose the instants to compare.'));
+    const to = q.get('to') ?? undefined;
+    const params = { network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined };
+    try {
+      const diff = await api.get<TopologyDiff>(`/api/v1/topology/diff${query(params)}`);
+      state.diff = diff;
+      // Drawn on the union of the interval (one layout holding what was removed and what was added).
+      const union = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ ...params, to: diff.to })}`).catch(() => undefined);
+      if (union) {
+        state.timeline = union;
+        state.tick = undefined;
+      }
+      const labels = new Map([...(union?.nodes ?? []), ...diff.nodes.removed, ...diff.nodes.added].map((n) => [n.id, n.label]));
+      const lines = changeLines(diff, (id) => labels.get(id));
+      changes.hidden = false;
+      fill(changes, h('h2', {}, `${lines.length} changes`),
+        lines.length ? h('ul', { id: 'change-list' }, lines.map((l) => h('li', { class: `change ${l.mark}` }, h('span', { class: 'mark' }, l.mark), ' ', l.text))) : h('p', { class: 'muted' }, 'Nothing changed between these instants.'));
+      syncUrl();
+      if (union) await waitForLayout('timeline', from, diff.to);
+      else fill(errors, notice('info', 'Too many changes in this interval to draw them on one map: the list shows them all.'));
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  // ---- what the user does ----------------------------------------------------------------------
+  async function pin(nodeId: string, topLeft: { x: number; y: number }) {
+    const g = shown();
+    if (!g) return;
+    // A container moved: its elements are what keep a position.
+    const kids = g.nodes.filter((n) => n.parent_id === nodeId);
+    const positions: Record<string, { x: number; y: number }> = {};
+    if (kids.length) {
+      for (const k of kids) positions[k.id] = renderer.topLeft(k.id);
+    } else positions[nodeId] = topLeft;
+    try {
+      const res = await api.put<{ pinned: string[] }>('/api/v1/topology/positions', { network_id: state.networkId, view: state.view, positions });
+      for (const [id, p] of Object.entries(positions)) {
+        const box = g.layout.positions[id];
+        g.layout.positions[id] = { x: p.x, y: p.y, width: box?.width ?? 0, height: box?.height ?? 0 };
+      }
+      g.layout.pinned = res.pinned;
+      renderMarks();
+      status.textContent = `Pinned ${Object.keys(positions).length === 1 ? 'a node' : `${Object.keys(positions).length} nodes`}: it stays where you put it.`;
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  async function unpinAll() {
+    try {
+      await api.delete(`/api/v1/topology/positions${query({ network_id: state.networkId, view: state.view })}`);
+      await loadGraph();
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  async function toggle(id: string) {
+    const node = shown()?.nodes.find((n) => n.id === id);
+    if (node?.kind === 'collapsed') state.expand = [...new Set([...state.expand, id])];
+    else if (state.expand.includes(id)) state.expand = state.expand.filter((x) => x !== id);
+    else {
+      // Folded here, not by the API: its elements are hidden, the container stays where it is.
+      if (state.folded.has(id)) state.folded.delete(id);
+      else state.folded.add(id);
+      return renderMarks();
+    }
+    syncUrl();
+    await loadGraph();
+  }
+
+  viewSelect.addEventListener('change', () => { state.view = viewSelect.value; state.expand = []; state.graph = undefined; state.timeline = undefined; timeBar.hidden = true; syncUrl(); void (mode === 'diff' ? loadDiff() : loadGraph()); });
+  tagSelect.addEventListener('change', () => { state.tagId = tagSelect.value || undefined; syncUrl(); void loadGraph(); });
+  hidden.addEventListener('change', () => { state.includeHidden = hidden.checked; syncUrl(); void loadGraph(); });
+  search.addEventListener('input', () => { state.search = search.value; renderList(); });
+  search.addEventListener('keydown', (e: KeyboardEvent) => {
+    if (e.key !== 'Enter') return;
+    const first = matchHosts(hosts(), state.search)[0];
+    if (first) void selectHost(first.hostId, true);
+  });
+  void tagsById().then((tags) => {
+    for (const t of tags.values()) tagSelect.append(h('option', { value: t.id, selected: t.id === state.tagId }, t.name));
+  });
+
+  // For tests and tools: what the map draws (positions, classes), read-only.
+  (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = { snapshot: () => renderer.snapshot() };
+  renderViews([state.view]);
+  if (mode === 'diff') void loadDiff();
+  else void loadGraph().then(() => {
+    if (q.get('history') === 'true') void openTimeline();
+    later(LIVE_POLL_MS, () => void follow());
+  });
+
+  return () => {
+    disposed = true;
+    for (const t of timers) clearTimeout(t);
+    renderer.destroy();
+  };
+}
