@@ -41,7 +41,7 @@ export async function buildWeb(): Promise<void> {
     platform: 'browser',
     format: 'esm',
     target: 'chrome120',
-    minify: true,
+    minify: process.env.WEB_MINIFY !== '0', // unminified for profiling only
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',

@@ -41,8 +41,7 @@ export const rememberSignedIn = (yes: boolean) => (yes ? localStorage.setItem(SI
 async function loadSession(): Promise<Session | undefined> {
   if (!localStorage.getItem(SIGNED_IN)) return undefined;
   try {
-    const user = await api.get('/api/auth/me');
-    const networks = await api.get('/api/v1/networks?limit=1000');
+    const [user, networks] = await Promise.all([api.get('/api/auth/me'), api.get('/api/v1/networks?limit=1000')]);
     return { user, networks };
   } catch {
     rememberSignedIn(false);
