@@ -112,6 +112,8 @@ export class MapRenderer {
       });
     }
     if (this.cy.elements().empty()) {
+      // The viewport that fits the map, set before anything is drawn: the first frame is the last.
+      this.fitTo(Object.values(positions));
       this.drawBoxes(nodes.filter((n) => parents.has(n.id)), positions);
       // A first drawing: every element in one call (added one by one, each is styled on its own).
       this.cy.add(defs);
@@ -218,6 +220,15 @@ export class MapRenderer {
     });
     this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[] }; });
     return out;
+  }
+
+  private fitTo(boxes: Box[], padding = 30) {
+    if (!boxes.length) return;
+    const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
+    const x2 = Math.max(...boxes.map((b) => b.x + b.width)), y2 = Math.max(...boxes.map((b) => b.y + b.height));
+    const [w, h] = [this.cy.width() - 2 * padding, this.cy.height() - 2 * padding];
+    const zoom = Math.min(4, Math.max(0.02, Math.min(w / Math.max(1, x2 - x1), h / Math.max(1, y2 - y1))));
+    this.cy.viewport({ zoom, pan: { x: padding + (w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: padding + (h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
   }
 
   fit() {

@@ -218,8 +218,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       state.graph = g;
       renderViews(g.available_views ?? ['l3']);
       if (!state.timeline) renderGraph();
-      if (first && g.layout.status === 'ready') renderer.fit();
-      if (g.layout.status === 'pending') later(LAYOUT_POLL_MS, () => void loadGraph().then(() => first && renderer.fit()));
+      // (The first drawing fits the map itself.)
+      if (g.layout.status === 'pending') later(LAYOUT_POLL_MS, () => void loadGraph());
     } catch (err) {
       showError(err);
     }
@@ -268,8 +268,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/${kind}${query({ network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`);
       if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks };
     }
-    renderGraph();
-    renderer.fit();
+    renderGraph(); // the history's positions are the map's: the view stays where it is
   }
 
   function renderTimeBar() {
