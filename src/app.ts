@@ -24,6 +24,7 @@ import { securityHeaders } from './http/securityHeaders.js';
 import { webApp } from './http/webApp.js';
 import { LoginGuard } from './modules/accounts/loginGuard.js';
 import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
+import { EventHub } from './modules/events/hub.js';
 import { routes } from './routes.js';
 
 export async function createServices(
@@ -56,11 +57,14 @@ export async function createServices(
     queues,
     queueSettings,
     metrics: createMetrics(config, queues, redis),
+    // Connects at the first stream (or start()): a process without streams needs no listener.
+    events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs }),
   };
 }
 
 /** `keepOrm`: the ORM was passed to createServices and its owner closes it. */
 export async function closeServices(services: Services, opts: { keepOrm?: boolean } = {}): Promise<void> {
+  await services.events.stop();
   await services.keyUsage.close();
   await services.queues.close();
   services.redis.disconnect();

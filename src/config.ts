@@ -32,6 +32,33 @@ export interface AppConfig {
    * (src/core/outboundPolicy.ts), e.g. 127.0.0.0/8 for a daemon on this machine.
    */
   daemonAllowedNetworks: string[];
+  /** EVENT_RETENTION_DAYS: how long the change feed keeps events (90); older cursors are 410. */
+  eventRetentionDays: number;
+  /** EVENT_HEARTBEAT_MS: the event stream's comment heartbeat (15 s). */
+  eventHeartbeatMs: number;
+  /**
+   * WEBHOOK_RETRY_SCHEDULE: seconds before each attempt of a webhook delivery, the first included
+   * (Standard Webhooks' example: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h).
+   */
+  webhookRetrySchedule: number[];
+  /** WEBHOOK_ALLOWED_NETWORKS: CIDRs a webhook may be sent to although the policy refuses them (private ranges, loopback). */
+  webhookAllowedNetworks: string[];
+  /** WEBHOOK_TIMEOUT_MS: one delivery attempt's time limit (15 s). */
+  webhookTimeoutMs: number;
+}
+
+function seconds(name: string, text: string | undefined, fallback: number[]): number[] {
+  if (!text?.trim()) return fallback;
+  const list = text.split(/[\s,]+/).filter(Boolean).map(Number);
+  if (!list.length || list.some((n) => !Number.isFinite(n) || n < 0)) throw new Error(`${name} must be a comma-separated list of seconds (got '${text}')`);
+  return list;
+}
+
+function nonNegative(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got '${text}')`);
+  return n;
 }
 
 /** The URL a person on this machine opens for an API listening on `host`:`port`. */
@@ -62,6 +89,11 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     operatorOrganizationId: env.OPERATOR_ORGANIZATION_ID || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     daemonAllowedNetworks: parseAllowedNetworks(env.DAEMON_ALLOWED_NETWORKS),
+    eventRetentionDays: nonNegative('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 90),
+    eventHeartbeatMs: nonNegative('EVENT_HEARTBEAT_MS', env.EVENT_HEARTBEAT_MS, 15_000),
+    webhookRetrySchedule: seconds('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE, [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
+    webhookAllowedNetworks: parseAllowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS, 'WEBHOOK_ALLOWED_NETWORKS'),
+    webhookTimeoutMs: nonNegative('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
     ...overrides,
   };
 }

@@ -17,9 +17,11 @@ import { daemonKeyRoutes } from './modules/daemonKeys/routes.js';
 import { daemonProtocolRoutes, daemonRoutes } from './modules/daemons/routes.js';
 import { discoveryRoutes } from './modules/discovery/routes.js';
 import { topologyRoutes } from './modules/topology/routes.js';
+import { eventRoutes } from './modules/events/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
+  ...eventRoutes,
 ];

@@ -32,7 +32,8 @@ export async function processDiscoverySync(services: Services, job: Job<Discover
     services.logger.warn({ job_id: job.id, kind, code: err.code, reason: err.message }, 'discovered entity refused');
     return null;
   };
-  const db = new Db(services.orm.em.fork());
+  // One job is one transaction, so its changes share one batch_id; the daemon that reported them is their actor.
+  const db = new Db(services.orm.em.fork(), { actor: { type: 'daemon', id: ctx.daemonId } });
   return db.transaction(async (tx) => {
     const result: DiscoverySyncResult = { subnets: [], hosts: [] };
     for (const subnet of subnets) {

@@ -1,5 +1,5 @@
 // Queue `maintenance`: periodic housekeeping: expired login sessions and idempotency keys past their
-// 24 hours (MAINTENANCE_INTERVAL_MS), and
+// 24 hours, events past EVENT_RETENTION_DAYS (MAINTENANCE_INTERVAL_MS), and
 // discovery sessions a daemon stopped reporting on (every 60 s, src/modules/discovery/sessions.ts).
 import { Worker } from 'bullmq';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -7,6 +7,7 @@ import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
 import { purgeIdempotencyKeys } from '../src/core/idempotency.js';
 import { sweepStalledSessions } from '../src/modules/discovery/sessions.js';
+import { pruneEvents } from '../src/modules/events/service.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const MAINTENANCE_QUEUE = QUEUE_NAMES.maintenance;
@@ -34,8 +35,9 @@ export async function startMaintenance(services: WorkerServices): Promise<Worker
       }
       const purged = await purgeExpiredSessions(services.orm);
       const idempotencyKeys = await purgeIdempotencyKeys(new Db(services.orm.em.fork()));
-      services.logger.info({ purged, idempotency_keys: idempotencyKeys }, 'expired sessions and idempotency keys purged');
-      return { purged, idempotencyKeys };
+      const events = await pruneEvents(new Db(services.orm.em.fork()), services.config.eventRetentionDays);
+      services.logger.info({ purged, idempotency_keys: idempotencyKeys, events }, 'expired sessions, idempotency keys and events purged');
+      return { purged, idempotencyKeys, events };
     }),
     workerOptions(services, 1),
   );

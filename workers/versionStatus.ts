@@ -3,11 +3,13 @@
 // (a sunset date passes, the policy is changed), so it is recomputed, compared with the last status
 // remembered per daemon (Redis hash `<prefix>daemon-version-status`), and each change is logged and
 // counted (`daemon_version_status_changes_total{from,to}` on /metrics). The first evaluation of a
-// daemon only remembers its status; daemons that are gone are forgotten.
+// daemon only remembers its status; daemons that are gone are forgotten. Each change is also an
+// event (`daemon.version_status_changed`) in the change feed.
 import { Worker } from 'bullmq';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES, SHARED_COUNTERS } from '../src/core/queues.js';
 import { versionStatus, type VersionStatusName } from '../src/modules/daemons/versionStatus.js';
+import { recordEvent } from '../src/modules/events/service.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const VERSION_STATUS_SCHEDULER_ID = 'evaluate-version-status';
@@ -45,6 +47,11 @@ export async function evaluateVersionStatuses(
       'daemon version status changed',
     );
     await services.metrics.incrementCounter(SHARED_COUNTERS.versionStatusChanges.name, { from: before, to: status.status });
+    // No table write yields this one (the policy or the calendar moved, not the daemon): recorded as such.
+    await recordEvent(db, {
+      type: 'daemon.version_status_changed', organizationId: d.organization_id, networkId: d.network_id, entityType: 'daemon', entityId: d.id,
+      changes: { version_status: [before, status.status] }, data: { id: d.id, name: d.name, version: d.version, version_status: status },
+    });
   }
   const live = new Set(daemons.map((d) => d.id));
   const gone = Object.keys(previous).filter((id) => !live.has(id));

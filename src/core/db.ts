@@ -17,6 +17,7 @@ import { Migration20261125000009Operators } from '../../migrations/Migration2026
 import { Migration20261125000010DaemonAliases } from '../../migrations/Migration20261125000010DaemonAliases.js';
 import { Migration20261125000011TopologyLayouts } from '../../migrations/Migration20261125000011TopologyLayouts.js';
 import { Migration20261125000012TopologyPinHistory } from '../../migrations/Migration20261125000012TopologyPinHistory.js';
+import { Migration20261125000013Events } from '../../migrations/Migration20261125000013Events.js';
 import { accountEntities } from '../modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000010DaemonAliases', class: Migration20261125000010DaemonAliases },
   { name: 'Migration20261125000011TopologyLayouts', class: Migration20261125000011TopologyLayouts },
   { name: 'Migration20261125000012TopologyPinHistory', class: Migration20261125000012TopologyPinHistory },
+  { name: 'Migration20261125000013Events', class: Migration20261125000013Events },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
@@ -112,12 +114,36 @@ export function toSqlParam(value: unknown): unknown {
   return value;
 }
 
+/** Who changes something: recorded on every event the change yields (migration 13). */
+export interface Actor {
+  type: 'user' | 'api_key' | 'daemon' | 'system';
+  id?: string;
+}
+
+/**
+ * What a transaction tells the event triggers: its actor, and a batch id when several
+ * transactions make one change (a discovery batch); else each transaction is a batch of its own.
+ */
+export interface WriteContext {
+  actor?: Actor;
+  batchId?: string;
+}
+
+/** Statements that may write (a writing statement outside a transaction gets one, to carry the actor). */
+const WRITING = /^\s*(insert|update|delete|with|merge)\b/i;
+
 /**
  * A thin handle over one EntityManager: SQL with `?` placeholders that joins the surrounding
  * transaction. Services receive a Db and open `db.transaction()` for every multi-statement write.
+ * A Db made for a caller (`context`) opens every transaction by telling PostgreSQL who writes.
  */
 export class Db {
-  constructor(readonly em: EntityManager) {}
+  constructor(readonly em: EntityManager, readonly context: WriteContext = {}) {}
+
+  /** The same connection handle speaking for another actor or batch. */
+  withContext(context: WriteContext): Db {
+    return new Db(this.em, { ...this.context, ...context });
+  }
 
   /**
    * Parameters travel as bind parameters (`?` becomes `$n`), not spliced into the SQL text as
@@ -125,6 +151,9 @@ export class Db {
    * Node and parsing in PostgreSQL. `getKysely()` runs on the EntityManager's transaction, if any.
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    if ((this.context.actor || this.context.batchId) && !this.em.isInTransaction() && WRITING.test(sql)) {
+      return this.transaction((tx) => tx.query<T>(sql, params));
+    }
     let n = 0;
     const text = params.length ? sql.replace(/\?/g, () => `$${++n}`) : sql;
     if (n !== params.length) throw new Error(`Db.query: ${n} placeholders for ${params.length} parameters`);
@@ -138,6 +167,16 @@ export class Db {
 
   transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     if (this.em.isInTransaction()) return fn(this);
-    return this.em.transactional((em) => fn(new Db(em as EntityManager)));
+    return this.em.transactional(async (em) => {
+      const tx = new Db(em as EntityManager, this.context);
+      const { actor, batchId } = this.context;
+      if (actor || batchId) {
+        await tx.query(
+          `select set_config('netinv.actor_type', ?, true), set_config('netinv.actor_id', ?, true), set_config('netinv.batch_id', ?, true)`,
+          [actor?.type ?? 'system', actor?.id ?? '', batchId ?? ''],
+        );
+      }
+      return fn(tx);
+    });
   }
 }

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
   idempotency_key_reused: { status: 422, message: "Idempotency-Key '{key}' was used for a different request: send a new key for a new request" },
+  event_cursor_expired: { status: 410, message: 'Events up to {after} are past retention (EVENT_RETENTION_DAYS); the oldest kept is {oldest}: re-read the inventory, then follow the feed from the newest event' },
   payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
   auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },

@@ -12,6 +12,8 @@ import { BlockList, isIP, isIPv4 } from 'node:net';
 
 const DENIED_V4 = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '240.0.0.0/4'];
 const DENIED_V6 = ['::/128', '::1/128', 'fe80::/10', 'ff00::/8', 'fd00:ec2::254/128'];
+/** Refused too for destinations outside the operator's networks (webhooks): private, shared (CGNAT) and unique-local ranges. */
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '198.18.0.0/15', '192.0.0.0/24', 'fc00::/7', 'fec0::/10'];
 
 export type RefusalReason = 'scheme' | 'userinfo' | 'query_or_fragment' | 'invalid_url' | 'address';
 
@@ -51,12 +53,17 @@ function embeddedIPv4(ip: string): string | undefined {
 }
 
 export class OutboundPolicy {
-  private readonly denied = blockList([...DENIED_V4, ...DENIED_V6]);
+  private readonly denied: BlockList;
   private readonly allowed: BlockList;
 
-  /** `allowedNetworks`: CIDRs allowed even inside a refused range (DAEMON_ALLOWED_NETWORKS). */
-  constructor(readonly allowedNetworks: string[] = []) {
+  /**
+   * `allowedNetworks`: CIDRs allowed even inside a refused range (DAEMON_ALLOWED_NETWORKS,
+   * WEBHOOK_ALLOWED_NETWORKS). `denyPrivate`: private ranges refused too (webhooks go to the
+   * internet; daemons live on LANs).
+   */
+  constructor(readonly allowedNetworks: string[] = [], opts: { denyPrivate?: boolean } = {}) {
     this.allowed = blockList(allowedNetworks);
+    this.denied = blockList([...DENIED_V4, ...DENIED_V6, ...(opts.denyPrivate ? PRIVATE : [])]);
   }
 
   /** Whether the server may connect to this IP address. */
@@ -109,13 +116,13 @@ export class OutboundPolicy {
 }
 
 /** DAEMON_ALLOWED_NETWORKS: a comma- or space-separated CIDR list; a bad entry stops the start with its name. */
-export function parseAllowedNetworks(text: string | undefined): string[] {
+export function parseAllowedNetworks(text: string | undefined, variable = 'DAEMON_ALLOWED_NETWORKS'): string[] {
   const list = (text ?? '').split(/[\s,]+/).filter(Boolean);
   for (const cidr of list) {
     try {
       parseCidr(cidr);
     } catch {
-      throw new Error(`DAEMON_ALLOWED_NETWORKS: '${cidr}' is not a CIDR (e.g. 127.0.0.0/8, ::1/128)`);
+      throw new Error(`${variable}: '${cidr}' is not a CIDR (e.g. 127.0.0.0/8, ::1/128)`);
     }
   }
   return list;

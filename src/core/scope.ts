@@ -1,6 +1,7 @@
 // Tenancy in one place. Every request that passes authentication carries a Scope: the
 // organization, the role and the concrete set of networks the principal may touch now.
 // Repositories take a Scope and filter by it, so no query can forget the tenant.
+import type { Actor } from './db.js';
 import { AppError, accessDenied, notFound } from './errors.js';
 
 /** The roles of decisions §2, highest first. */
@@ -69,4 +70,12 @@ export function assertNetworksVisible(scope: Scope, requested: Iterable<string>,
     if (!orgNetworkIds.has(id)) throw notFound('Network', id);
     if (!canSeeNetwork(scope, id)) throw accessDenied('Network', id);
   }
+}
+
+/** The actor the events of this principal's writes name (src/core/db.ts WriteContext). */
+export function actorOf(scope: Scope | undefined): Actor | undefined {
+  if (!scope) return undefined;
+  if (scope.kind === 'daemon') return { type: 'daemon', id: scope.daemonId };
+  if (scope.kind === 'api_key') return { type: 'api_key', id: scope.apiKeyId };
+  return { type: 'user', id: scope.userId };
 }

@@ -8,6 +8,7 @@ import type { LoginGuard } from '../modules/accounts/loginGuard.js';
 import type { KeyUsageRecorder } from '../modules/apiKeys/keyUsage.js';
 import type { Metrics } from '../http/metrics.js';
 import type { QueueSettings, Queues } from './queues.js';
+import type { EventHub } from '../modules/events/hub.js';
 
 export interface Services {
   config: AppConfig;
@@ -22,4 +23,6 @@ export interface Services {
   queueSettings: QueueSettings;
   /** This process's Prometheus registry (src/http/metrics.ts). */
   metrics: Metrics;
+  /** This process's listener for committed changes: sequences them and feeds the event streams. */
+  events: EventHub;
 }

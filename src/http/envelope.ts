@@ -1,4 +1,5 @@
 // The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
+import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import Joi from 'joi';
 import { AppError, fromForeignKeyViolation, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
@@ -16,6 +17,16 @@ export interface Pagination {
 /** A file answered as it is, not in the envelope (exports): its type and download name. */
 export class FileResponse {
   constructor(readonly contentType: string, readonly filename: string, readonly body: string) {}
+}
+
+/** A long-lived response written as it goes (Server-Sent Events): not compressed, not buffered. */
+export class StreamResponse {
+  constructor(readonly contentType: string, readonly body: Readable, readonly onClose: () => void) {}
+}
+
+/** A page of a feed read after a cursor: data is the items, meta.cursor says where to go on. */
+export class CursorPage<T = unknown> {
+  constructor(readonly items: T[], readonly cursor: { after: string; next: string; has_more: boolean }) {}
 }
 
 export class Page<T = unknown> {

@@ -6,12 +6,12 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { AppError } from '../core/errors.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/idempotency.js';
-import { replaceId, requireRole, type Scope } from '../core/scope.js';
+import { actorOf, replaceId, requireRole, type Scope } from '../core/scope.js';
 import { withTimeout } from '../core/timeout.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../core/scope.js';
 import type { Services } from '../core/services.js';
-import { FileResponse, meta, Page } from './envelope.js';
+import { CursorPage, FileResponse, meta, Page, StreamResponse } from './envelope.js';
 import { fromJoi } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -158,7 +158,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
         scope,
-        db: new Db(services.orm.em.fork()),
+        db: new Db(services.orm.em.fork(), { actor: actorOf(scope) }),
         services,
         ctx,
       };
@@ -189,10 +189,22 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         ctx.body = result.body;
         return;
       }
+      if (result instanceof StreamResponse) {
+        ctx.compress = false; // a compressor would hold events back until its buffer fills
+        ctx.req.socket.setTimeout(0);
+        ctx.req.socket.setNoDelay(true);
+        ctx.set({ 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+        ctx.type = result.contentType;
+        ctx.req.once('close', result.onClose);
+        ctx.body = result.body;
+        return;
+      }
       ctx.body =
         result instanceof Page
           ? { success: true, data: result.items, meta: meta(services.config, { pagination: result.pagination }) }
-          : { success: true, data: result ?? null, meta: meta(services.config) };
+          : result instanceof CursorPage
+            ? { success: true, data: result.items, meta: meta(services.config, { cursor: result.cursor }) }
+            : { success: true, data: result ?? null, meta: meta(services.config) };
     });
   }
 }

@@ -1,0 +1,229 @@
+// The live half of the feed (issue 13.3), one per process: a PostgreSQL connection LISTENing to
+// `netinv_outbox` (a change committed: sequence it) and `netinv_events` (events sequenced, by any
+// process: read them once and hand them to this process's streams). Several API processes each
+// run one, so a stream opened on any process sees every commit; PostgreSQL is the only fan-out.
+//
+// A stream first catches up from the table (its cursor: Last-Event-ID, `after`, or now), then takes
+// events from the hub; the switch happens with no await between the last empty read and going
+// live, so there is no gap and no repeat. A client that reads slower than events come is cut off
+// (with its last id, to resume from) once MAX_BUFFER_BYTES wait for it.
+import { PassThrough } from 'node:stream';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import { Db } from '../../core/db.js';
+import type { Logger } from '../../core/logger.js';
+import type { Scope } from '../../core/scope.js';
+import { eventResponse, readEvents, sequenceEvents, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
+
+export interface EventHubOptions {
+  databaseUrl: string;
+  orm: MikroORM;
+  logger: Logger;
+  /** Comment lines that keep proxies from closing an idle stream (EVENT_HEARTBEAT_MS, 15 s). */
+  heartbeatMs: number;
+  /** What may wait for one slow client before it is dropped (1 MiB). */
+  maxBufferBytes?: number;
+  /** Safety net for a lost notification: the outbox is sequenced this often anyway (5 s). */
+  sweepMs?: number;
+}
+
+const CATCH_UP_PAGE = 500;
+
+export class EventStream {
+  readonly body = new PassThrough();
+  live = false;
+  closed = false;
+  constructor(readonly scope: Scope, readonly filter: EventFilter, public cursor: bigint) {}
+
+  write(text: string): void {
+    if (!this.closed) this.body.write(text);
+  }
+
+  send(events: Event[]): void {
+    if (!events.length) return;
+    let text = '';
+    for (const e of events) text += `id: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`;
+    this.write(text);
+    this.cursor = BigInt(events[events.length - 1]!.id);
+  }
+}
+
+export class EventHub {
+  private client?: pg.Client;
+  private starting?: Promise<void>;
+  private stopped = false;
+  private lastId = 0n;
+  private readonly streams = new Set<EventStream>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private sequencing?: Promise<void>;
+  private sequenceAgain = false;
+  private fetching?: Promise<void>;
+  private fetchAgain = false;
+
+  constructor(private readonly opts: EventHubOptions) {}
+
+  private db(): Db {
+    return new Db(this.opts.orm.em.fork());
+  }
+
+  /** Connects and listens (once; again after a lost connection). */
+  start(): Promise<void> {
+    this.starting ??= this.connect().catch((err: Error) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.opts.databaseUrl, connectionTimeoutMillis: 10_000 });
+    client.on('notification', (n) => {
+      if (n.channel === 'netinv_outbox') this.sequence();
+      else this.fetch();
+    });
+    client.on('error', (err) => this.opts.logger.warn({ err: err.message }, 'event listener connection lost'));
+    client.on('end', () => {
+      if (this.client !== client || this.stopped) return;
+      this.client = undefined;
+      this.starting = undefined;
+      setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
+    });
+    await client.connect();
+    await client.query('listen netinv_outbox; listen netinv_events');
+    if (this.stopped) {
+      await client.end();
+      return;
+    }
+    this.client = client;
+    if (!this.timers.length) {
+      this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatMs).unref());
+      this.timers.push(setInterval(() => this.sequence(), this.opts.sweepMs ?? 5000).unref());
+    }
+    // Whatever was committed while nobody listened: sequenced, and read by the streams.
+    if (this.lastId === 0n) this.lastId = BigInt(await this.lastIdInTable());
+    this.sequence();
+    this.fetch();
+  }
+
+  private async lastIdInTable(): Promise<string> {
+    const row = await this.db().one<{ id: string | null }>('select max(id) as id from events');
+    return String(row?.id ?? '0');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const s of this.streams) this.close(s);
+    await Promise.allSettled([this.sequencing, this.fetching]);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Runs the sequencer; calls while it runs collapse into one more run after it. */
+  sequence(): void {
+    if (this.stopped) return;
+    if (this.sequencing) {
+      this.sequenceAgain = true;
+      return;
+    }
+    this.sequencing = (async () => {
+      do {
+        this.sequenceAgain = false;
+        await sequenceEvents(this.db()).catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event sequencing failed'));
+      } while (this.sequenceAgain && !this.stopped);
+      this.sequencing = undefined;
+    })();
+  }
+
+  /** Reads the events after the hub's last id, once for all streams, and hands them out. */
+  private fetch(): void {
+    if (this.stopped || !this.streams.size) return;
+    if (this.fetching) {
+      this.fetchAgain = true;
+      return;
+    }
+    this.fetching = (async () => {
+      do {
+        this.fetchAgain = false;
+        try {
+          for (;;) {
+            const rows = await this.db().query<EventRow>('select * from events where id > ?::bigint order by id limit 1000', [String(this.lastId)]);
+            if (!rows.length) break;
+            this.lastId = BigInt(rows[rows.length - 1]!.id);
+            this.dispatch(rows.map(eventResponse));
+            if (rows.length < 1000) break;
+          }
+        } catch (err) {
+          this.opts.logger.warn({ err: (err as Error).message }, 'event fan-out read failed');
+        }
+      } while (this.fetchAgain && !this.stopped);
+      this.fetching = undefined;
+    })();
+  }
+
+  private dispatch(events: Event[]): void {
+    const max = this.opts.maxBufferBytes ?? 1024 * 1024;
+    for (const s of this.streams) {
+      if (!s.live) continue;
+      s.send(events.filter((e) => BigInt(e.id) > s.cursor && visibleTo(s.scope, s.filter, e)));
+      if (s.body.writableLength > max) this.drop(s);
+    }
+  }
+
+  private heartbeat(): void {
+    for (const s of this.streams) s.write(': heartbeat\n\n');
+  }
+
+  /** A client too slow for the flow: told its last id (to resume with Last-Event-ID), then closed. */
+  private drop(s: EventStream): void {
+    this.opts.logger.info({ cursor: String(s.cursor) }, 'event stream dropped: the client reads too slowly');
+    s.write(`event: dropped\ndata: ${JSON.stringify({ reason: 'client too slow', last_event_id: String(s.cursor) })}\n\n`);
+    this.close(s);
+  }
+
+  close(s: EventStream): void {
+    if (s.closed) return;
+    s.closed = true;
+    this.streams.delete(s);
+    s.body.end();
+  }
+
+  /** A new stream: caught up from the table, then live. */
+  async open(scope: Scope, filter: EventFilter, after: string): Promise<EventStream> {
+    await this.start();
+    const stream = new EventStream(scope, filter, BigInt(after));
+    this.streams.add(stream);
+    stream.write('retry: 2000\n\n');
+    void this.catchUp(stream);
+    return stream;
+  }
+
+  private async catchUp(s: EventStream): Promise<void> {
+    try {
+      const db = this.db();
+      if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+      for (;;) {
+        // An empty read ends the catch-up only if the hub handed out nothing meanwhile (it skips
+        // streams not yet live): else what it handed out is read again, from the table.
+        const seen = this.lastId;
+        const { events } = await readEvents(db, s.scope, s.filter, String(s.cursor), CATCH_UP_PAGE);
+        if (s.closed) return;
+        if (events.length) {
+          s.send(events);
+          if (s.body.writableLength > (this.opts.maxBufferBytes ?? 1024 * 1024)) return this.drop(s);
+          continue;
+        }
+        if (this.lastId === seen) break;
+      }
+      s.live = true;
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'event stream catch-up failed');
+      this.close(s);
+    }
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+}

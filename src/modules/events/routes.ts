@@ -1,0 +1,34 @@
+import { AppError } from '../../core/errors.js';
+import { CursorPage, StreamResponse } from '../../http/envelope.js';
+import { defineRoutes } from '../../http/pipeline.js';
+import { eventListQuery, eventResponse, eventStreamQuery } from './schemas.js';
+import { assertCursorKept, checkFilter, lastEventId, listEvents, type EventFilter } from './service.js';
+
+const filterOf = (q: Record<string, any>): EventFilter => ({ networkId: q.network_id, types: q.types, entityId: q.entity_id });
+
+export const eventRoutes = defineRoutes([
+  {
+    method: 'get', path: '/api/v1/events', group: 'Events', auth: 'Viewer',
+    summary: 'Changes after a cursor, in commit order (types: comma list, `host.*` patterns; network_id; entity_id); meta.cursor.next is the next `after`',
+    query: eventListQuery, response: eventResponse,
+    handler: async ({ db, scope, query }) => {
+      const { events, hasMore } = await listEvents(db, scope, filterOf(query), query.after, query.limit);
+      return new CursorPage(events, { after: query.after, next: events.at(-1)?.id ?? query.after, has_more: hasMore });
+    },
+  },
+  {
+    method: 'get', path: '/api/v1/events/stream', group: 'Events', auth: 'Viewer',
+    summary: 'The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or `after`) with no gap, else from now; a comment heartbeat every 15 s',
+    query: eventStreamQuery,
+    handler: async ({ db, scope, query, services, ctx }) => {
+      const filter = filterOf(query);
+      checkFilter(scope, filter);
+      const header = ctx.get('Last-Event-ID').trim();
+      if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
+      const after = header || query.after || (await lastEventId(db));
+      await assertCursorKept(db, after);
+      const stream = await services.events.open(scope, filter, after);
+      return new StreamResponse('text/event-stream', stream.body, () => services.events.close(stream));
+    },
+  },
+]);

@@ -1,0 +1,184 @@
+// The change feed (issue 13.2): events read in commit order after a cursor, filtered to what the
+// caller may see. Events are written by the database itself (migration 13: outbox triggers and
+// the sequencer); this module reads them, sequences the outbox when a reader is ahead of the
+// sequencer, records the few events no table write yields, and applies retention.
+import type { Db } from '../../core/db.js';
+import { AppError, accessDenied } from '../../core/errors.js';
+import { isoTimestamp } from '../../core/historyTable.js';
+import { canSeeNetwork, type Scope } from '../../core/scope.js';
+
+export interface EventFilter {
+  networkId?: string;
+  types?: string[];
+  entityId?: string;
+}
+
+export interface EventRow {
+  id: string;
+  type: string;
+  occurred_at: unknown;
+  organization_id: string;
+  network_id: string | null;
+  entity_type: string;
+  entity_id: string;
+  actor_type: string;
+  actor_id: string | null;
+  batch_id: string;
+  changes: Record<string, [unknown, unknown]>;
+  data: Record<string, unknown>;
+}
+
+export type Event = ReturnType<typeof eventResponse>;
+
+const isTimeKey = (k: string) => k.endsWith('_at') || k === 'last_seen' || k === 'valid_from';
+const timeOf = (v: unknown) => (typeof v === 'string' ? isoTimestamp(v) : v);
+
+/** An event in API shape: timestamps as the API writes them everywhere else. */
+export function eventResponse(row: EventRow) {
+  const data = Object.fromEntries(Object.entries(row.data).map(([k, v]) => [k, isTimeKey(k) ? timeOf(v) : v]));
+  const changes = Object.fromEntries(Object.entries(row.changes).map(([k, pair]) => [k, isTimeKey(k) ? pair.map(timeOf) : pair]));
+  return {
+    id: String(row.id),
+    type: row.type,
+    occurred_at: isoTimestamp(row.occurred_at),
+    organization_id: row.organization_id,
+    network_id: row.network_id,
+    entity_type: row.entity_type,
+    entity_id: row.entity_id,
+    actor: { type: row.actor_type, id: row.actor_id },
+    batch_id: row.batch_id,
+    changes,
+    data,
+  };
+}
+
+/** The filter's network must be one the caller sees (403 otherwise, as on every list). */
+export function checkFilter(scope: Scope, filter: EventFilter): void {
+  if (filter.networkId && !canSeeNetwork(scope, filter.networkId)) throw accessDenied('Network', filter.networkId);
+}
+
+/**
+ * SQL over alias `e` for what a caller sees: its organization; then the networks it sees (an
+ * Owner/Admin without a key limit: all, including deleted ones); organization-wide events (tags)
+ * except for a key limited to some networks; then the request's own filters.
+ */
+export function visibleWhere(scope: Scope, filter: EventFilter): [string, unknown[]] {
+  const where = ['e.organization_id = ?'];
+  const params: unknown[] = [scope.organizationId];
+  if (!scope.allNetworks) {
+    where.push(scope.keyLimitedToNetworks ? 'e.network_id = any(?::uuid[])' : '(e.network_id = any(?::uuid[]) or e.network_id is null)');
+    params.push([...scope.networkIds]);
+  }
+  if (filter.networkId) {
+    where.push('e.network_id = ?');
+    params.push(filter.networkId);
+  }
+  if (filter.entityId) {
+    where.push('e.entity_id = ?');
+    params.push(filter.entityId);
+  }
+  if (filter.types?.length && !filter.types.includes('*')) {
+    where.push('e.type like any(?::text[])');
+    params.push(filter.types.map((t) => t.replace(/_/g, '\\_').replace('*', '%')));
+  }
+  return [where.join(' and '), params];
+}
+
+/** The same predicate in memory, for events already read (the stream's fan-out). */
+export function visibleTo(scope: Scope, filter: EventFilter, e: Event): boolean {
+  if (e.organization_id !== scope.organizationId) return false;
+  if (!scope.allNetworks) {
+    if (e.network_id === null ? scope.keyLimitedToNetworks : !scope.networkIds.has(e.network_id)) return false;
+  }
+  if (filter.networkId && e.network_id !== filter.networkId) return false;
+  if (filter.entityId && e.entity_id !== filter.entityId) return false;
+  if (filter.types?.length && !filter.types.includes('*')) {
+    return filter.types.some((t) => (t.endsWith('.*') ? e.type.startsWith(t.slice(0, -1)) : e.type === t));
+  }
+  return true;
+}
+
+/**
+ * Moves committed outbox rows into the feed (the sequencer of migration 13), until none is left.
+ * Any process may call it: calls are serialised by the function's advisory lock.
+ */
+export async function sequenceEvents(db: Db, batch = 5000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const row = await db.one<{ n: string }>('select events_sequence(?) as n', [batch]);
+    const n = Number(row!.n);
+    total += n;
+    if (n < batch) return total;
+  }
+}
+
+/** A cursor older than what retention kept: the client has missed events and must resync. */
+export async function assertCursorKept(db: Db, after: string): Promise<void> {
+  const row = await db.one<{ pruned_through: string | null }>('select max(pruned_through) as pruned_through from event_retention');
+  if (row?.pruned_through && BigInt(after) < BigInt(row.pruned_through)) {
+    throw new AppError('event_cursor_expired', { after, oldest: String(BigInt(row.pruned_through) + 1n) });
+  }
+}
+
+export async function listEvents(db: Db, scope: Scope, filter: EventFilter, after: string, limit: number) {
+  checkFilter(scope, filter);
+  await assertCursorKept(db, after);
+  // Read-your-writes: a change committed before this request is in the feed even if no
+  // sequencer has run since (the outbox is empty almost always: one index probe).
+  if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+  return readEvents(db, scope, filter, after, limit);
+}
+
+export async function readEvents(db: Db, scope: Scope, filter: EventFilter, after: string, limit: number): Promise<{ events: Event[]; hasMore: boolean }> {
+  const [where, params] = visibleWhere(scope, filter);
+  const rows = await db.query<EventRow>(
+    `select e.* from events e where e.id > ?::bigint and ${where} order by e.id limit ?`,
+    [after, ...params, limit + 1],
+  );
+  return { events: rows.slice(0, limit).map(eventResponse), hasMore: rows.length > limit };
+}
+
+/** The newest event id (where a stream without a cursor starts: "from now on"). */
+export async function lastEventId(db: Db): Promise<string> {
+  const row = await db.one<{ id: string | null }>('select max(id) as id from events');
+  return String(row?.id ?? '0');
+}
+
+export interface RecordedEvent {
+  type: string;
+  organizationId: string;
+  networkId: string | null;
+  entityType: string;
+  entityId: string;
+  changes?: Record<string, [unknown, unknown]>;
+  data: Record<string, unknown>;
+}
+
+/**
+ * An event no table write yields (a daemon's version status changing with the policy, a webhook
+ * disabled): written to the outbox like the triggers' own, in the caller's transaction.
+ */
+export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
+  await db.query(
+    `insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, changes, data)
+     values (?, now(), ?, ?, ?, ?, ?, ?, coalesce(nullif(current_setting('netinv.batch_id', true), '')::uuid, gen_random_uuid()), ?::jsonb, ?::jsonb)`,
+    [e.type, e.organizationId, e.networkId, e.entityType, e.entityId, db.context.actor?.type ?? 'system', db.context.actor?.id ?? null, e.changes ?? {}, e.data],
+  );
+  await db.query(`select pg_notify('netinv_outbox', '')`);
+}
+
+/**
+ * Retention (EVENT_RETENTION_DAYS): events older than the window are deleted and the highest id
+ * deleted is remembered, so an older cursor is told 410 rather than silently skipping.
+ */
+export async function pruneEvents(db: Db, retentionDays: number): Promise<number> {
+  return db.transaction(async (tx) => {
+    const row = await tx.one<{ through: string | null }>(
+      `select max(id) as through from events where occurred_at < now() - make_interval(days => ?)`, [retentionDays],
+    );
+    if (!row?.through) return 0;
+    const deleted = await tx.one<{ n: string }>(`with d as (delete from events where id <= ?::bigint returning 1) select count(*) as n from d`, [row.through]);
+    await tx.query(`insert into event_retention (pruned_through) values (?::bigint)`, [row.through]);
+    return Number(deleted!.n);
+  });
+}
