@@ -73,6 +73,12 @@ export async function closeServices(services: Services, opts: { keepOrm?: boolea
 
 export function buildApp(services: Services): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
+  // Errors after the answer started (the envelope handles the rest): a client leaving an event
+  // stream is how streams end, not an error; anything else is logged, not printed by Koa.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET') return;
+    services.logger.error({ err: err.message }, 'response failed after it started');
+  });
   const router = new Router();
   mountRoutes(router, routes, services);
 

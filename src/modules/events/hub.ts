@@ -13,7 +13,7 @@ import pg from 'pg';
 import { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import type { Scope } from '../../core/scope.js';
-import { eventResponse, readEvents, sequenceEvents, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
+import { eventResponse, readEvents, sequenceEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
 
 export interface EventHubOptions {
   databaseUrl: string;
@@ -202,7 +202,7 @@ export class EventHub {
   private async catchUp(s: EventStream): Promise<void> {
     try {
       const db = this.db();
-      if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+      await sequencePending(db);
       for (;;) {
         // An empty read ends the catch-up only if the hub handed out nothing meanwhile (it skips
         // streams not yet live): else what it handed out is read again, from the table.

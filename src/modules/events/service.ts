@@ -124,8 +124,8 @@ export async function listEvents(db: Db, scope: Scope, filter: EventFilter, afte
   checkFilter(scope, filter);
   await assertCursorKept(db, after);
   // Read-your-writes: a change committed before this request is in the feed even if no
-  // sequencer has run since (the outbox is empty almost always: one index probe).
-  if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+  // sequencer has run since.
+  await sequencePending(db);
   return readEvents(db, scope, filter, after, limit);
 }
 
@@ -138,8 +138,14 @@ export async function readEvents(db: Db, scope: Scope, filter: EventFilter, afte
   return { events: rows.slice(0, limit).map(eventResponse), hasMore: rows.length > limit };
 }
 
-/** The newest event id (where a stream without a cursor starts: "from now on"). */
+/** Sequences what is committed but not yet in the feed (almost always nothing: one index probe). */
+export async function sequencePending(db: Db): Promise<void> {
+  if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+}
+
+/** The newest event id, everything committed included (where a stream without a cursor starts: "from now on"). */
 export async function lastEventId(db: Db): Promise<string> {
+  await sequencePending(db);
   const row = await db.one<{ id: string | null }>('select max(id) as id from events');
   return String(row?.id ?? '0');
 }

@@ -1,0 +1,130 @@
+// The live stream (issue 13.3): Server-Sent Events that resume after Last-Event-ID with no gap,
+// carry a heartbeat, see only the caller's events, and work across API processes.
+import { spawn } from 'node:child_process';
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectOk, type Credential } from '../support/client.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+import { NODE, ROOT, waitFor } from '../workers/support.js';
+import { bundlePath } from '../../scripts/build.js';
+
+interface SseFrame { id?: string; event?: string; data?: any; comment?: string }
+
+/** An SSE client over fetch: frames as they arrive. */
+async function openStream(url: string, auth: Credential, opts: { query?: string; lastEventId?: string } = {}) {
+  const controller = new AbortController();
+  const headers: Record<string, string> = { Accept: 'text/event-stream' };
+  if (auth.cookie) headers.Cookie = auth.cookie;
+  if (auth.bearer) headers.Authorization = `Bearer ${auth.bearer}`;
+  if (opts.lastEventId) headers['Last-Event-ID'] = opts.lastEventId;
+  const res = await fetch(`${url}/api/v1/events/stream${opts.query ?? ''}`, { headers, signal: controller.signal });
+  expect(res.status).to.equal(200);
+  expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+  const frames: SseFrame[] = [];
+  let waiting: (() => void) | undefined;
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const frame: SseFrame = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+            else if (line.startsWith('id: ')) frame.id = line.slice(4);
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+          }
+          frames.push(frame);
+          waiting?.();
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })();
+  const events = () => frames.filter((f) => f.id && f.data);
+  return {
+    frames,
+    events,
+    /** Waits until `n` events have arrived (or fails after `ms`). */
+    async until(n: number, ms = 10_000) {
+      const deadline = Date.now() + ms;
+      while (events().length < n) {
+        if (Date.now() > deadline) throw new Error(`${events().length} events after ${ms} ms, expected ${n}`);
+        await new Promise<void>((resolve) => { waiting = resolve; setTimeout(resolve, 50); });
+      }
+      return events().map((f) => f.data);
+    },
+    close: () => controller.abort(),
+  };
+}
+
+describe('events: the live stream', () => {
+  let app: TestApp;
+  let t: Tenant;
+  const tag = async (name: string, base = app.url) => expectOk(await call(base, 'POST', '/api/v1/tags', { auth: t.owner, body: { name, color: 'Blue' } }), 201);
+
+  beforeEach(async () => {
+    app = await startTestApp({ eventHeartbeatMs: 300 });
+    t = await registerTenant(app.url);
+  });
+  afterEach(() => app.close());
+
+  it('streams changes as they commit, resumes after Last-Event-ID with no gap, and sends a heartbeat', async () => {
+    const stranger = await registerTenant(app.url, 'stranger');
+    const theirs = await openStream(app.url, stranger.owner);
+    const s1 = await openStream(app.url, t.owner, { query: '?types=tag.*' });
+    await tag('a');
+    const [a] = await s1.until(1);
+    expect(a).to.include({ type: 'tag.created', organization_id: t.orgId });
+    expect(a.data.name).to.equal('a');
+    s1.close();
+    await tag('b');
+    await tag('c');
+    const s2 = await openStream(app.url, t.owner, { query: '?types=tag.*', lastEventId: a.id });
+    const resumed = await s2.until(2);
+    expect(resumed.map((e) => e.data.name)).to.deep.equal(['b', 'c']);
+    await tag('d');
+    expect((await s2.until(3)).map((e) => e.data.name)).to.deep.equal(['b', 'c', 'd']);
+    const ids = s2.events().map((f) => BigInt(f.id!));
+    expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).to.equal(true);
+    await waitFor('a heartbeat', async () => s2.frames.some((f) => f.comment === 'heartbeat') || undefined, 5000);
+    s2.close();
+    // `after` resumes as Last-Event-ID does; the other organization saw none of it.
+    const s3 = await openStream(app.url, t.owner, { query: `?types=tag.created&after=${a.id}` });
+    expect((await s3.until(3)).map((e) => e.data.name)).to.deep.equal(['b', 'c', 'd']);
+    s3.close();
+    expect(theirs.events()).to.deep.equal([]);
+    theirs.close();
+  });
+
+  it('works across two API processes: a change made through one reaches a stream on the other', async function () {
+    this.timeout(60_000);
+    const child = spawn(NODE, ['--enable-source-maps', bundlePath('server')], {
+      cwd: ROOT, env: { ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      const line = await waitFor('the second API', async () => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => /api listening/.test(l.msg)), 30_000);
+      const second = `http://127.0.0.1:${line.port}`;
+      const onSecond = await openStream(second, t.owner, { query: '?types=tag.created' });
+      const onFirst = await openStream(app.url, t.owner, { query: '?types=tag.created' });
+      await tag('through-first', app.url);
+      await tag('through-second', second);
+      expect((await onSecond.until(2)).map((e) => e.data.name)).to.deep.equal(['through-first', 'through-second']);
+      expect((await onFirst.until(2)).map((e) => e.data.name)).to.deep.equal(['through-first', 'through-second']);
+      onSecond.close();
+      onFirst.close();
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
