@@ -18,10 +18,11 @@ import { daemonProtocolRoutes, daemonRoutes } from './modules/daemons/routes.js'
 import { discoveryRoutes } from './modules/discovery/routes.js';
 import { topologyRoutes } from './modules/topology/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
-  ...eventRoutes,
+  ...eventRoutes, ...webhookRoutes,
 ];

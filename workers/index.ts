@@ -5,6 +5,7 @@
 //   discovery-sync  ingest of discovered hosts and subnets       workers/discoverySync.ts
 //   version-status  periodic re-evaluation of version statuses   workers/versionStatus.ts
 //   topology-layout elkjs layouts of topology graphs, cached      workers/topologyLayout.ts
+//   webhook-delivery signed webhook POSTs, and their dispatcher   workers/webhookDelivery.ts
 //
 // Metrics: this process serves no HTTP. Each job's duration and the version-status change count are
 // added to Redis hashes (src/core/queues.ts SharedMetricsStore) and exposed by the API's /metrics,
@@ -23,6 +24,7 @@ import { startMaintenance } from './maintenance.js';
 import { startServerPoll } from './serverPoll.js';
 import { startTopologyLayout } from './topologyLayout.js';
 import { startVersionStatus } from './versionStatus.js';
+import { startWebhookDelivery } from './webhookDelivery.js';
 
 const config = loadConfig();
 const settings = loadQueueSettings();
@@ -37,7 +39,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 const started = (async () => {
-  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout]) {
+  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery]) {
     if (stopping) return;
     const worker = await start(services);
     worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));

@@ -15,6 +15,7 @@ export const QUEUE_NAMES = {
   discoverySync: 'discovery-sync',
   versionStatus: 'version-status',
   topologyLayout: 'topology-layout',
+  webhookDelivery: 'webhook-delivery',
 } as const;
 
 export type QueueKey = keyof typeof QUEUE_NAMES;
@@ -225,6 +226,8 @@ export interface Queues {
   versionStatus: Queue;
   /** Graphs to lay out (src/modules/topology/layout.ts LayoutJob). */
   topologyLayout: Queue;
+  /** Webhook deliveries to attempt (src/modules/webhooks/delivery.ts DeliveryJob). */
+  webhookDelivery: Queue;
   close(): Promise<void>;
 }
 
@@ -258,6 +261,7 @@ export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, 
     discoverySync: byName[QUEUE_NAMES.discoverySync] as Queue<DiscoverySyncJob>,
     versionStatus: byName[QUEUE_NAMES.versionStatus],
     topologyLayout: byName[QUEUE_NAMES.topologyLayout],
+    webhookDelivery: byName[QUEUE_NAMES.webhookDelivery],
     async close() {
       await Promise.allSettled(Object.values(byName).map((q) => q.close()));
       sharedClient?.disconnect();

@@ -25,6 +25,8 @@ export interface EventHubOptions {
   maxBufferBytes?: number;
   /** Safety net for a lost notification: the outbox is sequenced this often anyway (5 s). */
   sweepMs?: number;
+  /** Called when any process has sequenced new events (the webhook dispatcher listens here). */
+  onEvents?: () => void;
 }
 
 const CATCH_UP_PAGE = 500;
@@ -78,8 +80,9 @@ export class EventHub {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.opts.databaseUrl, connectionTimeoutMillis: 10_000 });
     client.on('notification', (n) => {
-      if (n.channel === 'netinv_outbox') this.sequence();
-      else this.fetch();
+      if (n.channel === 'netinv_outbox') return this.sequence();
+      this.opts.onEvents?.();
+      this.fetch();
     });
     client.on('error', (err) => this.opts.logger.warn({ err: err.message }, 'event listener connection lost'));
     client.on('end', () => {
@@ -102,6 +105,7 @@ export class EventHub {
     // Whatever was committed while nobody listened: sequenced, and read by the streams.
     if (this.lastId === 0n) this.lastId = BigInt(await this.lastIdInTable());
     this.sequence();
+    this.opts.onEvents?.();
     this.fetch();
   }
 

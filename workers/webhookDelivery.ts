@@ -1,0 +1,71 @@
+// Queue `webhook-delivery`: signed POSTs to webhook endpoints (src/modules/webhooks/delivery.ts).
+// This process also runs the dispatcher: woken by every sequenced batch of events (LISTEN, through
+// an EventHub, which also sequences the outbox when no API process does), it turns events into
+// delivery rows and enqueues them. Every WEBHOOK_SWEEP_MS (5 s) it dispatches anyway and re-enqueues
+// deliveries that are due but have no job (Redis flushed, a worker killed mid-attempt).
+import { Worker } from 'bullmq';
+import { Db } from '../src/core/db.js';
+import { QUEUE_NAMES } from '../src/core/queues.js';
+import { EventHub } from '../src/modules/events/hub.js';
+import { attemptDelivery, dispatchEvents, enqueueDelivery, sweepDeliveries, type DeliveryJob } from '../src/modules/webhooks/delivery.js';
+import { timed, workerOptions, type WorkerServices } from './context.js';
+
+export const WEBHOOK_DELIVERY_QUEUE = QUEUE_NAMES.webhookDelivery;
+
+/** Runs `fn` now, or once more right after the run in progress: calls never overlap or get lost. */
+function coalescing(fn: () => Promise<void>): () => void {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = (): void => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await fn();
+      } while (again);
+      running = undefined;
+    })();
+  };
+  return run;
+}
+
+export async function startWebhookDelivery(services: WorkerServices, opts: { sweepMs?: number } = {}): Promise<Worker> {
+  const { config, logger, queues } = services;
+  const db = () => new Db(services.orm.em.fork());
+  const dispatch = coalescing(async () => {
+    try {
+      for (;;) {
+        const { events, deliveries } = await dispatchEvents(db());
+        for (const id of deliveries) await enqueueDelivery(queues, id, 0, 0);
+        if (!events) return;
+      }
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'webhook dispatch failed (the sweep retries)');
+    }
+  });
+  const hub = new EventHub({ databaseUrl: config.databaseUrl, orm: services.orm, logger, heartbeatMs: 60_000, onEvents: dispatch });
+  const sweepMs = opts.sweepMs ?? Number(process.env.WEBHOOK_SWEEP_MS ?? 5000);
+  const sweep = setInterval(() => {
+    dispatch();
+    void sweepDeliveries(db(), queues).catch((err: Error) => logger.warn({ err: err.message }, 'webhook sweep failed'));
+  }, sweepMs);
+
+  const worker = new Worker<DeliveryJob>(
+    WEBHOOK_DELIVERY_QUEUE,
+    timed(services, WEBHOOK_DELIVERY_QUEUE, async (job) => {
+      const outcome = await attemptDelivery(db(), config, logger, job.data.deliveryId);
+      if (outcome.status === 'retry') await enqueueDelivery(queues, job.data.deliveryId, outcome.attempt!, outcome.retryInMs!);
+      return outcome;
+    }),
+    workerOptions(services, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 50)),
+  );
+  worker.on('closing', () => {
+    clearInterval(sweep);
+    void hub.stop();
+  });
+  await hub.start();
+  return worker;
+}
