@@ -126,7 +126,7 @@ describe('events: the change feed', () => {
     const theirs = await feed('', stranger.owner);
     expect(theirs.every((e) => e.organization_id === stranger.orgId)).to.equal(true);
     expect(theirs.some((e) => e.entity_id === net.web.id)).to.equal(false);
-    expect(await feed(`&network_id=${t.defaultNetworkId}`, stranger.owner)).to.deep.equal([]);
+    expectError(await call(app.url, 'GET', `/api/v1/events?network_id=${t.defaultNetworkId}`, { auth: stranger.owner }), 404, 'entity_not_found');
 
     const scoped = await createKey(app.url, t.owner, { permissions: 'Admin', network_ids: [other] });
     const seen = await feed('', { bearer: scoped.key });

@@ -117,6 +117,9 @@ interface World {
   /** Organization B's entities of every kind. */
   bPlace: Place;
   bTagId: string;
+  /** A's webhook endpoint and one of its deliveries (a ping). */
+  webhookId: string;
+  deliveryId: string;
 }
 
 async function setExpiredInDb(app: TestApp, keyId: string): Promise<void> {
@@ -170,7 +173,11 @@ async function buildWorld(app: TestApp): Promise<World> {
     makePlace(url, a.owner, a.defaultNetworkId, 1),
     makePlace(url, a.owner, privateNet, 2),
   ]);
+  // A webhook endpoint (a public address: nothing is sent, no worker runs here) and a ping's delivery.
+  const webhook = expectOk(await call(url, 'POST', '/api/v1/webhooks', { auth: a.owner, body: { name: 'alpha-hook', url: 'https://example.com/hook' } }), 201);
+  const ping = expectOk(await call(url, 'POST', `/api/v1/webhooks/${webhook.id}/test`, { auth: a.owner }), 202);
   return {
+    webhookId: webhook.id, deliveryId: ping.delivery_id,
     a, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer,
     sharedNet: a.defaultNetworkId, privateNet, inside, outside, tagId: tag.id, targetUserId: target.id,
     roleKeys: { Viewer: viewerKey, Member: memberKey, Admin: adminKey }, scopedKey, disabledKey: disabled.key, expiredKey: expired.key,
@@ -180,10 +187,10 @@ async function buildWorld(app: TestApp): Promise<World> {
 
 // ---- One concrete request per protected route -------------------------------------------------
 type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency' | 'daemon' | 'daemonKey';
-type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey';
+type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey' | 'webhook';
 type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency' | 'Daemon';
 /** The ids a request may name: a place's, plus the organization-level ones. */
-type Ids = Place & { tag: string; user: string; apiKey: string };
+type Ids = Place & { tag: string; user: string; apiKey: string; webhook: string; delivery: string };
 
 interface Fixture {
   /** The lowest role allowed (decisions §2: Viewer reads; Member writes inventory; Admin manages tags, networks, users; Owner the organization). */
@@ -210,6 +217,10 @@ interface Fixture {
   afterFresh?: (id: string, app: TestApp, w: World) => Promise<void>;
   /** The allowed call answers a file (an export), not the envelope. */
   file?: boolean;
+  /** The allowed call answers a stream (Server-Sent Events): its status and type are checked, then it is closed. */
+  stream?: boolean;
+  /** The route names an entity (`:id`) but answers others (its children, a job). */
+  answersOther?: boolean;
   /** More checks on the allowed call. */
   check?: (data: any, ctx: { app: TestApp; w: World; who: Person; ids: Ids }) => Promise<void> | void;
 }
@@ -361,6 +372,22 @@ const FIXTURES: Record<string, Fixture> = {
     check: (data, { ids }) => { expect(data.pinned).to.include(`host:${ids.host}`); },
   },
   'DELETE /api/v1/topology/positions': { role: 'Member', outside: 'Network', query: (p) => `?network_id=${p.network}&view=l3` },
+
+  // Events: read like any list of the network; the stream answers Server-Sent Events.
+  'GET /api/v1/events': { role: 'Viewer', query: net, outside: 'Network' },
+  'GET /api/v1/events/stream': { role: 'Viewer', query: net, outside: 'Network', stream: true },
+
+  // Webhooks: Admin, organization-wide.
+  'POST /api/v1/webhooks': { role: 'Admin', status: 201, body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
+  'GET /api/v1/webhooks': { role: 'Admin' },
+  'GET /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
+  'PUT /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook', body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
+  'DELETE /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
+  'POST /api/v1/webhooks/:id/rotate-secret': { role: 'Admin', id: 'webhook', check: (data) => { expect(data.secret).to.match(/^whsec_/); } },
+  'POST /api/v1/webhooks/:id/test': { role: 'Admin', id: 'webhook', status: 202 },
+  'GET /api/v1/webhooks/:id/deliveries': { role: 'Admin', id: 'webhook', answersOther: true, check: (data) => { expect(data.length).to.be.greaterThan(0); } },
+  'POST /api/v1/webhooks/:id/deliveries/:delivery_id/redeliver': { role: 'Admin', id: 'webhook', status: 202, answersOther: true },
+  'POST /api/v1/webhooks/:id/redeliver': { role: 'Admin', id: 'webhook', status: 202, answersOther: true, body: () => ({ since: new Date(Date.now() - 3600_000).toISOString() }) },
 };
 
 /** The only routes that answer without a credential (decisions §2, §8). */
@@ -395,6 +422,7 @@ async function makeFresh(kind: IdKind, app: TestApp, w: World, who: Person): Pro
     case 'interface': return post('/api/v1/interfaces', { host_id: p.host, if_index: ifIndex() });
     case 'dependency': return post('/api/v1/dependencies', { name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } });
     case 'daemon': return expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: w.owner.auth, body: { name: uniq('daemon'), network_id: p.network, url: 'http://10.0.0.2:60073' } }), 201).daemon.id;
+    case 'webhook': return post('/api/v1/webhooks', { name: uniq('hook'), url: 'https://example.com/hook' });
     case 'daemonKey': return expectOk(await call(app.url, 'POST', '/api/v1/auth/daemon', { auth: w.owner.auth, body: { name: uniq('dkey'), network_id: p.network } }), 201).api_key.id;
   }
 }
@@ -410,9 +438,10 @@ interface Built {
 
 /** A concrete request for `route`, as `who` would send it (an API key `:id` is `who`'s own key), aimed at `place`. */
 function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place = w.inside, over: Partial<Ids> = {}): Built {
-  const ids: Ids = { ...place, tag: w.tagId, user: w.targetUserId, apiKey: who.key.id, ...over };
+  const ids: Ids = { ...place, tag: w.tagId, user: w.targetUserId, apiKey: who.key.id, webhook: w.webhookId, delivery: w.deliveryId, ...over };
   const id = fx.id ? ids[fx.id] : undefined;
   const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
+    if (param === 'delivery_id') return ids.delivery;
     if (param !== 'id' || !id) throw new Error(`the fixture gives no value for :${param}`);
     return id;
   });
@@ -525,6 +554,14 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
   if (freshKind && fx.afterFresh) await fx.afterFresh(over[freshKind]!, app, w);
   for (const kind of fx.freshInBody ?? []) over[kind] = await makeFresh(kind, app, w, who);
   const own = build(route, fx, w, who, w.inside, over);
+  if (fx.stream) {
+    const controller = new AbortController();
+    const res = await fetch(`${app.url}${own.path}`, { headers: { Cookie: who.auth.cookie ?? '' }, signal: controller.signal });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+    controller.abort();
+    return;
+  }
   const answer = await send(app, own, who.auth);
   if (fx.file) {
     // A file, not an envelope (exports).
@@ -534,7 +571,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     return;
   }
   const data = expectOk(answer, fx.status ?? 200);
-  if (fx.id && route.method !== 'delete') {
+  if (fx.id && route.method !== 'delete' && !fx.answersOther) {
     const items = Array.isArray(data) ? data : [data.api_key ?? data];
     expect(items, 'answers the entity it names').to.not.be.empty;
     for (const item of items) expect(item.id, 'answers the entity it names').to.equal(own.id);
@@ -605,7 +642,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
         w.tagId, w.sharedNet, w.privateNet, w.owner.id, w.admin.id, w.member.id, w.viewer.id, w.targetUserId,
         w.owner.key.id, w.admin.key.id, w.member.key.id, w.viewer.key.id, ...Object.values(w.inside), ...Object.values(w.outside),
       ]);
-      const lists = protectedRoutes.filter((r) => r.method === 'get' && r.paginated);
+      const lists = protectedRoutes.filter((r) => r.method === 'get' && r.paginated && !r.path.includes(':'));
       expect(lists.map((r) => r.path)).to.include.members(['/api/v1/tags', '/api/v1/networks', '/api/v1/users', '/api/v1/hosts']);
       for (const route of lists) {
         const items = expectOk(await call(app.url, 'GET', `${route.path}?limit=0`, { auth: w.bOwner.auth })) as Array<{ id: string; organization_id?: string }>;
@@ -626,7 +663,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     // Creates ignore (or refuse alike) a body `id`: a taken one, even another organization's, must
     // answer exactly as a free one, never 500 and never a hint that it exists (decisions §1).
     it('a create carrying another organization’s id in the body answers as for a free id (never 500, never a hint)', async () => {
-      const bIds: Ids = { ...w.bPlace, tag: w.bTagId, user: w.bOwner.id, apiKey: w.bOwner.key.id };
+      const bIds: Ids = { ...w.bPlace, tag: w.bTagId, user: w.bOwner.id, apiKey: w.bOwner.key.id, webhook: '', delivery: '' };
       const creates = protectedRoutes.filter((r) => FIXTURES[routeKey(r)]?.creates);
       expect(creates.length).to.be.greaterThan(10);
       const outcomes: Array<{ route: string; free: number; taken: number; code?: string }> = [];

@@ -22,7 +22,7 @@ export const eventRoutes = defineRoutes([
     query: eventStreamQuery,
     handler: async ({ db, scope, query, services, ctx }) => {
       const filter = filterOf(query);
-      checkFilter(scope, filter);
+      await checkFilter(db, scope, filter);
       const header = ctx.get('Last-Event-ID').trim();
       if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
       const after = header || query.after || (await lastEventId(db));

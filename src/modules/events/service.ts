@@ -3,7 +3,7 @@
 // the sequencer); this module reads them, sequences the outbox when a reader is ahead of the
 // sequencer, records the few events no table write yields, and applies retention.
 import type { Db } from '../../core/db.js';
-import { AppError, accessDenied } from '../../core/errors.js';
+import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 
@@ -52,9 +52,12 @@ export function eventResponse(row: EventRow) {
   };
 }
 
-/** The filter's network must be one the caller sees (403 otherwise, as on every list). */
-export function checkFilter(scope: Scope, filter: EventFilter): void {
-  if (filter.networkId && !canSeeNetwork(scope, filter.networkId)) throw accessDenied('Network', filter.networkId);
+/** The filter's network, as on every list: another organization's (or none) is 404, one outside the caller's networks 403. */
+export async function checkFilter(db: Db, scope: Scope, filter: EventFilter): Promise<void> {
+  if (!filter.networkId) return;
+  const known = await db.one('select 1 from networks_history where id = ? and organization_id = ? limit 1', [filter.networkId, scope.organizationId]);
+  if (!known) throw notFound('Network', filter.networkId);
+  if (!canSeeNetwork(scope, filter.networkId)) throw accessDenied('Network', filter.networkId);
 }
 
 /**
@@ -121,7 +124,7 @@ export async function assertCursorKept(db: Db, after: string): Promise<void> {
 }
 
 export async function listEvents(db: Db, scope: Scope, filter: EventFilter, after: string, limit: number) {
-  checkFilter(scope, filter);
+  await checkFilter(db, scope, filter);
   await assertCursorKept(db, after);
   // Read-your-writes: a change committed before this request is in the feed even if no
   // sequencer has run since.

@@ -34,7 +34,7 @@ export const webhookRoutes = defineRoutes([
     handler: ({ db, scope, params }) => webhookService.rotateSecret(db, scope, params.id),
   },
   {
-    group: 'Webhooks', auth: 'Admin', organizationWide: true, method: 'post', path: '/api/v1/webhooks/:id/test', params: idParams, status: 202, response: Joi.object({ delivery_id: Joi.string() }),
+    group: 'Webhooks', auth: 'Admin', organizationWide: true, method: 'post', path: '/api/v1/webhooks/:id/test', params: idParams, status: 202, response: Joi.object({ id: Joi.string(), delivery_id: Joi.string() }),
     summary: 'Send a signed `webhook.ping` now; its attempts appear in the delivery log',
     handler: ({ db, scope, params, services }) => webhookService.ping(db, scope, services.queues, params.id),
   },

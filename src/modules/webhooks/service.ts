@@ -128,7 +128,7 @@ export const webhookService = {
       [deliveryId, id, payload],
     );
     await enqueueDelivery(queues, deliveryId, 0, 0);
-    return { delivery_id: deliveryId };
+    return { id: hook.id as string, delivery_id: deliveryId };
   },
 
   async deliveries(db: Db, scope: Scope, id: string, q: { limit: number; offset: number; status?: string }) {
