@@ -76,17 +76,13 @@ begin
     batch := gen_random_uuid();
     perform set_config('netinv.batch_id', batch::text, true);
   end if;
-  if TG_OP = 'INSERT' then
-    execute $q$
+  if TG_OP in ('INSERT', 'DELETE') then
+    -- A created row as it now is, a deleted one as it last was.
+    execute format($q$
       insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, data)
-      select $1 || '.created', now(), (j ->> 'organization_id')::uuid, (j ->> $2)::uuid, $1, (j ->> 'id')::uuid, $3, $4, $5, j - 'valid_from'
-      from (select to_jsonb(r) as j from events_new r) x$q$
-      using entity, network_key, actor_type, actor_id, batch;
-  elsif TG_OP = 'DELETE' then
-    execute $q$
-      insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, data)
-      select $1 || '.deleted', now(), (j ->> 'organization_id')::uuid, (j ->> $2)::uuid, $1, (j ->> 'id')::uuid, $3, $4, $5, j - 'valid_from'
-      from (select to_jsonb(r) as j from events_old r) x$q$
+      select $1 || %L, now(), (j ->> 'organization_id')::uuid, (j ->> $2)::uuid, $1, (j ->> 'id')::uuid, $3, $4, $5, j - 'valid_from'
+      from (select to_jsonb(r) as j from %I r) x$q$,
+      case TG_OP when 'INSERT' then '.created' else '.deleted' end, case TG_OP when 'INSERT' then 'events_new' else 'events_old' end)
       using entity, network_key, actor_type, actor_id, batch;
   else
     -- One updated event per row whose tracked columns changed; a daemon whose reachability

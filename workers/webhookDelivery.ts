@@ -4,6 +4,7 @@
 // delivery rows and enqueues them. Every WEBHOOK_SWEEP_MS (5 s) it dispatches anyway and re-enqueues
 // deliveries that are due but have no job (Redis flushed, a worker killed mid-attempt).
 import { Worker } from 'bullmq';
+import { coalescing } from '../src/core/coalescing.js';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
 import { EventHub } from '../src/modules/events/hub.js';
@@ -12,30 +13,10 @@ import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const WEBHOOK_DELIVERY_QUEUE = QUEUE_NAMES.webhookDelivery;
 
-/** Runs `fn` now, or once more right after the run in progress: calls never overlap or get lost. */
-function coalescing(fn: () => Promise<void>): () => void {
-  let running: Promise<void> | undefined;
-  let again = false;
-  const run = (): void => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await fn();
-      } while (again);
-      running = undefined;
-    })();
-  };
-  return run;
-}
-
 export async function startWebhookDelivery(services: WorkerServices, opts: { sweepMs?: number } = {}): Promise<Worker> {
   const { config, logger, queues } = services;
   const db = () => new Db(services.orm.em.fork());
-  const dispatch = coalescing(async () => {
+  const dispatcher = coalescing(async () => {
     try {
       for (;;) {
         const { events, deliveries } = await dispatchEvents(db());
@@ -46,6 +27,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
       logger.warn({ err: (err as Error).message }, 'webhook dispatch failed (the sweep retries)');
     }
   });
+  const dispatch = dispatcher.run;
   const hub = new EventHub({ databaseUrl: config.databaseUrl, orm: services.orm, logger, heartbeatMs: 60_000, onEvents: dispatch });
   const sweepMs = opts.sweepMs ?? Number(process.env.WEBHOOK_SWEEP_MS ?? 5000);
   const sweep = setInterval(() => {

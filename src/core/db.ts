@@ -129,8 +129,8 @@ export interface WriteContext {
   batchId?: string;
 }
 
-/** Statements that may write (a writing statement outside a transaction gets one, to carry the actor). */
-const WRITING = /^\s*(insert|update|delete|with|merge)\b/i;
+/** Statements that write (one outside a transaction gets one, to carry the actor); a CTE only if it holds a write. */
+const isWrite = (sql: string) => /^\s*(insert|update|delete|merge)\b/i.test(sql) || (/^\s*with\b/i.test(sql) && /\b(insert\s+into|update\s+\w+(\s+\w+)?\s+set|delete\s+from)\b/i.test(sql));
 
 /**
  * A thin handle over one EntityManager: SQL with `?` placeholders that joins the surrounding
@@ -151,7 +151,7 @@ export class Db {
    * Node and parsing in PostgreSQL. `getKysely()` runs on the EntityManager's transaction, if any.
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    if ((this.context.actor || this.context.batchId) && !this.em.isInTransaction() && WRITING.test(sql)) {
+    if ((this.context.actor || this.context.batchId) && !this.em.isInTransaction() && isWrite(sql)) {
       return this.transaction((tx) => tx.query<T>(sql, params));
     }
     let n = 0;

@@ -10,6 +10,7 @@
 import { PassThrough } from 'node:stream';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
+import { coalescing } from '../../core/coalescing.js';
 import { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import type { Scope } from '../../core/scope.js';
@@ -57,10 +58,6 @@ export class EventHub {
   private lastId = 0n;
   private readonly streams = new Set<EventStream>();
   private readonly timers: NodeJS.Timeout[] = [];
-  private sequencing?: Promise<void>;
-  private sequenceAgain = false;
-  private fetching?: Promise<void>;
-  private fetchAgain = false;
 
   constructor(private readonly opts: EventHubOptions) {}
 
@@ -118,52 +115,38 @@ export class EventHub {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     for (const s of this.streams) this.close(s);
-    await Promise.allSettled([this.sequencing, this.fetching]);
+    await Promise.allSettled([this.sequencer.idle(), this.fetcher.idle()]);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
   }
 
-  /** Runs the sequencer; calls while it runs collapse into one more run after it. */
+  /** Sequences the outbox (one run at a time; calls meanwhile collapse into one more run). */
+  private readonly sequencer = coalescing(async () => {
+    await sequenceEvents(this.db()).catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event sequencing failed'));
+  }, () => !this.stopped);
+
   sequence(): void {
-    if (this.stopped) return;
-    if (this.sequencing) {
-      this.sequenceAgain = true;
-      return;
-    }
-    this.sequencing = (async () => {
-      do {
-        this.sequenceAgain = false;
-        await sequenceEvents(this.db()).catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event sequencing failed'));
-      } while (this.sequenceAgain && !this.stopped);
-      this.sequencing = undefined;
-    })();
+    this.sequencer.run();
   }
 
   /** Reads the events after the hub's last id, once for all streams, and hands them out. */
-  private fetch(): void {
-    if (this.stopped || !this.streams.size) return;
-    if (this.fetching) {
-      this.fetchAgain = true;
-      return;
+  private readonly fetcher = coalescing(async () => {
+    try {
+      for (;;) {
+        const rows = await this.db().query<EventRow>('select * from events where id > ?::bigint order by id limit 1000', [String(this.lastId)]);
+        if (!rows.length) return;
+        this.lastId = BigInt(rows[rows.length - 1]!.id);
+        this.dispatch(rows.map(eventResponse));
+        if (rows.length < 1000) return;
+      }
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'event fan-out read failed');
     }
-    this.fetching = (async () => {
-      do {
-        this.fetchAgain = false;
-        try {
-          for (;;) {
-            const rows = await this.db().query<EventRow>('select * from events where id > ?::bigint order by id limit 1000', [String(this.lastId)]);
-            if (!rows.length) break;
-            this.lastId = BigInt(rows[rows.length - 1]!.id);
-            this.dispatch(rows.map(eventResponse));
-            if (rows.length < 1000) break;
-          }
-        } catch (err) {
-          this.opts.logger.warn({ err: (err as Error).message }, 'event fan-out read failed');
-        }
-      } while (this.fetchAgain && !this.stopped);
-      this.fetching = undefined;
-    })();
+  }, () => !this.stopped && this.streams.size > 0);
+
+  private fetch(): void {
+    this.fetcher.run();
   }
 
   private dispatch(events: Event[]): void {

@@ -8,7 +8,8 @@ export const EVENT_TYPES = [
   'daemon.unreachable', 'daemon.reachable', 'daemon.version_status_changed', 'webhook.disabled',
 ] as const;
 
-const TYPE_PATTERN = /^(\*|[a-z_]+\.(\*|[a-z_]+))$/;
+/** An event type (`host.created`), every type of an entity (`host.*`), or everything (`*`). */
+export const TYPE_PATTERN = /^(\*|[a-z_]+\.(\*|[a-z_]+))$/;
 
 /** `types=host.*,service.created`: a comma list of types or `<entity>.*` patterns. */
 export const eventTypesParam = () =>

@@ -95,10 +95,12 @@ export function visibleTo(scope: Scope, filter: EventFilter, e: Event): boolean 
   }
   if (filter.networkId && e.network_id !== filter.networkId) return false;
   if (filter.entityId && e.entity_id !== filter.entityId) return false;
-  if (filter.types?.length && !filter.types.includes('*')) {
-    return filter.types.some((t) => (t.endsWith('.*') ? e.type.startsWith(t.slice(0, -1)) : e.type === t));
-  }
-  return true;
+  return !filter.types?.length || typeMatches(filter.types, e.type);
+}
+
+/** Whether a type is one of the patterns (`*`, `host.*`, `host.created`): the in-memory twin of the SQL LIKE. */
+export function typeMatches(patterns: string[], type: string): boolean {
+  return patterns.some((t) => t === '*' || t === type || (t.endsWith('.*') && type.startsWith(t.slice(0, -1))));
 }
 
 /**

@@ -10,9 +10,9 @@ import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../config.js';
 import type { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
-import { OutboundPolicy, OutboundRefused } from '../../core/outboundPolicy.js';
+import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
-import { eventResponse, recordEvent, type Event, type EventRow } from '../events/service.js';
+import { eventResponse, recordEvent, typeMatches, type Event, type EventRow } from '../events/service.js';
 import { signatureHeader } from './signature.js';
 
 /** Where webhooks may go: the one outbound policy, private ranges refused too, unless WEBHOOK_ALLOWED_NETWORKS allows them. */
@@ -44,7 +44,7 @@ const matches = (w: Endpoint, e: Event) =>
   w.organization_id === e.organization_id
   && new Date(e.occurred_at!) >= new Date(w.created_at)
   && (w.network_ids === null || (e.network_id !== null && w.network_ids.includes(e.network_id)))
-  && w.event_types.some((t) => t === '*' || t === e.type || (t.endsWith('.*') && e.type.startsWith(t.slice(0, -1))));
+  && typeMatches(w.event_types, e.type);
 
 /**
  * Moves the events after the dispatch cursor into deliveries (at most `batch` events a call; one
@@ -88,10 +88,15 @@ export async function dispatchEvents(db: Db, batch = 1000): Promise<{ events: nu
   });
 }
 
-/** Deliveries due and not delivered (their job lost with Redis, or its worker killed): enqueued again. */
+/**
+ * Deliveries due and not delivered (their job lost with Redis, or its worker killed): enqueued
+ * again. Those of a disabled endpoint wait (until it is enabled again) instead of being picked up
+ * and skipped every sweep.
+ */
 export async function sweepDeliveries(db: Db, queues: Pick<Queues, 'webhookDelivery'>, graceMs = 2000): Promise<number> {
   const due = await db.query<{ id: string; attempts: number }>(
-    `select id, attempts from webhook_deliveries where status = 'pending' and next_attempt_at <= now() - make_interval(secs => ?) order by next_attempt_at limit 5000`,
+    `select d.id, d.attempts from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+     where d.status = 'pending' and w.enabled and d.next_attempt_at <= now() - make_interval(secs => ?) order by d.next_attempt_at limit 5000`,
     [graceMs / 1000],
   );
   for (const d of due) await enqueueDelivery(queues, d.id, d.attempts, 0);
@@ -134,7 +139,7 @@ function post(config: AppConfig, url: string, headers: Record<string, string>, b
       res.on('error', (err) => done({ status: res.statusCode, error: err.message }));
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${config.webhookTimeoutMs} ms`)));
-    req.on('error', (err) => done({ error: err instanceof OutboundRefused ? err.message : err.message }));
+    req.on('error', (err) => done({ error: err.message })); // a refused address (OutboundRefused) too
     req.end(body);
   });
 }

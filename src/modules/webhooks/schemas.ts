@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import { name, pagination, timestamp, uuid } from '../../http/schemas.js';
-
-const TYPE_PATTERN = /^(\*|[a-z_]+\.(\*|[a-z_]+))$/;
+import { TYPE_PATTERN } from '../events/schemas.js';
 
 export const webhookWrite = Joi.object({
   name: name().required(),
