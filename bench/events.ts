@@ -1,97 +1,290 @@
-// Events benchmark (issue 13), first part: the cost of the outbox on a write. PUT of a host with 50
-// children (10 addresses, 20 ports, 20 services) p50/p99, with the event triggers on and one webhook
-// subscribed, against the same PUTs with the event triggers disabled, in the same run and database
-// (runs interleaved, so both see the same machine). Not yet here: deliveries/s, SSE latency with 500
-// subscribers, feed throughput over 1 M events.
+// Events benchmark (issue 13; last part of `npm run bench`, or `node --import tsx bench/events.ts`).
+// Each measure against its baseline in the same run, same database:
+//  1. PUT of a host with 50 children (10 addresses, 20 ports, 20 services, all replaced), with the
+//     event triggers on and a webhook subscribed, interleaved in blocks of 10 with the same PUTs
+//     with the event triggers disabled (target: ≤ 10 % at p99). EVENTS_ROUNDS (100).
+//  2. Webhook deliveries per second to a local receiver with 10 endpoints (target ≥ 1,000/s), by the
+//     worker process (dispatcher and queue), against the same number of POSTs sent straight from Node with
+//     the same HTTP agent and concurrency. EVENTS_DELIVERY_EVENTS (300 events → 3,000 deliveries).
+//  3. SSE commit-to-client latency with 500 subscribers (target p99 ≤ 200 ms): from the moment the
+//     creating request has answered (its transaction committed) to the event's arrival at each
+//     stream, against the same with 1 subscriber. EVENTS_SUBSCRIBERS (500).
+//  4. Feed read throughput over 1 M events (EVENTS_FEED_SIZE): pages of 1,000 through
+//     GET /api/v1/events, against the same pages read with the raw SQL.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { spawn } from 'node:child_process';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { Db, migrate } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
 import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { serverUrl } from '../test/support/app.js';
+import { buildBundles, bundlePath } from '../scripts/build.js';
 
-const ROUNDS = Number(process.env.EVENTS_ROUNDS ?? 100);
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const ROUNDS = env('EVENTS_ROUNDS', 100);
+const DELIVERY_EVENTS = env('EVENTS_DELIVERY_EVENTS', 300);
+const ENDPOINTS = 10;
+const SUBSCRIBERS = env('EVENTS_SUBSCRIBERS', 500);
+const FEED_SIZE = env('EVENTS_FEED_SIZE', 1_000_000);
 const TABLES = ['networks', 'tags', 'subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons'];
+
 const pct = (values: number[], p: number) => {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 };
 const round = (x: number) => Math.round(x * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const id = randomBytes(4).toString('hex');
-  const config = loadConfig({ databaseUrl: serverUrl(`netinv_bench_events_${id}`), redisPrefix: `bench:${id}:` });
-  const services = await createServices(config, createLogger('silent'));
+  const config = loadConfig({ databaseUrl: serverUrl(`netinv_bench_events_${id}`), redisPrefix: `bench:${id}:`, webhookAllowedNetworks: ['127.0.0.0/8'] });
+  const logger = createLogger('silent');
+  const services = await createServices(config, logger);
   await migrate(services.orm);
   services.rateLimiter = { degraded: false, take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }) } as unknown as RateLimiter;
   const server = buildApp(services).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
+  server.maxConnections = 10_000;
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const db = new Db(services.orm.em.fork());
+  const stamp = new Date().toISOString();
+  console.log(`netinventory events bench ${stamp}: ${os.cpus().length} CPUs, node ${process.version}`);
+  const result: Record<string, unknown> = { stamp, machine: { cpus: os.cpus().length, node: process.version } };
   try {
-    const post = async (path: string, body: unknown, cookie?: string) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(cookie ? { Cookie: cookie } : {}) }, body: JSON.stringify(body) });
-      return { res, json: (await res.json()) as { data: any } };
+    const call = async (method: string, path: string, body?: unknown, cookie?: string) => {
+      const res = await fetch(`${base}${path}`, { method, headers: { 'Content-Type': 'application/json', ...(cookie ? { Cookie: cookie } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const json = (await res.json()) as { data: any };
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return { res, data: json.data };
     };
     const email = `events-${id}@example.test`;
     const password = 'plum harbor lantern';
-    const reg = (await post('/api/auth/register', { email, password, organization_name: 'Events bench' })).json.data;
-    const cookie = (await post('/api/auth/login', { email, password })).res.headers.get('set-cookie')!.split(';')[0]!;
+    const reg = (await call('POST', '/api/auth/register', { email, password, organization_name: 'Events bench' })).data;
+    const cookie = (await call('POST', '/api/auth/login', { email, password })).res.headers.get('set-cookie')!.split(';')[0]!;
     const networkId = reg.network_ids[0];
-    const subnet = (await post('/api/v1/subnets', { network_id: networkId, cidr: '10.0.0.0/16', name: 'lan' }, cookie)).json.data;
-    await post('/api/v1/webhooks', { name: 'bench', url: 'https://example.com/hook' }, cookie);
-    const host = (await post('/api/v1/hosts', { network_id: networkId, name: 'h' }, cookie)).json.data;
-    // Each PUT changes every child (new names, numbers, addresses), so each writes 50 children.
-    const body = (round: number) => ({
-      id: host.id, name: `h${round}`, hidden: false, tags: [],
-      ip_addresses: Array.from({ length: 10 }, (_, i) => ({ subnet_id: subnet.id, ip_address: `10.0.${round % 250}.${i + 1}` })),
-      ports: Array.from({ length: 20 }, (_, i) => ({ number: 1000 + (round % 2) * 100 + i, protocol: 'Tcp' })),
-      services: Array.from({ length: 20 }, (_, i) => ({ id: randomUUID(), name: `svc${i}-${round}`, service_definition: 'Custom', bindings: [] })),
-    });
-    const put = async (round: number) => {
-      const started = performance.now();
-      const res = await fetch(`${base}/api/v1/hosts/${host.id}`, { method: 'PUT', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: JSON.stringify(body(round)) });
-      if (res.status !== 200) throw new Error(`PUT ${res.status}: ${await res.text()}`);
-      return performance.now() - started;
-    };
-    const triggers = async (on: boolean) => {
-      for (const t of TABLES) for (const trig of ['events_insert', 'events_update', 'events_delete']) await db.query(`alter table ${t} ${on ? 'enable' : 'disable'} trigger ${trig}`);
-    };
-    for (let r = 0; r < 10; r++) await put(r); // warm-up
-    const withEvents: number[] = [];
-    const without: number[] = [];
-    let n = 10;
-    for (let r = 0; r < ROUNDS; r += 10) {
+
+    // ---- 1. The outbox's cost on a write ---------------------------------------------------------
+    {
+      const subnet = (await call('POST', '/api/v1/subnets', { network_id: networkId, cidr: '10.0.0.0/16', name: 'lan' }, cookie)).data;
+      await call('POST', '/api/v1/webhooks', { name: 'bench', url: 'https://example.com/hook' }, cookie);
+      const host = (await call('POST', '/api/v1/hosts', { network_id: networkId, name: 'h' }, cookie)).data;
+      const body = (n: number) => ({
+        id: host.id, name: `h${n}`, hidden: false, tags: [],
+        ip_addresses: Array.from({ length: 10 }, (_, i) => ({ subnet_id: subnet.id, ip_address: `10.0.${n % 250}.${i + 1}` })),
+        ports: Array.from({ length: 20 }, (_, i) => ({ number: 1000 + (n % 2) * 100 + i, protocol: 'Tcp' })),
+        services: Array.from({ length: 20 }, (_, i) => ({ id: randomUUID(), name: `svc${i}-${n}`, service_definition: 'Custom', bindings: [] })),
+      });
+      const put = async (n: number) => {
+        const started = performance.now();
+        await call('PUT', `/api/v1/hosts/${host.id}`, body(n), cookie);
+        return performance.now() - started;
+      };
+      const triggers = async (on: boolean) => {
+        for (const t of TABLES) for (const trig of ['events_insert', 'events_update', 'events_delete']) await db.query(`alter table ${t} ${on ? 'enable' : 'disable'} trigger ${trig}`);
+      };
+      for (let n = 0; n < 10; n++) await put(n); // warm-up
+      const withEvents: number[] = [];
+      const without: number[] = [];
+      let n = 10;
+      for (let r = 0; r < ROUNDS; r += 10) {
+        await triggers(true);
+        for (let i = 0; i < 10; i++) withEvents.push(await put(n++));
+        await triggers(false);
+        for (let i = 0; i < 10; i++) without.push(await put(n++));
+      }
       await triggers(true);
-      for (let i = 0; i < 10; i++) withEvents.push(await put(n++));
-      await triggers(false);
-      for (let i = 0; i < 10; i++) without.push(await put(n++));
+      result.put_host_50_children = {
+        rounds: ROUNDS,
+        with_events_and_webhook_ms: { p50: round(pct(withEvents, 50)), p99: round(pct(withEvents, 99)) },
+        without_event_triggers_ms: { p50: round(pct(without, 50)), p99: round(pct(without, 99)) },
+        overhead_p50_percent: round((pct(withEvents, 50) / pct(without, 50) - 1) * 100),
+        overhead_p99_percent: round((pct(withEvents, 99) / pct(without, 99) - 1) * 100),
+      };
+      console.log('PUT host (50 children)', JSON.stringify(result.put_host_50_children));
+      await db.query('select events_sequence(1000000)');
+      await db.query('delete from webhooks'); // measure 2 has its own endpoints
+      await db.query(`insert into webhook_dispatch_cursor (singleton, last_event_id) values (true, (select coalesce(max(id), 0) from events))
+                      on conflict (singleton) do update set last_event_id = excluded.last_event_id`);
     }
-    await triggers(true);
-    const events = Number((await db.one<{ n: string }>('select count(*) as n from events'))!.n) + Number((await db.one<{ n: string }>('select count(*) as n from event_outbox'))!.n);
-    const result = {
-      stamp: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, rounds: ROUNDS,
-      put_host_50_children_ms: {
-        with_events_and_webhook: { p50: round(pct(withEvents, 50)), p99: round(pct(withEvents, 99)) },
-        without_event_triggers: { p50: round(pct(without, 50)), p99: round(pct(without, 99)) },
-      },
-      overhead_p99_percent: round((pct(withEvents, 99) / pct(without, 99) - 1) * 100),
-      overhead_p50_percent: round((pct(withEvents, 50) / pct(without, 50) - 1) * 100),
-      events_written: events,
+
+    // ---- 2. Deliveries per second to 10 endpoints --------------------------------------------------
+    {
+      let received = 0;
+      const receiver = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => { received += 1; res.writeHead(204).end(); });
+      });
+      receiver.maxConnections = 10_000;
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const expected = DELIVERY_EVENTS * ENDPOINTS;
+      const waitFor = async (count: number) => {
+        while (received < count) await sleep(5);
+      };
+      // Baseline: the same POSTs (same body size, same agent settings, 50 at a time) straight from Node.
+      const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+      const payload = JSON.stringify({ type: 'tag.created', timestamp: new Date().toISOString(), data: { padding: 'x'.repeat(700) } });
+      const rawStarted = performance.now();
+      let next = 0;
+      await Promise.all(Array.from({ length: 50 }, async () => {
+        while (next < expected) {
+          next += 1;
+          await new Promise<void>((resolve, reject) => {
+            const req = request(hookUrl, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } }, (res) => { res.resume(); res.on('end', resolve); });
+            req.on('error', reject);
+            req.end(payload);
+          });
+        }
+      }));
+      const rawSeconds = (performance.now() - rawStarted) / 1000;
+      agent.destroy();
+      received = 0;
+
+      for (let i = 0; i < ENDPOINTS; i++) await call('POST', '/api/v1/webhooks', { name: `endpoint ${i}`, url: hookUrl, event_types: ['tag.created'] }, cookie);
+      // The worker first (ready and idle), then the events: dispatch, queue and delivery are what is timed.
+      // The worker process as `npm start` runs it (its own core, as in production).
+      await buildBundles();
+      const worker = spawn(process.execPath, [...(process.env.EVENTS_WORKER_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=tmp/prof'] : []), bundlePath('worker')], {
+        env: { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_PREFIX: config.redisPrefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      const workerExited = new Promise((r) => worker.on('exit', r));
+      // Ready once it has delivered a ping.
+      const ping = (await call('POST', '/api/v1/webhooks', { name: 'ping', url: hookUrl, event_types: ['webhook.ping'] }, cookie)).data;
+      await call('POST', `/api/v1/webhooks/${ping.id}/test`, undefined, cookie);
+      await waitFor(1);
+      await call('DELETE', `/api/v1/webhooks/${ping.id}`, undefined, cookie);
+      received = 0;
+      const values = Array.from({ length: DELIVERY_EVENTS }, (_, i) => `(gen_random_uuid(), '${reg.organization_id}', 'bench-${i}', 'Blue')`).join(', ');
+      await db.query(`insert into tags (id, organization_id, name, color) values ${values}`);
+      const started = performance.now();
+      await db.query('select events_sequence(1000000)'); // its NOTIFY wakes the dispatcher
+      await waitFor(expected);
+      const seconds = (performance.now() - started) / 1000;
+      worker.kill('SIGTERM');
+      await workerExited;
+      receiver.closeAllConnections();
+      receiver.close();
+      result.webhook_deliveries = {
+        endpoints: ENDPOINTS, deliveries: expected,
+        per_second: Math.round(expected / seconds), seconds: round(seconds),
+        raw_posts_per_second: Math.round(expected / rawSeconds),
+        ratio_to_raw: round((expected / seconds) / (expected / rawSeconds) * 100) / 100,
+      };
+      console.log('webhook deliveries', JSON.stringify(result.webhook_deliveries));
+    }
+
+    // ---- 3. SSE commit-to-client latency --------------------------------------------------------------
+    const streamLatency = async (subscribers: number, events: number) => {
+      const arrivals = new Map<string, number[]>(); // tag name → arrival times
+      const controllers: AbortController[] = [];
+      let ready = 0;
+      await Promise.all(Array.from({ length: subscribers }, async () => {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const res = await fetch(`${base}/api/v1/events/stream?types=tag.created`, { headers: { Cookie: cookie }, signal: controller.signal });
+        ready += 1;
+        void (async () => {
+          let buffer = '';
+          const decoder = new TextDecoder();
+          try {
+            for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+              const now = performance.now();
+              buffer += decoder.decode(chunk, { stream: true });
+              let end: number;
+              while ((end = buffer.indexOf('\n\n')) >= 0) {
+                const block = buffer.slice(0, end);
+                buffer = buffer.slice(end + 2);
+                const m = /"name":"(sse-[^"]+)"/.exec(block);
+                if (m) arrivals.get(m[1]!)?.push(now);
+              }
+            }
+          } catch { /* aborted */ }
+        })();
+      }));
+      while (ready < subscribers) await sleep(10);
+      await sleep(500); // every stream caught up and live
+      const latencies: number[] = [];
+      for (let i = 0; i < events; i++) {
+        const name = `sse-${subscribers}-${i}`;
+        arrivals.set(name, []);
+        await call('POST', '/api/v1/tags', { name, color: 'Blue' }, cookie);
+        const committed = performance.now();
+        const deadline = committed + 5000;
+        while (arrivals.get(name)!.length < subscribers && performance.now() < deadline) await sleep(2);
+        const got = arrivals.get(name)!;
+        latencies.push(...got.map((t) => Math.max(0, t - committed)), ...Array(subscribers - got.length).fill(5000));
+        await sleep(20);
+      }
+      for (const c of controllers) c.abort();
+      await sleep(200);
+      return { subscribers, events, p50_ms: round(pct(latencies, 50)), p99_ms: round(pct(latencies, 99)), max_ms: round(Math.max(...latencies)) };
     };
-    console.log(JSON.stringify(result, null, 1));
+    result.sse_latency = { one: await streamLatency(1, 50), many: await streamLatency(SUBSCRIBERS, 50) };
+    console.log('SSE latency', JSON.stringify(result.sse_latency));
+
+    // ---- 4. Feed read throughput over a large feed ----------------------------------------------
+    {
+      await db.query('select events_sequence(1000000)');
+      await db.query(
+        `insert into events (id, type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, changes, data)
+         select nextval('events_id_seq'), 'host.updated', now(), ?::uuid, ?::uuid, 'host', gen_random_uuid(), 'system', null, gen_random_uuid(),
+                jsonb_build_object('name', jsonb_build_array('old-' || g, 'new-' || g)),
+                jsonb_build_object('id', gen_random_uuid(), 'name', 'new-' || g, 'hostname', 'h' || g || '.lan', 'hidden', false, 'tags', '[]'::jsonb,
+                                   'created_at', now(), 'updated_at', now(), 'network_id', ?::text, 'organization_id', ?::text)
+         from generate_series(1, ?::int) g`,
+        [reg.organization_id, networkId, networkId, reg.organization_id, FEED_SIZE],
+      );
+      await db.query('analyze events');
+      const total = Number((await db.one<{ n: string }>('select count(*) as n from events'))!.n);
+      let after = '0';
+      let read = 0;
+      const apiStarted = performance.now();
+      for (;;) {
+        const res = await fetch(`${base}/api/v1/events?after=${after}&limit=1000`, { headers: { Cookie: cookie } });
+        const json = (await res.json()) as { data: Array<{ id: string }>; meta: { cursor: { next: string; has_more: boolean } } };
+        read += json.data.length;
+        after = json.meta.cursor.next;
+        if (!json.meta.cursor.has_more) break;
+      }
+      const apiSeconds = (performance.now() - apiStarted) / 1000;
+      let rawAfter = '0';
+      let rawRead = 0;
+      const rawStarted = performance.now();
+      for (;;) {
+        const rows = await db.query<{ id: string }>(
+          `select * from events e where e.id > ?::bigint and e.organization_id = ? order by e.id limit 1000`, [rawAfter, reg.organization_id],
+        );
+        if (!rows.length) break;
+        rawRead += rows.length;
+        rawAfter = String(rows[rows.length - 1]!.id);
+        JSON.stringify(rows);
+      }
+      const rawSeconds = (performance.now() - rawStarted) / 1000;
+      result.feed_read = {
+        events_in_table: total, events_read: read,
+        per_second: Math.round(read / apiSeconds), seconds: round(apiSeconds),
+        raw_sql_per_second: Math.round(rawRead / rawSeconds), raw_seconds: round(rawSeconds),
+        ratio_to_raw: round((read / apiSeconds) / (rawRead / rawSeconds) * 100) / 100,
+      };
+      console.log('feed read', JSON.stringify(result.feed_read));
+    }
+
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/events-${result.stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = new URL(`./results/events-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
     writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
     console.log(`wrote ${file.pathname}`);
   } finally {
+    server.closeAllConnections();
     server.close();
     await closeServices(services);
   }
 }
 
 await main();
+process.exit(0);

@@ -53,13 +53,6 @@ export class Migration20261125000013Events extends Migration {
     // The highest id the retention job deleted: an older cursor is answered 410.
     this.addSql(`create table event_retention (pruned_through bigint not null, pruned_at timestamptz not null default now())`);
 
-    // {column: [before, after]} of the columns that differ, the ignored ones left out.
-    this.addSql(`
-create function event_changes(o jsonb, n jsonb, ignored text[]) returns jsonb language sql immutable as $$
-  select coalesce(jsonb_object_agg(k.key, jsonb_build_array(o -> k.key, k.value)), '{}'::jsonb)
-  from jsonb_each(n) k where k.key <> all (ignored) and (o -> k.key) is distinct from k.value
-$$`);
-
     // Arguments: entity name, the row's JSON key holding its network ('' = none), ignored columns.
     this.addSql(`
 create function events_capture() returns trigger language plpgsql as $$
@@ -76,29 +69,32 @@ begin
     batch := gen_random_uuid();
     perform set_config('netinv.batch_id', batch::text, true);
   end if;
-  if TG_OP in ('INSERT', 'DELETE') then
-    -- A created row as it now is, a deleted one as it last was.
-    execute format($q$
-      insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, data)
-      select $1 || %L, now(), (j ->> 'organization_id')::uuid, (j ->> $2)::uuid, $1, (j ->> 'id')::uuid, $3, $4, $5, j - 'valid_from'
-      from (select to_jsonb(r) as j from %I r) x$q$,
-      case TG_OP when 'INSERT' then '.created' else '.deleted' end, case TG_OP when 'INSERT' then 'events_new' else 'events_old' end)
-      using entity, network_key, actor_type, actor_id, batch;
+  -- Static statements: PL/pgSQL compiles this function once per table it is a trigger of, so each
+  -- table's statements are planned once per connection (EXECUTE would plan them at every call).
+  if TG_OP = 'INSERT' then
+    insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, data)
+    select entity || '.created', now(), (x.j ->> 'organization_id')::uuid, (x.j ->> network_key)::uuid, entity, (x.j ->> 'id')::uuid, actor_type, actor_id, batch, x.j - 'valid_from'
+    from (select to_jsonb(r) as j from events_new r) x;
+  elsif TG_OP = 'DELETE' then
+    insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, data)
+    select entity || '.deleted', now(), (x.j ->> 'organization_id')::uuid, (x.j ->> network_key)::uuid, entity, (x.j ->> 'id')::uuid, actor_type, actor_id, batch, x.j - 'valid_from'
+    from (select to_jsonb(r) as j from events_old r) x;
   else
     -- One updated event per row whose tracked columns changed; a daemon whose reachability
     -- changed also gets daemon.unreachable / daemon.reachable.
-    execute $q$
-      insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, changes, data)
-      select t.type, now(), (c.j ->> 'organization_id')::uuid, (c.j ->> $2)::uuid, $1, (c.j ->> 'id')::uuid, $3, $4, $5, c.changes, c.j - 'valid_from'
-      from (select to_jsonb(r) as j, event_changes(to_jsonb(o), to_jsonb(r), $6) as changes
-              from events_new r join events_old o on o.id = r.id) c
-      cross join lateral (
-        select $1 || '.updated' as type
-        union all
-        select case when (c.changes -> 'is_unreachable' ->> 1)::boolean then 'daemon.unreachable' else 'daemon.reachable' end
-        where $1 = 'daemon' and c.changes ? 'is_unreachable') t
-      where c.changes <> '{}'::jsonb$q$
-      using entity, network_key, actor_type, actor_id, batch, ignored;
+    insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, changes, data)
+    select t.type, now(), (c.j ->> 'organization_id')::uuid, (c.j ->> network_key)::uuid, entity, (c.j ->> 'id')::uuid, actor_type, actor_id, batch, c.changes, c.j - 'valid_from'
+    from (select x.j, d.changes
+            from (select to_jsonb(r) as j, to_jsonb(o) as oj from events_new r join events_old o on o.id = r.id) x
+            cross join lateral (
+              select jsonb_object_agg(k.key, jsonb_build_array(x.oj -> k.key, k.value)) as changes
+              from jsonb_each(x.j) k where k.key <> all (ignored) and (x.oj -> k.key) is distinct from k.value) d
+           where d.changes is not null) c
+    cross join lateral (
+      select entity || '.updated' as type
+      union all
+      select case when (c.changes -> 'is_unreachable' ->> 1)::boolean then 'daemon.unreachable' else 'daemon.reachable' end
+      where entity = 'daemon' and c.changes ? 'is_unreachable') t;
   end if;
   get diagnostics written = row_count;
   if written > 0 then

@@ -17,7 +17,8 @@ export interface WorkerServices extends PollerDeps {
 
 /** Builds the worker process's services (the API builds its own in src/app.ts). */
 export async function createWorkerServices(config: AppConfig, settings: QueueSettings, logger: Logger): Promise<WorkerServices> {
-  const orm = await createOrm(config.databaseUrl, 5);
+  // WORKER_DB_POOL (20): webhook deliveries run 50 at a time, each a query before and after its POST.
+  const orm = await createOrm(config.databaseUrl, Number(process.env.WORKER_DB_POOL ?? 20));
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, connectTimeout: 5000 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = openQueues(config, settings);

@@ -8,7 +8,7 @@ import { coalescing } from '../src/core/coalescing.js';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
 import { EventHub } from '../src/modules/events/hub.js';
-import { attemptDelivery, dispatchEvents, enqueueDelivery, sweepDeliveries, type DeliveryJob } from '../src/modules/webhooks/delivery.js';
+import { attemptDeliveries, dispatchEvents, enqueueDeliveries, enqueueDispatched, sweepDeliveries, type DeliveryJob } from '../src/modules/webhooks/delivery.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const WEBHOOK_DELIVERY_QUEUE = QUEUE_NAMES.webhookDelivery;
@@ -20,7 +20,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
     try {
       for (;;) {
         const { events, deliveries } = await dispatchEvents(db());
-        for (const id of deliveries) await enqueueDelivery(queues, id, 0, 0);
+        await enqueueDispatched(queues, deliveries);
         if (!events) return;
       }
     } catch (err) {
@@ -38,11 +38,13 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
   const worker = new Worker<DeliveryJob>(
     WEBHOOK_DELIVERY_QUEUE,
     timed(services, WEBHOOK_DELIVERY_QUEUE, async (job) => {
-      const outcome = await attemptDelivery(db(), config, logger, job.data.deliveryId);
-      if (outcome.status === 'retry') await enqueueDelivery(queues, job.data.deliveryId, outcome.attempt!, outcome.retryInMs!);
-      return outcome;
+      const outcomes = await attemptDeliveries(db(), config, logger, job.data.deliveryIds);
+      const retries = outcomes.filter((o) => o.status === 'retry');
+      await enqueueDeliveries(queues, retries.map((o) => ({ id: o.id, attempt: o.attempt, delayMs: o.retryInMs })));
+      return { delivered: outcomes.filter((o) => o.status === 'delivered').length, retries: retries.length, failed: outcomes.filter((o) => o.status === 'failed').length };
     }),
-    workerOptions(services, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 50)),
+    // Jobs at once (a dispatched job holds up to DISPATCH_BATCH deliveries, POSTed in parallel).
+    workerOptions(services, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 20)),
   );
   worker.on('closing', () => {
     clearInterval(sweep);

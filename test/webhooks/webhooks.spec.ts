@@ -201,7 +201,7 @@ describe('webhooks', function () {
     });
     const w = await hook({ url: r.url, event_types: ['tag.created'] });
     const env = {
-      ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', WEBHOOK_RETRY_SCHEDULE: '0,1,1',
+      ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', WEBHOOK_RETRY_SCHEDULE: '0,1,1', WEBHOOK_TIMEOUT_MS: '2000',
       WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '1000', WEBHOOK_SWEEP_MS: '500', LOG_LEVEL: 'warn',
     };
     const first = spawn(NODE, [bundlePath('worker')], { cwd: ROOT, env, stdio: 'ignore' });

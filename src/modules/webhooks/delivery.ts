@@ -1,7 +1,8 @@
 // Webhook delivery (issue 13.4, 13.7). PostgreSQL is the source of truth: the dispatcher turns
 // events into `webhook_deliveries` rows (one per endpoint and event, under a cursor, in one
-// transaction), and BullMQ only carries "attempt this delivery now" jobs, whose ids are derived
-// from the delivery and its attempt number, so adding one twice is a no-op. The sweep re-adds a
+// transaction), and BullMQ only carries "attempt these deliveries now" jobs (a retry's id is derived
+// from the delivery and its attempt number, so adding it twice is a no-op). An attempt claims its
+// delivery in PostgreSQL first, so two jobs never attempt one delivery at once. The sweep re-adds a
 // job for every delivery due and not delivered: after a Redis flush or a worker killed mid-attempt,
 // every event is still delivered (at least once; receivers dedupe by webhook-id).
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
@@ -16,20 +17,46 @@ import { eventResponse, recordEvent, typeMatches, type Event, type EventRow } fr
 import { signatureHeader } from './signature.js';
 
 /** Where webhooks may go: the one outbound policy, private ranges refused too, unless WEBHOOK_ALLOWED_NETWORKS allows them. */
-export const webhookPolicy = (config: Pick<AppConfig, 'webhookAllowedNetworks'>) => new OutboundPolicy(config.webhookAllowedNetworks, { denyPrivate: true });
-
-export interface DeliveryJob {
-  deliveryId: string;
+export function webhookPolicy(config: Pick<AppConfig, 'webhookAllowedNetworks'>): OutboundPolicy {
+  let policy = policies.get(config);
+  if (!policy) policies.set(config, (policy = new OutboundPolicy(config.webhookAllowedNetworks, { denyPrivate: true })));
+  return policy;
 }
+/** One policy per configuration (its address lists are built once, not at every POST). */
+const policies = new WeakMap<object, OutboundPolicy>();
+
+/** One job: deliveries to attempt now (a dispatched batch of up to DISPATCH_BATCH, or one). */
+export interface DeliveryJob {
+  deliveryIds: string[];
+}
+
+/** Deliveries per job from the dispatcher: fewer queue round trips per delivery, POSTs of a job in parallel. */
+export const DISPATCH_BATCH = 25;
 
 /** An endpoint failing without a single success for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 const EXCERPT_BYTES = 1024;
 
-export async function enqueueDelivery(queues: Pick<Queues, 'webhookDelivery'>, deliveryId: string, attempt: number, delayMs: number): Promise<void> {
-  await queues.webhookDelivery.add('deliver', { deliveryId } satisfies DeliveryJob, {
-    jobId: `d-${deliveryId}-${attempt}`, delay: Math.max(0, delayMs), removeOnComplete: true, removeOnFail: { count: 1000 },
-  });
+const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { count: 1000 } };
+
+/** Attempts to make, one job each, in one Redis round trip; a job already queued for the same attempt is kept as it is. */
+export async function enqueueDeliveries(queues: Pick<Queues, 'webhookDelivery'>, attempts: Array<{ id: string; attempt: number; delayMs?: number }>): Promise<void> {
+  if (!attempts.length) return;
+  await queues.webhookDelivery.addBulk(attempts.map((a) => ({
+    name: 'deliver',
+    data: { deliveryIds: [a.id] } satisfies DeliveryJob,
+    opts: { ...JOB_OPTIONS, jobId: `d-${a.id}-${a.attempt}`, delay: Math.max(0, a.delayMs ?? 0) },
+  })));
+}
+
+/** New deliveries from the dispatcher, DISPATCH_BATCH a job. */
+export async function enqueueDispatched(queues: Pick<Queues, 'webhookDelivery'>, ids: string[]): Promise<void> {
+  const jobs = [];
+  for (let i = 0; i < ids.length; i += DISPATCH_BATCH) {
+    const batch = ids.slice(i, i + DISPATCH_BATCH);
+    jobs.push({ name: 'deliver', data: { deliveryIds: batch } satisfies DeliveryJob, opts: { ...JOB_OPTIONS, jobId: `b-${batch[0]}` } });
+  }
+  if (jobs.length) await queues.webhookDelivery.addBulk(jobs);
 }
 
 interface Endpoint {
@@ -99,7 +126,7 @@ export async function sweepDeliveries(db: Db, queues: Pick<Queues, 'webhookDeliv
      where d.status = 'pending' and w.enabled and d.next_attempt_at <= now() - make_interval(secs => ?) order by d.next_attempt_at limit 5000`,
     [graceMs / 1000],
   );
-  for (const d of due) await enqueueDelivery(queues, d.id, d.attempts, 0);
+  await enqueueDeliveries(queues, due.map((d) => ({ id: d.id, attempt: d.attempts })));
   return due.length;
 }
 
@@ -145,47 +172,77 @@ function post(config: AppConfig, url: string, headers: Record<string, string>, b
 }
 
 export interface DeliveryOutcome {
-  status: 'delivered' | 'retry' | 'failed' | 'skipped';
+  id: string;
+  status: 'delivered' | 'retry' | 'failed';
   retryInMs?: number;
-  attempt?: number;
+  attempt: number;
+}
+
+interface Claimed {
+  id: string; webhook_id: string; payload: unknown; attempts: number; url: string; secret: string; previous_secret: string | null;
+  previous_valid: boolean; organization_id: string; name: string;
 }
 
 /**
- * One attempt of one delivery: signed POST, logged; then delivered, retried on the schedule
- * (WEBHOOK_RETRY_SCHEDULE), or failed. A 410 disables the endpoint; so do 5 days without success.
+ * Attempts a set of deliveries (a dispatched batch, or one retry): claimed first, so a delivery
+ * is never attempted twice at once (a sweep re-adding a job that is still queued, a stalled job
+ * taken up again): claiming moves `next_attempt_at` past the attempt's time limit, and only a due
+ * delivery of an enabled endpoint can be claimed; one whose worker died becomes due again then.
+ * The POSTs run concurrently; successes are recorded in one statement, failures one by one.
  */
-export async function attemptDelivery(db: Db, config: AppConfig, logger: Logger, deliveryId: string, now = () => new Date()): Promise<DeliveryOutcome> {
-  const d = await db.one<{ id: string; webhook_id: string; payload: unknown; attempts: number; status: string; url: string; enabled: boolean; secret: string; previous_secret: string | null; previous_valid: boolean; organization_id: string; name: string }>(
-    `select d.id, d.webhook_id, d.payload, d.attempts, d.status, w.url, w.enabled, w.secret, w.previous_secret,
-            coalesce(w.previous_secret_expires_at > now(), false) as previous_valid, w.organization_id, w.name
-     from webhook_deliveries d join webhooks w on w.id = d.webhook_id where d.id = ?`,
-    [deliveryId],
+export async function attemptDeliveries(db: Db, config: AppConfig, logger: Logger, ids: string[], now = () => new Date()): Promise<DeliveryOutcome[]> {
+  const leaseSeconds = config.webhookTimeoutMs / 1000 + 5;
+  const claimed = await db.query<Claimed>(
+    `update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => ?)
+     from webhooks w
+     where d.id = any(?::uuid[]) and w.id = d.webhook_id and w.enabled and d.status = 'pending'
+       and d.next_attempt_at <= now() + interval '1 second'
+     returning d.id, d.webhook_id, d.payload, d.attempts, w.url, w.secret, w.previous_secret,
+               coalesce(w.previous_secret_expires_at > now(), false) as previous_valid, w.organization_id, w.name`,
+    [leaseSeconds, ids],
   );
-  if (!d || d.status !== 'pending' || !d.enabled) return { status: 'skipped' };
-  const body = JSON.stringify(d.payload);
-  const timestamp = Math.floor(now().getTime() / 1000);
-  const secrets = d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret];
-  const startedAt = now();
-  const result = await post(config, d.url, {
-    'Content-Type': 'application/json',
-    'User-Agent': `netinventory-webhooks/${config.serverVersion}`,
-    'webhook-id': d.id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(secrets, d.id, timestamp, body),
-  }, body);
-  const attempt = d.attempts + 1;
-  const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
+  const attempts = await Promise.all(claimed.map(async (d) => {
+    const body = JSON.stringify(d.payload);
+    const timestamp = Math.floor(now().getTime() / 1000);
+    const secrets = d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret];
+    const startedAt = now();
+    const result = await post(config, d.url, {
+      'Content-Type': 'application/json',
+      'User-Agent': `netinventory-webhooks/${config.serverVersion}`,
+      'webhook-id': d.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(secrets, d.id, timestamp, body),
+    }, body);
+    return { d, result, startedAt, attempt: d.attempts + 1, ok: result.status !== undefined && result.status >= 200 && result.status < 300 };
+  }));
+  const delivered = attempts.filter((a) => a.ok);
+  if (delivered.length) {
+    await db.query(
+      `with r as (select * from jsonb_to_recordset(?::jsonb) as r(id uuid, webhook_id uuid, attempt int, started_at timestamptz, status_code int, latency_ms int, response_excerpt text)),
+            logged as (insert into webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, response_excerpt)
+                       select id, attempt, started_at, status_code, latency_ms, response_excerpt from r),
+            done as (update webhook_deliveries d set status = 'delivered', attempts = r.attempt, delivered_at = now(), next_attempt_at = null, last_status_code = r.status_code
+                     from r where d.id = r.id)
+       update webhooks set failing_since = null where id in (select webhook_id from r) and failing_since is not null`,
+      [JSON.stringify(delivered.map((a) => ({
+        id: a.d.id, webhook_id: a.d.webhook_id, attempt: a.attempt, started_at: a.startedAt.toISOString(), status_code: a.result.status,
+        latency_ms: a.result.latencyMs, response_excerpt: a.result.excerpt ?? null,
+      })))],
+    );
+  }
+  const outcomes: DeliveryOutcome[] = delivered.map((a) => ({ id: a.d.id, status: 'delivered', attempt: a.attempt }));
+  for (const a of attempts.filter((x) => !x.ok)) outcomes.push(await recordFailure(db, config, logger, a.d, a.attempt, a.startedAt, a.result, now));
+  return outcomes;
+}
+
+/** A failed attempt: logged, then retried on the schedule or failed; a 410 or 5 days failing disables the endpoint. */
+async function recordFailure(db: Db, config: AppConfig, logger: Logger, d: Claimed, attempt: number, startedAt: Date, result: Attempt, now: () => Date): Promise<DeliveryOutcome> {
   const schedule = config.webhookRetrySchedule;
   return db.transaction(async (tx) => {
     await tx.query(
       `insert into webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error, response_excerpt) values (?, ?, ?, ?, ?, ?, ?)`,
       [d.id, attempt, startedAt.toISOString(), result.status ?? null, result.latencyMs, result.error ?? null, result.excerpt ?? null],
     );
-    if (ok) {
-      await tx.query(`update webhook_deliveries set status = 'delivered', attempts = ?, delivered_at = now(), next_attempt_at = null, last_status_code = ? where id = ?`, [attempt, result.status, d.id]);
-      await tx.query('update webhooks set failing_since = null where id = ? and failing_since is not null', [d.webhook_id]);
-      return { status: 'delivered', attempt };
-    }
     const gone = result.status === 410;
     const retryInMs = !gone && attempt < schedule.length ? schedule[attempt]! * 1000 : undefined;
     await tx.query(
@@ -204,8 +261,8 @@ export async function attemptDelivery(db: Db, config: AppConfig, logger: Logger,
         changes: { enabled: [true, false] }, data: { id: d.webhook_id, name: d.name, url: d.url, disabled_reason: reason, last_status_code: result.status ?? null },
       });
       logger.warn({ webhook_id: d.webhook_id, reason }, 'webhook endpoint disabled');
-      return { status: 'failed', attempt };
+      return { id: d.id, status: 'failed', attempt };
     }
-    return retryInMs === undefined ? { status: 'failed', attempt } : { status: 'retry', retryInMs, attempt };
+    return retryInMs === undefined ? { id: d.id, status: 'failed', attempt } : { id: d.id, status: 'retry', retryInMs, attempt };
   });
 }

@@ -9,7 +9,7 @@ import { OutboundRefused } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
 import type { Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
-import { enqueueDelivery, webhookPolicy } from './delivery.js';
+import { enqueueDeliveries, webhookPolicy } from './delivery.js';
 import { newSecret } from './signature.js';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -127,7 +127,7 @@ export const webhookService = {
       `insert into webhook_deliveries (id, webhook_id, type, payload, next_attempt_at) values (?, ?, 'webhook.ping', ?::jsonb, now())`,
       [deliveryId, id, payload],
     );
-    await enqueueDelivery(queues, deliveryId, 0, 0);
+    await enqueueDeliveries(queues, [{ id: deliveryId, attempt: 0 }]);
     return { id: hook.id as string, delivery_id: deliveryId };
   },
 
@@ -165,7 +165,7 @@ export const webhookService = {
       [deliveryId, id],
     );
     if (!row) throw notFound('Webhook delivery', deliveryId);
-    await enqueueDelivery(queues, row.id, row.attempts, 0);
+    await enqueueDeliveries(queues, [{ id: row.id, attempt: row.attempts }]);
     return { redelivered: 1 };
   },
 
@@ -177,7 +177,7 @@ export const webhookService = {
        where webhook_id = ? and status = 'failed' and created_at >= ?::timestamptz returning id, attempts`,
       [id, since],
     );
-    for (const r of rows) await enqueueDelivery(queues, r.id, r.attempts, 0);
+    await enqueueDeliveries(queues, rows.map((r) => ({ id: r.id, attempt: r.attempts })));
     return { redelivered: rows.length };
   },
 };
