@@ -174,7 +174,7 @@ async function main() {
         endpoints: ENDPOINTS, deliveries: expected,
         per_second: Math.round(expected / seconds), seconds: round(seconds),
         raw_posts_per_second: Math.round(expected / rawSeconds),
-        ratio_to_raw: round((expected / seconds) / (expected / rawSeconds) * 100) / 100,
+        ratio_to_raw: Math.round((expected / seconds) / (expected / rawSeconds) * 100) / 100,
       };
       console.log('webhook deliveries', JSON.stringify(result.webhook_deliveries));
     }
@@ -270,7 +270,7 @@ async function main() {
         events_in_table: total, events_read: read,
         per_second: Math.round(read / apiSeconds), seconds: round(apiSeconds),
         raw_sql_per_second: Math.round(rawRead / rawSeconds), raw_seconds: round(rawSeconds),
-        ratio_to_raw: round((read / apiSeconds) / (rawRead / rawSeconds) * 100) / 100,
+        ratio_to_raw: Math.round((read / apiSeconds) / (rawRead / rawSeconds) * 100) / 100,
       };
       console.log('feed read', JSON.stringify(result.feed_read));
     }
