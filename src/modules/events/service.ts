@@ -171,9 +171,10 @@ export interface RecordedEvent {
  */
 export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
   await db.query(
-    `insert into event_outbox (type, occurred_at, organization_id, network_id, entity_type, entity_id, actor_type, actor_id, batch_id, changes, data)
-     values (?, now(), ?, ?, ?, ?, ?, ?, coalesce(nullif(current_setting('netinv.batch_id', true), '')::uuid, gen_random_uuid()), ?::jsonb, ?::jsonb)`,
-    [e.type, e.organizationId, e.networkId, e.entityType, e.entityId, db.context.actor?.type ?? 'system', db.context.actor?.id ?? null, e.changes ?? {}, e.data],
+    `insert into event_outbox (op, entity, entity_id, actor_type, actor_id, batch_id, event)
+     values ('x', ?, ?, ?, ?, coalesce(nullif(current_setting('netinv.batch_id', true), '')::uuid, gen_random_uuid()), ?::jsonb)`,
+    [e.entityType, e.entityId, db.context.actor?.type ?? 'system', db.context.actor?.id ?? null,
+      { type: e.type, organization_id: e.organizationId, network_id: e.networkId, changes: e.changes ?? {}, data: e.data }],
   );
   await db.query(`select pg_notify('netinv_outbox', '')`);
 }
