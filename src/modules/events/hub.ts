@@ -32,6 +32,14 @@ export interface EventHubOptions {
 
 const CATCH_UP_PAGE = 500;
 
+/** An event as an SSE frame, serialized once however many streams it goes to. */
+const frames = new WeakMap<Event, string>();
+function frameOf(e: Event): string {
+  let frame = frames.get(e);
+  if (frame === undefined) frames.set(e, (frame = `id: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`));
+  return frame;
+}
+
 export class EventStream {
   readonly body = new PassThrough();
   live = false;
@@ -45,7 +53,7 @@ export class EventStream {
   send(events: Event[]): void {
     if (!events.length) return;
     let text = '';
-    for (const e of events) text += `id: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`;
+    for (const e of events) text += frameOf(e);
     this.write(text);
     this.cursor = BigInt(events[events.length - 1]!.id);
   }
