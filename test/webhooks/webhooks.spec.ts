@@ -158,6 +158,22 @@ describe('webhooks', function () {
     expect(r.received[1]!.json.data.data.name).to.equal('first');
   });
 
+  it('an endpoint failing without a success for 5 days is disabled', async () => {
+    const r = await receiver(() => 500);
+    const w = await hook({ url: r.url, event_types: ['tag.created'] });
+    // It has been failing for a while: its first failure 6 days ago.
+    await app.services.orm.em.fork().execute(`update webhooks set failing_since = now() - interval '6 days' where id = ?`, [w.id]);
+    await runWorker([0, 60]);
+    await tag('once more');
+    const disabled = await waitFor('the endpoint disabled', async () => {
+      const got = expectOk(await call(app.url, 'GET', `/api/v1/webhooks/${w.id}`, { auth: t.owner }));
+      return got.enabled ? undefined : got;
+    });
+    expect(disabled.disabled_reason).to.equal('failing');
+    const events = expectOk(await call(app.url, 'GET', '/api/v1/events?types=webhook.disabled', { auth: t.owner }));
+    expect(events.map((e: any) => e.data.disabled_reason)).to.deep.equal(['failing']);
+  });
+
   it('refuses loopback, private and metadata destinations unless WEBHOOK_ALLOWED_NETWORKS allows them', async () => {
     const strict = await startTestApp();
     try {
