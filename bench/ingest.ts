@@ -20,6 +20,10 @@
 // Node/PostgreSQL time split: process.cpuUsage(), /proc/<pid>/stat of this database's backends,
 // pg_stat_database (active_time, idle_in_transaction_time, commits, tuples) and pg_stat_wal deltas.
 //
+// The headline runs alternate with the same runs with the event triggers (issue 13: migration 13's
+// events_insert/update/delete on the 11 history-bearing tables) disabled, so the outbox's cost on
+// ingestion is a ratio measured in the same run (BENCH_INGEST_EVENTS_BASELINE=0 skips it).
+//
 // Environment: BENCH_INGEST_HOSTS (1000), BENCH_INGEST_REPEAT (5: headline runs), BENCH_INGEST_PROFILE (1: CPU profile of one extra queue
 // pass), BENCH_INGEST_SYNC (1: the synchronous per-host passes), BENCH_INGEST_SYNC_CONCURRENCY (4),
 // BENCH_INGEST_CONCURRENCIES (1: queue concurrencies besides the configured one, e.g. "1,8"),
@@ -63,6 +67,8 @@ const PASS_TIMEOUT_MS = 120_000;
 const QUIET_WAIT_MS = env('BENCH_INGEST_QUIET_WAIT', 5) * 1000;
 const MAX_FOREIGN_PERCENT = env('BENCH_INGEST_MAX_FOREIGN', 30);
 const HEADLINE_ATTEMPTS = 2;
+const EVENTS_BASELINE = env('BENCH_INGEST_EVENTS_BASELINE', 1) === 1;
+const EVENT_TABLES = ['networks', 'tags', 'subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons'];
 
 const started = performance.now();
 const log = (line: string) => console.log(`[ingest ${String(Math.round((performance.now() - started) / 1000)).padStart(3)}s] ${line}`);
@@ -337,6 +343,13 @@ async function makeWorld(label: string): Promise<World> {
   const w: World = { app, database, admin, ctx, subnetId: subnet.id as string, reports: makeReports(daemon, networkId, subnet.id as string, HOSTS) };
   openWorlds.add(w);
   return w;
+}
+
+/** Turns migration 13's event triggers off in this world's database: the same ingestion without an outbox. */
+async function disableEventTriggers(w: World) {
+  for (const table of EVENT_TABLES) {
+    for (const trigger of ['events_insert', 'events_update', 'events_delete']) await w.admin.rows(`alter table ${table} disable trigger ${trigger}`);
+  }
 }
 
 async function dropWorld(w: World) {
@@ -713,6 +726,7 @@ async function main() {
   //    a fresh database; the headline is the run with the median throughput of each pass.
   {
     const runs: Array<{ fresh: PassResult; same: PassResult }> = [];
+    const withoutEvents: Array<{ fresh: PassResult; same: PassResult }> = [];
     for (let repeat = 1; repeat <= REPEAT; repeat++) {
       // Others share this machine: a run measured while they used much CPU is taken again (once).
       for (let attempt = 1; ; attempt++) {
@@ -731,6 +745,12 @@ async function main() {
         log(`  others used ${worst}% of a core during this run: measuring it again on a fresh database`);
         scenarios[`queue_c${C}_run${repeat}_discarded_attempt${attempt}`] = scenarios[`queue_c${C}_run${repeat}`];
       }
+      if (EVENTS_BASELINE) {
+        const w = await makeWorld('queue-no-events');
+        await disableEventTriggers(w);
+        withoutEvents.push(await pair(`queue c=${C} without event triggers (run ${repeat})`, `queue_c${C}_no_events_run${repeat}`, (pass) => queuePass(w, pass, C, poolFor(C), `n${repeat}`)));
+        await dropWorld(w);
+      }
     }
     const median = (list: PassResult[]) => [...list].sort((a, b) => a.hostsPerSec - b.hostsPerSec)[Math.floor(list.length / 2)]!;
     scenarios[`queue_c${C}`] = { new: median(runs.map((r) => r.fresh)), unchanged: median(runs.map((r) => r.same)) };
@@ -740,6 +760,17 @@ async function main() {
       unchangedHostsPerSec: runs.map((r) => r.same.hostsPerSec),
     };
     log(`headline runs: new ${runs.map((r) => r.fresh.hostsPerSec).join(', ')} hosts/s; unchanged ${runs.map((r) => r.same.hostsPerSec).join(', ')} hosts/s`);
+    if (withoutEvents.length) {
+      const on = { new: median(runs.map((r) => r.fresh)).hostsPerSec, unchanged: median(runs.map((r) => r.same)).hostsPerSec };
+      const off = { new: median(withoutEvents.map((r) => r.fresh)).hostsPerSec, unchanged: median(withoutEvents.map((r) => r.same)).hostsPerSec };
+      scenarios.eventTriggersCost = {
+        note: 'median hosts/s of the headline runs (event triggers on) and of the same runs with the triggers disabled, interleaved; cost = 1 - on/off',
+        withTriggers: on, withoutTriggers: off,
+        withoutTriggersRuns: { newHostsPerSec: withoutEvents.map((r) => r.fresh.hostsPerSec), unchangedHostsPerSec: withoutEvents.map((r) => r.same.hostsPerSec) },
+        costPercent: { new: round((1 - on.new / off.new) * 100), unchanged: round((1 - on.unchanged / off.unchanged) * 100) },
+      };
+      log(`event triggers: ${JSON.stringify(scenarios.eventTriggersCost)}`);
+    }
   }
 
   // 2. The queue at other concurrencies.

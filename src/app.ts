@@ -58,7 +58,7 @@ export async function createServices(
     queueSettings,
     metrics: createMetrics(config, queues, redis),
     // Connects at the first stream (or start()): a process without streams needs no listener.
-    events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs }),
+    events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes }),
   };
 }
 

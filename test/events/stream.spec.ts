@@ -1,6 +1,7 @@
 // The live stream (issue 13.3): Server-Sent Events that resume after Last-Event-ID with no gap,
 // carry a heartbeat, see only the caller's events, and work across API processes.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk, type Credential } from '../support/client.js';
@@ -126,5 +127,50 @@ describe('events: the live stream', () => {
       child.kill('SIGTERM');
       await exited;
     }
+  });
+  it('drops a client that does not read, telling it the last id it was sent, from which it resumes with no gap', async function () {
+    this.timeout(60_000);
+    await app.close();
+    app = await startTestApp({ eventStreamBufferBytes: 64 * 1024 });
+    t = await registerTenant(app.url);
+    const networkId = t.defaultNetworkId;
+    const host = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: networkId, name: 'churn' } }), 201);
+    // A client that reads nothing: once the socket buffers are full, what waits for it is ours.
+    let received = '';
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${app.url}/api/v1/events/stream?types=port.*`, { headers: { Cookie: t.owner.cookie!, Accept: 'text/event-stream' } }, resolve).on('error', reject);
+    });
+    expect(response.statusCode).to.equal(200);
+    response.pause();
+    await waitFor('the stream open', async () => app.services.events.size === 1 || undefined, 5000);
+    // Each PUT replaces 100 ports (200 events) until the server gives up on the client.
+    let puts = 0;
+    while (app.services.events.size > 0) {
+      expect(puts, 'PUTs before the drop').to.be.below(300);
+      const ports = Array.from({ length: 100 }, (_, i) => ({ number: 1000 + (puts % 2) * 100 + i, protocol: 'Tcp' }));
+      expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${host.id}`, { auth: t.owner, body: { id: host.id, name: 'churn', hidden: false, tags: [], ip_addresses: [], ports, services: [] } }));
+      puts++;
+    }
+    // Read what was sent: events, then the `dropped` frame naming the last one; then the end.
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => { received += chunk; });
+    response.resume();
+    await new Promise<void>((resolve) => response.on('end', resolve));
+    const blocks = received.split('\n\n').filter(Boolean);
+    const ids = blocks.filter((b) => b.startsWith('id: ')).map((b) => b.slice(4, b.indexOf('\n')));
+    const dropped = blocks.at(-1)!;
+    expect(dropped).to.match(/^event: dropped\ndata: /);
+    const notice = JSON.parse(dropped.split('\ndata: ')[1]!);
+    expect(notice.reason).to.equal('client too slow');
+    expect(ids.length).to.be.above(0);
+    expect(notice.last_event_id).to.equal(ids.at(-1));
+    // What it got is the feed's first events, in order; resuming after last_event_id gives the next ones.
+    const feed = expectOk(await call(app.url, 'GET', `/api/v1/events?types=port.*&after=0&limit=${Math.min(ids.length + 5, 1000)}`, { auth: t.owner }));
+    expect(feed.slice(0, Math.min(ids.length, 1000)).map((e: { id: string }) => e.id)).to.deep.equal(ids.slice(0, 1000));
+    const resumed = await openStream(app.url, t.owner, { query: '?types=port.*', lastEventId: notice.last_event_id });
+    const next = await resumed.until(1);
+    const after = expectOk(await call(app.url, 'GET', `/api/v1/events?types=port.*&after=${notice.last_event_id}&limit=1`, { auth: t.owner }));
+    expect(next[0].id).to.equal(after[0].id);
+    resumed.close();
   });
 });
