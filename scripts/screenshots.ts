@@ -75,7 +75,17 @@ try {
   await page.goto(`${base}/hosts/${hosts[5]!.id}`);
   await page.waitForSelector('.host-details');
   await page.screenshot({ path: `${docs}web-host.png` });
-  console.log(`docs/web-map.png, web-map-details.png, web-diff.png, web-host.png (signed in as ${email})`);
+  // The API docs (Swagger UI) with one operation open, its example body shown.
+  await page.goto(`${base}/api/docs#/Hosts/createHost`);
+  const createHost = page.locator('#operations-Hosts-createHost');
+  await createHost.waitFor({ timeout: 30_000 });
+  if (!(await createHost.locator('.opblock-body').count())) await createHost.locator('.opblock-summary').click();
+  await createHost.locator('.opblock-body').waitFor();
+  await createHost.scrollIntoViewIfNeeded();
+  await page.evaluate(() => window.scrollBy(0, -12));
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: `${docs}api-docs.png` });
+  console.log(`docs/web-map.png, web-map-details.png, web-diff.png, web-host.png, api-docs.png (signed in as ${email})`);
 } finally {
   await browser.close();
 }

@@ -16,7 +16,8 @@ import { authenticate } from './http/authenticate.js';
 import { BODY_LIMIT_BYTES, errorEnvelope } from './http/envelope.js';
 import { createMetrics, metricsEndpoint } from './http/metrics.js';
 import { queueDashboard } from './http/queueDashboard.js';
-import { buildOpenApi, renderDocsPage } from './http/openapi.js';
+import { apiDocs } from './http/apiDocs.js';
+import { buildOpenApi } from './http/openapi.js';
 import { mountRoutes } from './http/pipeline.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { requestLog } from './http/requestLog.js';
@@ -85,10 +86,8 @@ export function buildApp(services: Services): Koa {
   // Built at the first request for it, once per app: it takes ~110 ms of CPU, which every app
   // (and every test's app) would otherwise pay at start.
   let openApi: ReturnType<typeof buildOpenApi> | undefined;
-  let docsPage: string | undefined;
   const openApiDocument = () => (openApi ??= buildOpenApi(routes, services.config));
   router.get('/api/openapi.json', (ctx) => { ctx.body = openApiDocument(); });
-  router.get('/api/docs', (ctx) => { ctx.type = 'html'; ctx.body = (docsPage ??= renderDocsPage(openApiDocument())); });
 
   app.use(requestLog(services.logger, services.metrics.observeRequest));
   // Answers over 1 KB are compressed when the client accepts it (topology payloads are large).
@@ -98,6 +97,7 @@ export function buildApp(services: Services): Koa {
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(webApp()); // the web application's pages and assets (dist/web)
+  app.use(apiDocs('Network inventory API')); // /api/docs: Swagger UI over /api/openapi.json
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
   app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));

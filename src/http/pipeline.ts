@@ -36,6 +36,8 @@ interface RouteBase {
   /** Koa-router path, e.g. `/api/v1/tags/:id`. */
   path: string;
   summary: string;
+  /** The OpenAPI operationId (what a generated client names the call): `listHosts`, `updateHost`. */
+  operationId: string;
   /** OpenAPI tag (group). */
   group: string;
   params?: Joi.ObjectSchema;
@@ -44,6 +46,8 @@ interface RouteBase {
   /** Shape of `data` for the OpenAPI document (a list route documents one item). */
   response?: Joi.Schema;
   status?: number;
+  /** The route answers an unpaginated list of `response` (a history). */
+  list?: boolean;
   /** The route answers a `Page` (documents meta.pagination). */
   paginated?: boolean;
   /** Exempt from the rate limiter (health, version). */

@@ -24,6 +24,8 @@ export interface ResourceDef {
   path: string;
   /** OpenAPI group, e.g. `Ports`. */
   group: string;
+  /** Singular and plural entity names for operation ids: `['Port', 'Ports']` → listPorts, getPort… */
+  entity: [string, string];
   /** "a port": used in the default summaries. */
   noun: string;
   service: ResourceService;
@@ -37,34 +39,35 @@ export interface ResourceDef {
 
 export function resourceRoutes(r: ResourceDef): RouteDef[] {
   const { path, group, noun, service: s, schemas } = r;
+  const [one, many] = r.entity;
   const item = `${path}/:id`;
   const routes: Record<Operation, ProtectedRoute> = {
     list: {
-      method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
+      operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
       query: schemas.list, response: schemas.response,
       handler: ({ db, scope, query }) => s.list(db, scope, query),
     },
     create: {
-      method: 'post', path, group, auth: r.writeRole, status: 201, summary: `Create ${noun}`,
+      operationId: `create${one}`, method: 'post', path, group, auth: r.writeRole, status: 201, summary: `Create ${noun}`,
       body: schemas.create, response: schemas.response,
       handler: ({ db, scope, body }) => s.create(db, scope, body),
     },
     get: {
-      method: 'get', path: item, group, auth: 'Viewer', summary: `Get ${noun} (as of \`at\`, when given)`,
+      operationId: `get${one}`, method: 'get', path: item, group, auth: 'Viewer', summary: `Get ${noun} (as of \`at\`, when given)`,
       params: idParams, query: Joi.object({ at: at() }), response: schemas.response,
       handler: ({ db, scope, params, query }) => s.get(db, scope, params.id, query.at),
     },
     update: {
-      method: 'put', path: item, group, auth: r.writeRole, summary: `Replace ${noun}`,
+      operationId: `update${one}`, method: 'put', path: item, group, auth: r.writeRole, summary: `Replace ${noun}`,
       params: idParams, body: schemas.update, response: schemas.response,
       handler: ({ db, scope, params, body }) => s.update(db, scope, params.id, body),
     },
     remove: {
-      method: 'delete', path: item, group, auth: r.writeRole, summary: `Delete ${noun}`, params: idParams,
+      operationId: `delete${one}`, method: 'delete', path: item, group, auth: r.writeRole, summary: `Delete ${noun}`, params: idParams,
       handler: ({ db, scope, params }) => s.remove(db, scope, params.id),
     },
     history: {
-      method: 'get', path: `${item}/history`, group, auth: 'Viewer', summary: `Every state of ${noun}, newest first`,
+      operationId: `get${one}History`, method: 'get', path: `${item}/history`, group, auth: 'Viewer', summary: `Every state of ${noun}, newest first`, list: true,
       params: idParams, response: schemas.response,
       handler: ({ db, scope, params }) => s.history(db, scope, params.id),
     },

@@ -5,6 +5,14 @@ import { AppError } from '../core/errors.js';
 // Ids are compared as PostgreSQL prints them (lower case), so input is normalised once here.
 export const uuid = () => Joi.string().guid({ version: ['uuidv1', 'uuidv2', 'uuidv3', 'uuidv4', 'uuidv5', 'uuidv6', 'uuidv7', 'uuidv8'] }).lowercase();
 export const idParams = Joi.object({ id: uuid().required() });
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+/**
+ * A body's `id`: any UUID; the nil UUID (what Scanopy's clients send for a new entity) means
+ * "assign one" and is dropped here, so a create gets a server-chosen id and a replace the path's.
+ */
+export const entityId = () =>
+  Joi.string().guid().lowercase().custom((value: string) => (value === NIL_UUID ? undefined : value))
+    .description('The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one');
 export const name = () => Joi.string().trim().min(1).max(100);
 export const description = () => Joi.string().max(500).allow(null, '').empty('').default(null);
 const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)$/; // daemons send nanoseconds; PostgreSQL rounds to µs
@@ -22,6 +30,24 @@ export const timestamp = () =>
       if (offset && (Number(offset[2]) > 15 || Number(offset[3]) > 59)) throw new Error('has a UTC offset beyond ±15:59');
       return value;
     });
+
+/** An IPv4 or IPv6 address (no prefix); a CIDR of either family. */
+export const ipAddress = () => Joi.string().ip({ version: ['ipv4', 'ipv6'], cidr: 'forbidden' });
+export const cidr = () => Joi.string().ip({ version: ['ipv4', 'ipv6'], cidr: 'required' });
+
+/** Where an entity came from (decisions §10): `type` is closed; discovery adds `metadata` and `details`. */
+export const SOURCE_TYPES = ['Manual', 'System', 'Discovery', 'DiscoveryWithMatch', 'Unknown'] as const;
+export const sourceResponse = () => Joi.object({
+  type: Joi.string().valid(...SOURCE_TYPES),
+  metadata: Joi.array().items(Joi.object().unknown(true)).optional(),
+  details: Joi.object().unknown(true).optional(),
+}).unknown(true).label('EntitySource');
+
+/** What runs a host or service (decisions §10: kept as given; Scanopy sends Proxmox and Docker). */
+export const virtualizationResponse = () => Joi.object({
+  type: Joi.string().optional().example('Docker'),
+  details: Joi.object({ service_id: uuid().optional() }).unknown(true).optional(),
+}).unknown(true).allow(null).label('Virtualization');
 
 export const COLORS = [
   'Pink', 'Rose', 'Red', 'Amber', 'Orange', 'Green', 'Emerald', 'Teal', 'Cyan',
@@ -78,6 +104,13 @@ export const SERVER_OWNED = [
   'organization_id', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'lineage_id', 'source',
   'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'version_status', 'last_used_at', 'user_id',
 ] as const;
+
+/** Fields Scanopy's published schemas carry that we do not model: accepted and ignored, and listed in the docs. */
+export const SCANOPY_IGNORED = {
+  apiKey: ['key', 'tags', 'last_used'],
+  host: ['sys_descr', 'sys_object_id', 'sys_location', 'sys_contact', 'management_url', 'chassis_id', 'snmp_credential_id'],
+  network: ['snmp_credential_id'],
+} as const;
 
 export function body(keys: Record<string, Joi.Schema>, ignored: readonly string[] = SERVER_OWNED) {
   const strip = Object.fromEntries(ignored.filter((k) => !(k in keys)).map((k) => [k, Joi.any().strip()]));

@@ -96,7 +96,7 @@ describe('dependencies', () => {
     };
     await bad({ color: 'Chartreuse' }, 'color');
     await bad({ dependency_type: 'Mesh' }, 'dependency_type');
-    await bad({ edge_style: 'Step' }, 'edge_style');
+    await bad({ edge_style: 'Curvy' }, 'edge_style');
     await bad({ members: { type: 'Services', binding_ids: [] } });
     await bad({ members: { type: 'Hosts', service_ids: [] } });
     await bad({ members: services(inv.svc.nginx.id, inv.svc.nginx.id) });

@@ -1,5 +1,7 @@
 // A small HTTP client for tests: JSON in, envelope out, with a user's credentials.
+import { appendFileSync } from 'node:fs';
 import { expect } from 'chai';
+import { contractViolations } from './contract.js';
 
 export interface Credential {
   cookie?: string;
@@ -33,6 +35,12 @@ export async function call(
     parsed = JSON.parse(text);
   } catch {
     /* not JSON: left as text so the assertion shows it */
+  }
+  // A daemon calling a user route gets the daemon protocol's answer (x-daemon-variant), not checked here.
+  const violations = headers['X-Daemon-ID'] ? [] : contractViolations(method, baseUrl + path, res.status, res.headers.get('content-type'), parsed);
+  if (violations.length) {
+    if (process.env.CONTRACT_LOG) appendFileSync(process.env.CONTRACT_LOG, `${violations.join('\n')}\n`);
+    else throw new Error(`The answer does not match the OpenAPI document:\n${violations.join('\n')}`);
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }

@@ -125,6 +125,9 @@ describe('system: envelope, errors, version, health', () => {
     expect(res.body.paths['/api/v1/tags'].get.security).not.to.deep.include({ daemon: [] });
     const page = await fetch(`${app.url}/api/docs`);
     expect(page.headers.get('content-type')).to.match(/text\/html/);
-    expect(await page.text()).to.include('/api/v1/tags/{id}/history');
+    const bundle = /src="(\/api\/docs\/assets\/[\d.]+\/swagger-ui-bundle\.js)"/.exec(await page.text())?.[1];
+    const asset = await fetch(`${app.url}${bundle}`);
+    expect(asset.status).to.equal(200);
+    expect(asset.headers.get('cache-control')).to.include('immutable');
   });
 });

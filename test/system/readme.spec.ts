@@ -38,8 +38,9 @@ describe('README: the worked example', () => {
     }
     const { script, expected } = readmeExample(README);
     expect(expected.length).to.be.greaterThan(3);
-    // Asynchronously: the server under test runs in this very process.
-    const run = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+    // Asynchronously: the server under test runs in this very process. --norc: Node's stdio pipes are
+    // socket pairs, which Debian's bash takes for an ssh session (it would read /etc/bash.bashrc).
+    const run = await promisify(execFile)('bash', ['--norc', '-euo', 'pipefail', '-c', script], {
       cwd: dir, env: { ...process.env, BASE: app.url }, encoding: 'utf8', timeout: 60_000,
     }).catch((err: { code?: number; stderr?: string; stdout?: string }) => {
       throw new Error(`the example failed (exit ${err.code}): ${err.stderr}\n${err.stdout}`);

@@ -9,12 +9,12 @@ import { accountService } from './service.js';
 
 export const accountRoutes = defineRoutes([
   {
-    method: 'post', path: '/api/auth/register', group: 'Auth', auth: 'public', limitByAddress: true, status: 201,
+    operationId: 'register', method: 'post', path: '/api/auth/register', group: 'Auth', auth: 'public', limitByAddress: true, status: 201,
     summary: 'Create an organization, its Owner and a first network "Default"', body: registerBody, response: userResponse,
     handler: ({ db, services, body }) => accountService.register(db, services, body),
   },
   {
-    method: 'post', path: '/api/auth/login', group: 'Auth', auth: 'public', limitByAddress: true,
+    operationId: 'login', method: 'post', path: '/api/auth/login', group: 'Auth', auth: 'public', limitByAddress: true,
     summary: 'Sign in: sets the `session_id` cookie (throttled per account and client address: see Security in the README)', body: loginBody, response: userResponse,
     handler: async ({ db, services, body, ctx }) => {
       const { user, sessionId } = await accountService.login(db, services, body, ctx.ip);
@@ -23,7 +23,7 @@ export const accountRoutes = defineRoutes([
     },
   },
   {
-    method: 'post', path: '/api/auth/logout', group: 'Auth', auth: 'public', summary: 'Sign out: deletes the session',
+    operationId: 'logout', method: 'post', path: '/api/auth/logout', group: 'Auth', auth: 'public', summary: 'Sign out: deletes the session',
     handler: async ({ db, ctx }) => {
       await accountService.logout(db, ctx.cookies.get(SESSION_COOKIE));
       ctx.cookies.set(SESSION_COOKIE, null);
@@ -31,44 +31,44 @@ export const accountRoutes = defineRoutes([
     },
   },
   {
-    method: 'get', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user', response: userResponse,
+    operationId: 'getCurrentUser', method: 'get', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user', response: userResponse,
     handler: ({ db, scope }) => accountService.me(db, scope),
   },
   {
     // Scanopy's clients call `POST /api/auth/me`; both verbs answer the same.
-    method: 'post', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user (Scanopy-compatible verb)', response: userResponse,
+    operationId: 'getCurrentUserByPost', method: 'post', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user (Scanopy-compatible verb)', response: userResponse,
     handler: ({ db, scope }) => accountService.me(db, scope),
   },
   {
-    method: 'get', path: '/api/v1/users', group: 'Users', auth: 'Admin', summary: 'List the users of the organization',
+    operationId: 'listUsers', method: 'get', path: '/api/v1/users', group: 'Users', auth: 'Admin', summary: 'List the users of the organization',
     query: userListQuery, response: userResponse, paginated: true,
     handler: ({ db, scope, query }) => accountService.listUsers(db, scope, query as { limit: number; offset: number }),
   },
   {
-    method: 'post', path: '/api/v1/users', group: 'Users', auth: 'Admin', organizationWide: true, status: 201,
+    operationId: 'createUser', method: 'post', path: '/api/v1/users', group: 'Users', auth: 'Admin', organizationWide: true, status: 201,
     summary: 'Create a user of the organization (role at most the caller’s)', body: userCreateBody, response: userResponse,
     handler: ({ db, scope, body }) => accountService.createUser(db, scope, body),
   },
   {
-    method: 'get', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', summary: 'Get a user', params: idParams, response: userResponse,
+    operationId: 'getUser', method: 'get', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', summary: 'Get a user', params: idParams, response: userResponse,
     handler: ({ db, scope, params }) => accountService.getUser(db, scope, params.id),
   },
   {
-    method: 'put', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Change a user’s role and network grants',
+    operationId: 'updateUser', method: 'put', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Change a user’s role and network grants',
     params: idParams, body: userUpdateBody, response: userResponse,
     handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
   },
   {
-    method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Remove a user from the organization', params: idParams,
+    operationId: 'deleteUser', method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Remove a user from the organization', params: idParams,
     handler: ({ db, scope, params }) => accountService.removeUser(db, scope, params.id),
   },
   {
-    method: 'get', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Viewer', summary: 'The caller’s organization',
+    operationId: 'getOrganization', method: 'get', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Viewer', summary: 'The caller’s organization',
     response: organizationResponse,
     handler: ({ db, scope }) => accountService.getOrganization(db, scope),
   },
   {
-    method: 'put', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Owner', organizationWide: true, sessionOnly: true,
+    operationId: 'updateOrganization', method: 'put', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Owner', organizationWide: true, sessionOnly: true,
     summary: 'Rename the organization, turn its API access on or off', body: organizationBody, response: organizationResponse,
     handler: ({ db, scope, body }) => accountService.updateOrganization(db, scope, body),
   },

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 import { ROLES } from './entities.js';
 import { PASSWORD_MESSAGES, passwordProblem } from './passwordPolicy.js';
 
@@ -17,14 +17,14 @@ export const role = () => Joi.string().valid(...ROLES);
 export const registerBody = body({ email: email().required(), password: password().required(), organization_name: name().required() });
 export const loginBody = body({ email: email().required(), password: Joi.string().max(200).required() });
 export const userCreateBody = body({
-  email: email().required(), password: password().required(), permissions: role().default('Viewer'),
+  id: entityId(), email: email().required(), password: password().required(), permissions: role().default('Viewer'),
   network_ids: Joi.array().items(uuid()).unique().max(1000).default([]),
 });
 export const userUpdateBody = body({
-  id: uuid(), email: Joi.any().strip(), permissions: role().required(),
+  id: entityId(), email: Joi.any().strip(), permissions: role().required(),
   network_ids: Joi.array().items(uuid()).unique().max(1000).default([]),
 });
-export const organizationBody = body({ id: uuid(), name: name().required(), api_access_enabled: Joi.boolean().required() });
+export const organizationBody = body({ id: entityId(), name: name().required(), api_access_enabled: Joi.boolean().required() });
 export const userListQuery = Joi.object(pagination);
 
 export const userResponse = Joi.object({

@@ -6,32 +6,32 @@ import { apiKeyService } from './service.js';
 // Keys are managed by a signed-in user (session), never by another key (decisions §2).
 export const apiKeyRoutes = defineRoutes([
   {
-    method: 'post', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, status: 201,
+    operationId: 'createApiKey', method: 'post', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, status: 201,
     summary: 'Create an API key; the plaintext `key` is shown only in this response', body: apiKeyCreateBody, response: apiKeyCreated,
     handler: ({ db, scope, body }) => apiKeyService.create(db, scope, body),
   },
   {
-    method: 'get', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'List your API keys',
+    operationId: 'listApiKeys', method: 'get', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'List your API keys',
     query: apiKeyListQuery, response: apiKeyResponse, paginated: true,
     handler: ({ db, scope, query }) => apiKeyService.list(db, scope, query as { limit: number; offset: number }),
   },
   {
-    method: 'get', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Get one of your API keys',
+    operationId: 'getApiKey', method: 'get', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Get one of your API keys',
     params: idParams, response: apiKeyResponse,
     handler: ({ db, scope, params }) => apiKeyService.get(db, scope, params.id),
   },
   {
-    method: 'put', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true,
+    operationId: 'updateApiKey', method: 'put', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true,
     summary: 'Update name, role, expiry, enabled and network ids (fields left out are kept)', params: idParams, body: apiKeyUpdateBody, response: apiKeyResponse,
     handler: ({ db, scope, params, body }) => apiKeyService.update(db, scope, params.id, body),
   },
   {
-    method: 'post', path: '/api/v1/auth/keys/:id/rotate', group: 'API keys', auth: 'Viewer', sessionOnly: true,
+    operationId: 'rotateApiKey', method: 'post', path: '/api/v1/auth/keys/:id/rotate', group: 'API keys', auth: 'Viewer', sessionOnly: true,
     summary: 'Replace the key’s secret; the new plaintext is shown once', params: idParams, response: apiKeyCreated,
     handler: ({ db, scope, params }) => apiKeyService.rotate(db, scope, params.id),
   },
   {
-    method: 'delete', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Revoke an API key',
+    operationId: 'deleteApiKey', method: 'delete', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Revoke an API key',
     params: idParams,
     handler: ({ db, scope, params }) => apiKeyService.remove(db, scope, params.id),
   },

@@ -1,18 +1,18 @@
 import Joi from 'joi';
-import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 import { role } from '../accounts/schemas.js';
 
 const fields = {
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   permissions: role(),
   network_ids: Joi.array().items(uuid()).unique().max(1000).allow(null),
   expires_at: timestamp().allow(null),
   is_enabled: Joi.boolean(),
-  key: Joi.any().strip(),
 };
-export const apiKeyCreateBody = body(fields);
-export const apiKeyUpdateBody = body({ ...fields, name: name() });
+const ignored = [...SERVER_OWNED, ...SCANOPY_IGNORED.apiKey];
+export const apiKeyCreateBody = body(fields, ignored);
+export const apiKeyUpdateBody = body({ ...fields, name: name() }, ignored);
 export const apiKeyListQuery = Joi.object(pagination);
 
 export const apiKeyResponse = Joi.object({

@@ -3,7 +3,7 @@ import { bindingCreate, bindingListQuery, bindingResponse, bindingUpdate } from 
 import { bindingService } from './service.js';
 
 export const bindingRoutes = resourceRoutes({
-  path: '/api/v1/bindings', group: 'Bindings', noun: 'a binding', service: bindingService, writeRole: 'Member',
+  path: '/api/v1/bindings', group: 'Bindings', entity: ['Binding', 'Bindings'], noun: 'a binding', service: bindingService, writeRole: 'Member',
   schemas: { list: bindingListQuery, create: bindingCreate, update: bindingUpdate, response: bindingResponse },
   extend: {
     list: { summary: 'List bindings (filters network_id, host_id, service_id, port_id, ip_address_id; `at` for a past instant)' },

@@ -1,17 +1,17 @@
 import Joi from 'joi';
-import { body, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 
 const fields = {
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   network_id: uuid().required(),
   expires_at: timestamp().allow(null),
   is_enabled: Joi.boolean(),
-  key: Joi.any().strip(),
 };
-export const daemonKeyCreateBody = body(fields);
+const ignored = [...SERVER_OWNED, ...SCANOPY_IGNORED.apiKey];
+export const daemonKeyCreateBody = body(fields, ignored);
 /** A key stays on its network: an echoed `network_id` is ignored. */
-export const daemonKeyUpdateBody = body({ ...fields, name: name(), network_id: Joi.any().strip() });
+export const daemonKeyUpdateBody = body({ ...fields, name: name(), network_id: Joi.any().strip() }, ignored);
 export const daemonKeyListQuery = Joi.object({ ...pagination, network_id: uuid() });
 
 export const daemonKeyResponse = Joi.object({

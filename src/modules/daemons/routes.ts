@@ -19,12 +19,12 @@ const reconcileAfterCommit = (afterCommit: RequestInput['afterCommit'], services
 
 export const daemonRoutes = defineRoutes([
   {
-    method: 'get', path: '/api/v1/daemons', group: 'Daemons', auth: 'Viewer', paginated: true,
+    operationId: 'listDaemons', method: 'get', path: '/api/v1/daemons', group: 'Daemons', auth: 'Viewer', paginated: true,
     summary: 'List daemons with their version_status (filter network_id; `at` for a past instant)', query: daemonListQuery, response: daemonResponse,
     handler: ({ db, scope, query }) => daemonService.list(db, scope, query),
   },
   {
-    method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201,
+    operationId: 'provisionDaemon', method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201,
     summary: 'Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon',
     body: provisionBody, response: provisionResponse,
     handler: ({ db, scope, body, services, afterCommit }) => {
@@ -33,12 +33,12 @@ export const daemonRoutes = defineRoutes([
     },
   },
   {
-    method: 'get', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Viewer', summary: 'Get a daemon with its computed version_status (as of `at`)',
+    operationId: 'getDaemon', method: 'get', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Viewer', summary: 'Get a daemon with its computed version_status (as of `at`)',
     params: idParams, query: Joi.object({ at: at() }), response: daemonResponse,
     handler: ({ db, scope, params, query }) => daemonService.get(db, scope, params.id, query.at),
   },
   {
-    method: 'put', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Replace a daemon’s name, url and tags',
+    operationId: 'updateDaemon', method: 'put', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Replace a daemon’s name, url and tags',
     params: idParams, body: daemonUpdateBody, response: daemonResponse,
     handler: ({ db, scope, params, body, services, afterCommit }) => {
       reconcileAfterCommit(afterCommit, services);
@@ -46,19 +46,19 @@ export const daemonRoutes = defineRoutes([
     },
   },
   {
-    method: 'delete', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Delete a daemon (its host and key stay)', params: idParams,
+    operationId: 'deleteDaemon', method: 'delete', path: '/api/v1/daemons/:id', group: 'Daemons', auth: 'Admin', summary: 'Delete a daemon (its host and key stay)', params: idParams,
     handler: ({ db, scope, params, services, afterCommit }) => {
       reconcileAfterCommit(afterCommit, services);
       return daemonService.remove(db, scope, params.id);
     },
   },
   {
-    method: 'post', path: '/api/v1/daemons/:id/retry-connection', group: 'Daemons', auth: 'Admin',
+    operationId: 'retryDaemonConnection', method: 'post', path: '/api/v1/daemons/:id/retry-connection', group: 'Daemons', auth: 'Admin',
     summary: 'Poll an unreachable server_poll daemon again (400 for a daemon_poll daemon)', params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.retryConnection(db, scope, params.id),
   },
   {
-    method: 'get', path: '/api/v1/daemons/:id/history', group: 'Daemons', auth: 'Viewer', summary: 'Every state of a daemon, newest first',
+    operationId: 'getDaemonHistory', method: 'get', path: '/api/v1/daemons/:id/history', group: 'Daemons', auth: 'Viewer', summary: 'Every state of a daemon, newest first', list: true,
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),
   },
@@ -69,27 +69,27 @@ const daemonParams = Joi.object({ id: anyUuid().required() });
 
 export const daemonProtocolRoutes = defineRoutes([
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/daemons/register', body: registerBody,
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'registerDaemon', method: 'post', path: '/api/daemons/register', body: registerBody,
     summary: 'Register a daemon (a new id creates it, its placeholder host and its default discovery sessions; a known one is updated)',
     handler: ({ db, scope, body }) => daemonProtocol.register(db, scope, body),
   },
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/daemons/:id/startup', params: daemonParams, body: startupBody,
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'announceDaemonStartup', method: 'post', path: '/api/daemons/:id/startup', params: daemonParams, body: startupBody,
     summary: 'Announce a known daemon’s version; 404 entity_not_found for an unknown daemon (it then registers)',
     handler: ({ db, scope, params, body }) => daemonProtocol.startup(db, scope, params.id, body.daemon_version),
   },
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/daemons/:id/request-work', params: daemonParams, body: requestWorkBody,
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'requestDaemonWork', method: 'post', path: '/api/daemons/:id/request-work', params: daemonParams, body: requestWorkBody,
     summary: 'The heartbeat: answers [work | null, cancel]',
     handler: ({ db, scope, params, body }) => daemonProtocol.requestWork(db, scope, params.id, body),
   },
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/daemons/:id/update-capabilities', params: daemonParams, body: capabilities(),
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'updateDaemonCapabilities', method: 'post', path: '/api/daemons/:id/update-capabilities', params: daemonParams, body: capabilities(),
     summary: 'Store what the daemon can see (Docker socket, the subnets it is on)',
     handler: ({ db, scope, params, body }) => daemonProtocol.updateCapabilities(db, scope, params.id, body),
   },
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/daemons/:id/heartbeat', params: daemonParams, body: heartbeatBody,
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'sendDaemonHeartbeat', method: 'post', path: '/api/daemons/:id/heartbeat', params: daemonParams, body: heartbeatBody,
     summary: 'Legacy heartbeat of daemons before 0.14',
     handler: ({ db, scope, params, body }) => daemonProtocol.heartbeat(db, scope, params.id, body),
   },

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
 
@@ -18,7 +18,7 @@ const READ_ONLY = [
 ];
 export const daemonUpdateBody = body({
   ...Object.fromEntries(READ_ONLY.map((k) => [k, Joi.any().strip()])),
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   url: url().allow('').default(''),
   tags: tagIds().default([]),
@@ -28,13 +28,13 @@ export const daemonUpdateBody = body({
 export const daemonListQuery = listQuery({ ...orderQuery(DAEMON_ORDER_FIELDS), network_id: uuid() });
 
 const ts = () => timestamp().allow(null);
-const warning = Joi.object({ message: Joi.string(), severity: Joi.string().valid('Info', 'Warning', 'Critical'), sunset_date: Joi.string() });
+const warning = Joi.object({ message: Joi.string(), severity: Joi.string().valid('Info', 'Warning', 'Critical'), sunset_date: Joi.string().optional().description('When the warning is about a sunset') });
 export const versionStatusResponse = Joi.object({
   status: Joi.string().valid('Current', 'Outdated', 'Deprecated', 'Unsupported', 'Unknown'),
   version: Joi.string().allow(null),
   has_correct_docker_volume_mount: Joi.boolean(),
   supports_unified_discovery: Joi.boolean(),
-  sunset_date: Joi.string(),
+  sunset_date: Joi.string().optional().description('When this version stops being supported (Deprecated)'),
   warnings: Joi.array().items(warning),
 }).label('VersionStatus');
 

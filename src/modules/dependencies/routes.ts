@@ -3,7 +3,7 @@ import { dependencyCreate, dependencyListQuery, dependencyResponse, dependencyUp
 import { dependencyService } from './service.js';
 
 export const dependencyRoutes = resourceRoutes({
-  path: '/api/v1/dependencies', group: 'Dependencies', noun: 'a dependency', service: dependencyService, writeRole: 'Member',
+  path: '/api/v1/dependencies', group: 'Dependencies', entity: ['Dependency', 'Dependencies'], noun: 'a dependency', service: dependencyService, writeRole: 'Member',
   schemas: { list: dependencyListQuery, create: dependencyCreate, update: dependencyUpdate, response: dependencyResponse },
   extend: {
     list: { summary: 'List dependencies (filters network_id, dependency_type; `at` for a past instant)' },

@@ -8,7 +8,7 @@ import { currentSessionId } from './sessions.js';
 /** Discovery reports of daemons (reference daemon-protocol §1.1 step 4). */
 export const discoveryRoutes = defineRoutes([
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/v1/discovery/:session_id/update',
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'updateDiscoverySession', method: 'post', path: '/api/v1/discovery/:session_id/update',
     summary: 'A discovery session’s progress (the body’s session_id counts; an unknown session is created)',
     params: Joi.object({ session_id: anyUuid().required() }), body: discoveryUpdateBody,
     handler: async ({ db, scope, body }) => {
@@ -17,7 +17,7 @@ export const discoveryRoutes = defineRoutes([
     },
   },
   {
-    group: 'Daemon protocol', auth: 'daemon', method: 'post', path: '/api/v1/hosts/discovery',
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'ingestDiscoveredHost', method: 'post', path: '/api/v1/hosts/discovery',
     summary: 'A discovered host with its interfaces, ports and services, merged into the inventory; answers the stored host',
     body: daemonHostRequestBody,
     handler: async ({ db, scope, body }) => ingestHost(db, daemonContext(scope, await currentSessionId(db, scope.daemonId!)), body),

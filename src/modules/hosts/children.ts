@@ -93,7 +93,7 @@ export const childResponseFields = () => {
   return {
     id: uuid(), organization_id: uuid(), network_id: uuid(),
     first_discovery_id: uuid().allow(null), last_discovery_id: uuid().allow(null), last_seen_at: ts(),
-    lineage_id: uuid().allow(null), created_at: ts(), updated_at: ts(), valid_from: ts(), valid_to: ts(),
+    lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(), valid_from: timestamp(), valid_to: ts(),
   };
 };
 

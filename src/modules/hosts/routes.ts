@@ -1,44 +1,45 @@
 import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
 import { at, idParams } from '../../http/schemas.js';
-import { bulkDeleteBody, hostCreate, hostListQuery, hostResponse, hostUpdate } from './schemas.js';
+import { hostResponse } from './response.js';
+import { bulkDeleteBody, hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
 
 export const hostRoutes = defineRoutes([
   {
-    method: 'get', path: '/api/v1/hosts', group: 'Hosts', auth: 'Viewer', paginated: true,
+    operationId: 'listHosts', method: 'get', path: '/api/v1/hosts', group: 'Hosts', auth: 'Viewer', paginated: true,
     summary: 'List hosts with their children (filters network_id, tag_ids, hidden, q; `at` for a past instant)',
     query: hostListQuery, response: hostResponse,
     handler: ({ db, scope, query }) => hostService.list(db, scope, query),
   },
   {
-    method: 'post', path: '/api/v1/hosts', group: 'Hosts', auth: 'Member', status: 201,
+    operationId: 'createHost', method: 'post', path: '/api/v1/hosts', group: 'Hosts', auth: 'Member', status: 201,
     summary: 'Create a host, optionally with its IP addresses, ports and services', body: hostCreate, response: hostResponse,
     handler: ({ db, scope, body }) => hostService.create(db, scope, body),
   },
   {
-    method: 'post', path: '/api/v1/hosts/bulk-delete', group: 'Hosts', auth: 'Member',
+    operationId: 'bulkDeleteHosts', method: 'post', path: '/api/v1/hosts/bulk-delete', group: 'Hosts', auth: 'Member',
     summary: 'Delete the listed hosts (unknown ids are skipped; any out of scope refuses all)', body: bulkDeleteBody,
     response: Joi.object({ deleted_count: Joi.number(), requested_count: Joi.number() }),
     handler: ({ db, scope, body }) => hostService.bulkRemove(db, scope, body),
   },
   {
-    method: 'get', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Viewer', summary: 'Get a host with its children (as of `at`)',
+    operationId: 'getHost', method: 'get', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Viewer', summary: 'Get a host with its children (as of `at`)',
     params: idParams, query: Joi.object({ at: at() }), response: hostResponse,
     handler: ({ db, scope, params, query }) => hostService.get(db, scope, params.id, query.at),
   },
   {
-    method: 'put', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Member',
+    operationId: 'updateHost', method: 'put', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Member',
     summary: 'Replace a host; ip_addresses, ports and services lists, when given, are synced (one transaction)',
     params: idParams, body: hostUpdate, response: hostResponse,
     handler: ({ db, scope, params, body }) => hostService.update(db, scope, params.id, body),
   },
   {
-    method: 'delete', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Member', summary: 'Delete a host and its children', params: idParams,
+    operationId: 'deleteHost', method: 'delete', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Member', summary: 'Delete a host and its children', params: idParams,
     handler: ({ db, scope, params }) => hostService.remove(db, scope, params.id),
   },
   {
-    method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', summary: 'Every state of a host row, newest first',
+    operationId: 'getHostHistory', method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', summary: 'Every state of a host row, newest first', list: true,
     params: idParams, response: hostResponse,
     handler: ({ db, scope, params }) => hostService.history(db, scope, params.id),
   },

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid, SERVER_OWNED } from '../../http/schemas.js';
+import { body, SCANOPY_IGNORED, description, entityId, ipAddress, listQuery, name, orderQuery, SERVER_OWNED, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const HOST_ORDER_FIELDS = ['name', 'hostname', 'created_at', 'updated_at', 'last_seen_at'] as const;
 
@@ -11,15 +11,15 @@ export const virtualization = () =>
   });
 
 export const macAddress = () => Joi.string().pattern(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/, 'colon-separated MAC').uppercase();
-export const ipAddress = () => Joi.string().ip({ cidr: 'forbidden' });
-export const position = () => Joi.number().integer().min(0).max(100000);
+/** null (Scanopy's clients send it) means: the server decides, as when left out. */
+export const position = () => Joi.number().integer().min(0).max(100000).allow(null).empty(null);
 
 // Children sent back from a GET carry their server-owned fields; those are accepted and ignored.
 const CHILD_OWNED = [...SERVER_OWNED, 'host_id', 'network_id', 'service_id', 'valid_from', 'valid_to'];
 const child = (keys: Record<string, Joi.Schema>) => body(keys, CHILD_OWNED);
 
 export const ipAddressInput = child({
-  id: uuid(),
+  id: entityId(),
   subnet_id: uuid().required(),
   ip_address: ipAddress().required(),
   mac_address: macAddress().allow(null).default(null),
@@ -28,21 +28,21 @@ export const ipAddressInput = child({
 });
 
 export const portInput = child({
-  id: uuid(),
+  id: entityId(),
   number: Joi.number().integer().min(0).max(65535).required(),
   protocol: Joi.string().valid('Tcp', 'Udp').required(),
   type: Joi.any().strip(), // derived from number and protocol
 });
 
 export const bindingInput = child({
-  id: uuid(),
+  id: entityId(),
   type: Joi.string().valid('Port', 'IPAddress').required(),
   port_id: uuid().when('type', { is: 'Port', then: Joi.required(), otherwise: Joi.valid(null).default(null) }),
   ip_address_id: uuid().allow(null).default(null).when('type', { is: 'IPAddress', then: Joi.required().invalid(null) }),
 });
 
 export const serviceInput = child({
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   service_definition: Joi.string().min(1).max(100).required(),
   position: position(),
@@ -72,7 +72,7 @@ export const hostCreate = body({
   credential_assignments: credentialAssignments().allow(null).default([]),
   ...children,
   interfaces: Joi.any().strip(),
-});
+}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]);
 
 /** Spec §4.2: id, name, hidden and tags required; children synced when given (decisions §6). */
 export const hostUpdate = body({
@@ -88,7 +88,7 @@ export const hostUpdate = body({
   ...children,
   network_id: Joi.any().strip(), // a host never moves to another network
   interfaces: Joi.any().strip(), // discovered (SNMP); managed through /api/v1/interfaces
-});
+}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]);
 
 export const hostListQuery = listQuery({
   ...orderQuery(HOST_ORDER_FIELDS),
@@ -100,17 +100,3 @@ export const hostListQuery = listQuery({
 
 export const bulkDeleteBody = Joi.array().items(uuid()).min(1).max(1000).unique();
 
-const ts = () => timestamp().allow(null);
-const history = { lineage_id: uuid().allow(null), created_at: ts(), updated_at: ts(), valid_from: ts(), valid_to: ts() };
-const discovery = { first_discovery_id: uuid().allow(null), last_discovery_id: uuid().allow(null), last_seen_at: ts() };
-const bindingResponse = Joi.object({ id: uuid(), service_id: uuid(), network_id: uuid(), type: Joi.string(), port_id: uuid().allow(null), ip_address_id: uuid().allow(null), ...discovery, ...history }).label('Binding');
-export const hostResponse = Joi.object({
-  id: uuid(), name: Joi.string(), hostname: Joi.string().allow(null), description: Joi.string().allow(null), hidden: Joi.boolean(),
-  network_id: uuid(), organization_id: uuid(), tags: Joi.array().items(uuid()), source: Joi.object(), virtualization: Joi.object().allow(null),
-  credential_assignments: Joi.array(),
-  ip_addresses: Joi.array().items(Joi.object({ id: uuid(), host_id: uuid(), network_id: uuid(), subnet_id: uuid(), ip_address: Joi.string(), mac_address: Joi.string().allow(null), name: Joi.string().allow(null), position: Joi.number(), ...discovery, ...history }).label('IPAddress')),
-  ports: Joi.array().items(Joi.object({ id: uuid(), host_id: uuid(), network_id: uuid(), number: Joi.number(), protocol: Joi.string(), type: Joi.string(), ...discovery, ...history }).label('Port')),
-  services: Joi.array().items(Joi.object({ id: uuid(), host_id: uuid(), network_id: uuid(), name: Joi.string(), service_definition: Joi.string(), position: Joi.number(), source: Joi.object(), tags: Joi.array().items(uuid()), virtualization: Joi.object().allow(null), bindings: Joi.array().items(bindingResponse), ...discovery, ...history }).label('Service')),
-  interfaces: Joi.array().items(Joi.object().label('Interface')),
-  ...discovery, ...history,
-}).label('Host');

@@ -3,7 +3,7 @@ import { interfaceCreate, interfaceListQuery, interfaceResponse, interfaceUpdate
 import { interfaceService } from './service.js';
 
 export const interfaceRoutes = resourceRoutes({
-  path: '/api/v1/interfaces', group: 'Interfaces', noun: 'an interface', service: interfaceService, writeRole: 'Member',
+  path: '/api/v1/interfaces', group: 'Interfaces', entity: ['Interface', 'Interfaces'], noun: 'an interface', service: interfaceService, writeRole: 'Member',
   schemas: { list: interfaceListQuery, create: interfaceCreate, update: interfaceUpdate, response: interfaceResponse },
   extend: {
     list: { summary: 'List interfaces (filters network_id, host_id, ip_address_id, admin_status, oper_status; `at` for a past instant)' },

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 import { macAddress } from '../hosts/schemas.js';
 import { CHILD_IGNORED, childResponseFields } from '../hosts/children.js';
 
@@ -16,7 +16,7 @@ const NEIGHBOR_FIELDS = [
 
 /** An ifTable entry (spec §2.2). `neighbor` is resolved by discovery: read-only here (accepted and ignored). */
 const fields = {
-  id: uuid(),
+  id: entityId(),
   ip_address_id: uuid().allow(null).default(null),
   if_index: Joi.number().integer().min(0).max(2147483647).required(),
   if_type: Joi.number().integer().min(1).max(2147483647).default(1),
@@ -46,5 +46,9 @@ export const interfaceResponse = Joi.object({
   if_name: Joi.string().allow(null), if_descr: Joi.string().allow(''), if_alias: Joi.string().allow(null), mac_address: Joi.string().allow(null),
   speed_bps: Joi.number().integer().allow(null), admin_status: Joi.string().valid(...ADMIN_STATUSES), oper_status: Joi.string().valid(...OPER_STATUSES),
   ...Object.fromEntries(NEIGHBOR_FIELDS.map((f) => [f, Joi.string().allow(null)])),
-  neighbor: Joi.object().unknown(true).allow(null),
+  neighbor: Joi.object({
+    interface_id: uuid().optional().description('The interface at the other end, when resolved'),
+    host_id: Joi.string().optional().description('The neighbour host (id or LLDP system name)'),
+    port: Joi.string().optional().description('The neighbour port (LLDP/CDP port id)'),
+  }).unknown(true).allow(null).label('InterfaceNeighbor').description('Set by discovery (LLDP/CDP); read-only'),
 }).label('Interface');

@@ -3,7 +3,7 @@ import { ipAddressCreate, ipAddressListQuery, ipAddressResponse, ipAddressUpdate
 import { ipAddressService } from './service.js';
 
 export const ipAddressRoutes = resourceRoutes({
-  path: '/api/v1/ip-addresses', group: 'IP addresses', noun: 'an IP address', service: ipAddressService, writeRole: 'Member',
+  path: '/api/v1/ip-addresses', group: 'IP addresses', entity: ['IpAddress', 'IpAddresses'], noun: 'an IP address', service: ipAddressService, writeRole: 'Member',
   schemas: { list: ipAddressListQuery, create: ipAddressCreate, update: ipAddressUpdate, response: ipAddressResponse },
   extend: {
     list: { summary: 'List IP addresses (filters network_id, host_id, subnet_id; `at` for a past instant)' },

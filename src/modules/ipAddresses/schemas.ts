@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { ipAddress, listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 import { ipAddressInput } from '../hosts/schemas.js';
 import { childResponseFields } from '../hosts/children.js';
 
@@ -15,6 +15,6 @@ export const ipAddressListQuery = listQuery({
 });
 
 export const ipAddressResponse = Joi.object({
-  ...childResponseFields(), host_id: uuid(), subnet_id: uuid(), ip_address: Joi.string(), mac_address: Joi.string().allow(null),
+  ...childResponseFields(), host_id: uuid(), subnet_id: uuid(), ip_address: ipAddress(), mac_address: Joi.string().allow(null),
   name: Joi.string().allow(null), position: Joi.number().integer(),
 }).label('IPAddress');

@@ -6,7 +6,7 @@ import { networkService } from './service.js';
 
 export const networkRoutes: RouteDef[] = [
   ...resourceRoutes({
-    path: '/api/v1/networks', group: 'Networks', noun: 'a network', service: networkService, writeRole: 'Admin', organizationWide: true,
+    path: '/api/v1/networks', group: 'Networks', entity: ['Network', 'Networks'], noun: 'a network', service: networkService, writeRole: 'Admin', organizationWide: true,
     schemas: { list: networkListQuery, create: networkWrite, update: networkWrite, response: networkResponse },
     extend: {
       list: { summary: 'List the networks the caller may see' },
@@ -18,7 +18,7 @@ export const networkRoutes: RouteDef[] = [
     },
   }),
   {
-    method: 'post', path: '/api/v1/networks/:id/restore', group: 'Networks', auth: 'Admin', organizationWide: true,
+    operationId: 'restoreNetwork', method: 'post', path: '/api/v1/networks/:id/restore', group: 'Networks', auth: 'Admin', organizationWide: true,
     summary: 'Bring a deleted network and everything it held at `at` back from history (not its daemons or their keys)',
     params: idParams, query: networkRestoreQuery, response: networkRestoreResponse,
     handler: ({ db, scope, params, query }) => networkService.restore(db, scope, params.id, query.at),

@@ -1,17 +1,17 @@
 import Joi from 'joi';
-import { at, body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { at, body, SCANOPY_IGNORED, SERVER_OWNED, description, entityId, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const NETWORK_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
 
 export const networkListQuery = listQuery(orderQuery(NETWORK_ORDER_FIELDS));
 
 export const networkWrite = body({
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   description: description(),
   tags: tagIds().default([]),
   expected_updated_at: timestamp().allow(null),
-});
+}, [...SERVER_OWNED, ...SCANOPY_IGNORED.network]);
 
 export const networkResponse = Joi.object({
   id: uuid(), organization_id: uuid(), name: Joi.string(), description: Joi.string().allow(null),
@@ -28,5 +28,5 @@ export const networkRestoreQuery = Joi.object({
 });
 
 export const networkRestoreResponse = networkResponse.keys({
-  restored: Joi.object().pattern(Joi.string(), Joi.number().integer()).description('Rows brought back per table (daemons and daemon keys never are)'),
+  restored: Joi.object().unknown(true).description('Rows brought back per table (daemons and daemon keys never are)'),
 }).label('RestoredNetwork');

@@ -3,7 +3,7 @@ import { portCreate, portListQuery, portResponse, portUpdate } from './schemas.j
 import { portService } from './service.js';
 
 export const portRoutes = resourceRoutes({
-  path: '/api/v1/ports', group: 'Ports', noun: 'a port', service: portService, writeRole: 'Member',
+  path: '/api/v1/ports', group: 'Ports', entity: ['Port', 'Ports'], noun: 'a port', service: portService, writeRole: 'Member',
   schemas: { list: portListQuery, create: portCreate, update: portUpdate, response: portResponse },
   extend: {
     list: { summary: 'List ports (filters network_id, host_id, number, protocol; `at` for a past instant)' },

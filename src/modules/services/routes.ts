@@ -3,7 +3,7 @@ import { serviceCreate, serviceListQuery, serviceResponse, serviceUpdate } from 
 import { serviceService } from './service.js';
 
 export const serviceRoutes = resourceRoutes({
-  path: '/api/v1/services', group: 'Services', noun: 'a service', service: serviceService, writeRole: 'Member',
+  path: '/api/v1/services', group: 'Services', entity: ['Service', 'Services'], noun: 'a service', service: serviceService, writeRole: 'Member',
   schemas: { list: serviceListQuery, create: serviceCreate, update: serviceUpdate, response: serviceResponse },
   extend: {
     list: { summary: 'List services with their bindings (filters network_id, host_id, service_definition; `at` for a past instant)' },

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { listQuery, sourceResponse, virtualizationResponse, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 import { bindingResponse } from '../bindings/schemas.js';
 import { bindingInput, serviceInput } from '../hosts/schemas.js';
 import { childResponseFields } from '../hosts/children.js';
@@ -22,5 +22,5 @@ export const serviceListQuery = listQuery({
 
 export const serviceResponse = Joi.object({
   ...childResponseFields(), host_id: uuid(), name: Joi.string(), service_definition: Joi.string(), position: Joi.number().integer(),
-  source: Joi.object(), tags: Joi.array().items(uuid()), virtualization: Joi.object().allow(null), bindings: Joi.array().items(bindingResponse),
+  source: sourceResponse(), tags: Joi.array().items(uuid()), virtualization: virtualizationResponse(), bindings: Joi.array().items(bindingResponse).optional().description('Present except in history states (a binding has a history of its own)'),
 }).label('Service');

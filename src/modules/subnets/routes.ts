@@ -6,7 +6,7 @@ import { subnetCreate, subnetListQuery, subnetResponse, subnetUpdate } from './s
 import { subnetService } from './service.js';
 
 export const subnetRoutes = resourceRoutes({
-  path: '/api/v1/subnets', group: 'Subnets', noun: 'a subnet', service: subnetService, writeRole: 'Member',
+  path: '/api/v1/subnets', group: 'Subnets', entity: ['Subnet', 'Subnets'], noun: 'a subnet', service: subnetService, writeRole: 'Member',
   schemas: { list: subnetListQuery, create: subnetCreate, update: subnetUpdate, response: subnetResponse },
   extend: {
     // A daemon gets every subnet of its network, unpaged (reference daemon-protocol §1.1 step 4).

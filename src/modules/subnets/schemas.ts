@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, description, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { body, cidr, description, entityId, listQuery, name, orderQuery, sourceResponse, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const SUBNET_TYPES = [
   'Internet', 'Remote', 'Gateway', 'VpnTunnel', 'Dmz', 'Lan', 'WiFi', 'IoT', 'Guest', 'DockerBridge',
@@ -7,7 +7,7 @@ export const SUBNET_TYPES = [
 ] as const;
 
 const fields = {
-  id: uuid(),
+  id: entityId(),
   cidr: Joi.string().ip({ cidr: 'required' }).required(),
   name: name().required(),
   description: description(),
@@ -20,7 +20,7 @@ export const subnetUpdate = body({ ...fields, network_id: Joi.any().strip() });
 export const subnetListQuery = listQuery({ ...orderQuery(['name', 'cidr', 'created_at', 'updated_at']), network_id: uuid() });
 
 export const subnetResponse = Joi.object({
-  id: uuid(), organization_id: uuid(), network_id: uuid(), cidr: Joi.string(), name: Joi.string(), description: Joi.string().allow(null),
-  subnet_type: Joi.string(), source: Joi.object(), tags: Joi.array().items(uuid()), lineage_id: uuid(), created_at: timestamp(),
+  id: uuid(), organization_id: uuid(), network_id: uuid(), cidr: cidr(), name: Joi.string(), description: Joi.string().allow(null),
+  subnet_type: Joi.string(), source: sourceResponse(), tags: Joi.array().items(uuid()), lineage_id: uuid(), created_at: timestamp(),
   updated_at: timestamp(), valid_from: timestamp(), valid_to: timestamp().allow(null),
 }).label('Subnet');

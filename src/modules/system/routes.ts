@@ -6,17 +6,17 @@ import { defineRoutes } from '../../http/pipeline.js';
 
 export const systemRoutes = defineRoutes([
   {
-    method: 'get', path: '/api/version', group: 'System', summary: 'API and server versions', auth: 'public', unlimited: true,
+    operationId: 'getVersion', method: 'get', path: '/api/version', group: 'System', summary: 'API and server versions', auth: 'public', unlimited: true,
     response: Joi.object({ api_version: Joi.number().integer(), server_version: Joi.string() }),
     handler: async ({ services }) => ({ api_version: services.config.apiVersion, server_version: services.config.serverVersion }),
   },
   {
-    method: 'get', path: '/api/health', group: 'System', summary: 'Liveness', auth: 'public', unlimited: true,
+    operationId: 'getHealth', method: 'get', path: '/api/health', group: 'System', summary: 'Liveness', auth: 'public', unlimited: true,
     response: Joi.object({ status: Joi.string() }),
     handler: async () => ({ status: 'ok' }),
   },
   {
-    method: 'get', path: '/api/ready', group: 'System', auth: 'public',
+    operationId: 'getReadiness', method: 'get', path: '/api/ready', group: 'System', auth: 'public',
     summary: 'Readiness: database and Redis reachable, no pending migration (503 otherwise)',
     response: Joi.object({ database: Joi.string(), redis: Joi.string(), pending_migrations: Joi.number(), rate_limiter: Joi.string() }),
     handler: async ({ services }) => {

@@ -1,12 +1,12 @@
 import Joi from 'joi';
-import { body, color, description, listQuery, name, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { body, color, description, entityId, listQuery, name, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 
 export const TAG_ORDER_FIELDS = ['name', 'color', 'created_at', 'updated_at', 'is_application'] as const;
 
 export const tagListQuery = listQuery(orderQuery(TAG_ORDER_FIELDS));
 
 export const tagWrite = body({
-  id: uuid(),
+  id: entityId(),
   name: name().required(),
   description: description(),
   color: color().required(),

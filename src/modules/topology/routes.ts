@@ -5,37 +5,37 @@ import type { ExportFormat } from './export.js';
 
 export const topologyRoutes = defineRoutes([
   {
-    method: 'get', path: '/api/v1/topology', group: 'Topology', auth: 'Viewer',
+    operationId: 'getTopology', method: 'get', path: '/api/v1/topology', group: 'Topology', auth: 'Viewer',
     summary: 'The network as a graph (view l3 | workloads | application | l2), now or as of `at`; large views come with their biggest containers collapsed (max_nodes, expand)',
     query: topologyQuery, response: topologyResponse,
     handler: ({ db, scope, query, services }) => topologyService.get(db, scope, query as TopologyQuery, services.queues.topologyLayout),
   },
   {
-    method: 'get', path: '/api/v1/topology/diff', group: 'Topology', auth: 'Viewer',
+    operationId: 'getTopologyDiff', method: 'get', path: '/api/v1/topology/diff', group: 'Topology', auth: 'Viewer',
     summary: 'What changed in a view between two instants (to: now by default): nodes and edges added, removed, changed (field by field)',
     query: diffQuery, response: diffResponse,
     handler: ({ db, scope, query }) => topologyService.diff(db, scope, query as IntervalQuery),
   },
   {
-    method: 'get', path: '/api/v1/topology/timeline', group: 'Topology', auth: 'Viewer',
+    operationId: 'getTopologyTimeline', method: 'get', path: '/api/v1/topology/timeline', group: 'Topology', auth: 'Viewer',
     summary: 'A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks), one layout for all',
     query: timelineQuery, response: timelineResponse,
     handler: ({ db, scope, query, services }) => topologyService.timeline(db, scope, query as IntervalQuery, services.queues.topologyLayout),
   },
   {
-    method: 'get', path: '/api/v1/topology/export', group: 'Topology', auth: 'Viewer',
+    operationId: 'exportTopology', method: 'get', path: '/api/v1/topology/export', group: 'Topology', auth: 'Viewer',
     summary: 'The view as a file: SVG (standalone), GraphML (yEd, Gephi), draw.io, Mermaid; laid out as the map is',
     query: exportQuery,
     handler: ({ db, scope, query }) => topologyService.export(db, scope, query as TopologyQuery & { format: ExportFormat }),
   },
   {
-    method: 'put', path: '/api/v1/topology/positions', group: 'Topology', auth: 'Member',
+    operationId: 'pinTopologyPositions', method: 'put', path: '/api/v1/topology/positions', group: 'Topology', auth: 'Member',
     summary: 'Pin nodes of a view where a user dragged them: every later layout answer keeps them there',
     body: positionsBody, response: pinsResponse,
     handler: ({ db, scope, body }) => pinService.pin(db, scope, body),
   },
   {
-    method: 'delete', path: '/api/v1/topology/positions', group: 'Topology', auth: 'Member',
+    operationId: 'unpinTopologyPositions', method: 'delete', path: '/api/v1/topology/positions', group: 'Topology', auth: 'Member',
     summary: 'Unpin the listed nodes (node_ids), or every node of the view',
     query: unpinQuery, response: pinsResponse,
     handler: ({ db, scope, query }) => pinService.unpin(db, scope, query as { network_id: string; view: 'l3'; node_ids?: string[] }),

@@ -45,7 +45,7 @@ export const topologyResponse = Joi.object({
     status: Joi.string().valid('ready', 'pending', 'failed', 'skipped'),
     positions: Joi.object().pattern(Joi.string(), Joi.object({ x: Joi.number(), y: Joi.number(), width: Joi.number(), height: Joi.number() })),
     pinned: Joi.array().items(Joi.string()),
-    error: Joi.string(),
+    error: Joi.string().optional().description('Why the layout failed (status failed)'),
   }),
   filtered_out: Joi.object({
     hidden_hosts: Joi.number().integer(), hosts_without_tag: Joi.number().integer(),

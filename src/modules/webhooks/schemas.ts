@@ -15,7 +15,8 @@ export const webhookResponse = Joi.object({
   network_ids: Joi.array().items(uuid()).allow(null), enabled: Joi.boolean(),
   disabled_reason: Joi.string().valid('gone', 'failing').allow(null).description('gone: the endpoint answered 410; failing: no success for 5 days'),
   failing_since: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
-  secret: Joi.string().description('whsec_…: only in the answers of create and rotate-secret'),
+  secret: Joi.string().optional().description('whsec_…: only in the answers of create and rotate-secret'),
+  previous_secret_expires_at: timestamp().optional().description('rotate-secret: until when the old secret keeps signing beside the new one'),
 }).label('Webhook');
 
 export const deliveryIdParams = Joi.object({ id: uuid().required(), delivery_id: uuid().required() });

@@ -1,0 +1,23 @@
+// A host as answered, with its children: each child in the shape its own resource answers, so the
+// OpenAPI document names one `Port`, one `Service`… (this file, not schemas.ts, imports the child
+// modules' schemas, which import the host's input schemas).
+import Joi from 'joi';
+import { sourceResponse, timestamp, uuid, virtualizationResponse } from '../../http/schemas.js';
+import { interfaceResponse } from '../interfaces/schemas.js';
+import { ipAddressResponse } from '../ipAddresses/schemas.js';
+import { portResponse } from '../ports/schemas.js';
+import { serviceResponse } from '../services/schemas.js';
+
+const ts = () => timestamp().allow(null);
+export const hostResponse = Joi.object({
+  id: uuid(), name: Joi.string(), hostname: Joi.string().allow(null), description: Joi.string().allow(null), hidden: Joi.boolean(),
+  network_id: uuid(), organization_id: uuid(), tags: Joi.array().items(uuid()), source: sourceResponse(), virtualization: virtualizationResponse(),
+  credential_assignments: Joi.array().items(Joi.object({ credential_id: uuid() }).unknown(true)),
+  // Children come with the host now and `at` an instant, not with a history state (they have their own).
+  ip_addresses: Joi.array().items(ipAddressResponse).optional().description('Not in history states'),
+  ports: Joi.array().items(portResponse).optional().description('Not in history states'),
+  services: Joi.array().items(serviceResponse).optional().description('Not in history states'),
+  interfaces: Joi.array().items(interfaceResponse).optional().description('Not in history states'),
+  first_discovery_id: uuid().allow(null), last_discovery_id: uuid().allow(null), last_seen_at: ts(),
+  lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(), valid_from: timestamp(), valid_to: ts(),
+}).label('Host');
