@@ -17,7 +17,7 @@ const all = globSync('test/**/*.spec.ts').sort();
 const named = process.argv.slice(2).some((arg) => arg.endsWith('.ts') || arg.includes('*'));
 
 module.exports = {
-  'node-option': ['import=tsx'],
+  'node-option': ['import=tsx', 'expose-gc'], // expose-gc: the CSV export test measures the live heap
   require: ['test/setup.ts'],
   timeout: 30000,
   exit: true,

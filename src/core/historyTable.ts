@@ -29,6 +29,8 @@ export interface OrderTerm {
 export interface ListQuery {
   /** Extra conditions, ANDed: SQL over alias `t` with `?` placeholders, and their params. */
   where?: Array<[string, unknown[]]>;
+  /** Only these ids (the `ids` filter of every list). */
+  ids?: string[];
   order: OrderTerm[];
   limit: number; // 0 = no limit
   offset: number;
@@ -104,6 +106,10 @@ export class HistoryTable {
     if (this.spec.networkColumn && !scope.allNetworks) {
       where.push(`t.${this.spec.networkColumn} = any(?::uuid[])`);
       params.push([...scope.networkIds]);
+    }
+    if (q.ids) {
+      where.push('t.id = any(?::uuid[])');
+      params.push(q.ids);
     }
     for (const [sql, p] of q.where ?? []) {
       where.push(sql);

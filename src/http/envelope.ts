@@ -16,7 +16,8 @@ export interface Pagination {
 /** What a list handler returns; the pipeline turns it into data + meta.pagination. */
 /** A file answered as it is, not in the envelope (exports): its type and download name. */
 export class FileResponse {
-  constructor(readonly contentType: string, readonly filename: string, readonly body: string) {}
+  /** A string, or a stream written as it is read (a CSV export). */
+  constructor(readonly contentType: string, readonly filename: string, readonly body: string | Readable) {}
 }
 
 /** A long-lived response written as it goes (Server-Sent Events): not compressed, not buffered. */

@@ -129,7 +129,9 @@ function addExamples(paths: Record<string, Record<string, unknown>>, components:
       if (media && media.example === undefined) media.example = exampleOf(media.schema, components);
       for (const p of op.parameters as Json[]) {
         p.description ??= PARAMETER_DESCRIPTIONS[p.name] ?? `The ${p.name.replace(/_/g, ' ')}`;
-        if (p.example === undefined && p.in !== 'header') {
+        // Only required parameters get an example: Swagger UI fills examples into "Try it out",
+        // and an optional filter filled in (an `at` instant) would change what the call answers.
+        if (p.example === undefined && p.required) {
           const example = exampleOf(p.schema, components, p.name);
           if (example !== undefined) p.example = example;
         }
@@ -142,6 +144,7 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
   const schemas = new SchemaSet();
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
+  const errorResponses: Json = {};
   for (const r of routes) {
     if (operationIds.has(r.operationId)) throw new Error(`OpenAPI: operationId ${r.operationId} used twice`);
     operationIds.add(r.operationId);
@@ -159,10 +162,13 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
     // A user route that daemons call too (Scanopy daemons post subnets to user routes) documents
     // what a daemon sends and gets: OpenAPI has no per-scheme body, hence the extension.
     const daemon = 'daemon' in r && typeof r.daemon === 'object' ? r.daemon : undefined;
-    const errors = Object.fromEntries(errorStatuses(r).map((status) => [String(status), {
-      description: `${STATUS_TEXT[status] ?? 'Error'}: code ${codesWith(status).map((c) => `\`${c}\``).join(', ')}`,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    }]));
+    const errors = Object.fromEntries(errorStatuses(r).map((status) => [String(status), { $ref: `#/components/responses/Error${status}` }]));
+    for (const status of errorStatuses(r)) {
+      errorResponses[`Error${status}`] ??= {
+        description: `${STATUS_TEXT[status] ?? 'Error'}: code ${codesWith(status).map((c) => `\`${c}\``).join(', ')}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
     paths[path] ??= {};
     paths[path][r.method] = {
       operationId: r.operationId,
@@ -204,6 +210,7 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
         session: { type: 'apiKey', in: 'cookie', name: 'session_id' },
         daemon: { type: 'http', scheme: 'bearer', description: 'Daemon API key `scp_d_…`, with the `X-Daemon-ID` header' },
       },
+      responses: errorResponses,
       schemas: {
         ...schemas.components,
         Meta: meta,

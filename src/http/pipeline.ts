@@ -190,6 +190,9 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       if (result instanceof FileResponse) {
         ctx.attachment(result.filename, { type: 'attachment' });
         ctx.type = result.contentType; // after attachment(), which guesses a type from the name
+        // A stream that fails half-way (the database went away) cannot change its status: cut it, so
+        // the client sees a truncated download rather than waiting.
+        if (typeof result.body !== 'string') result.body.once('error', () => ctx.res.destroy());
         ctx.body = result.body;
         return;
       }

@@ -6,7 +6,9 @@ import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
 import type { Role } from '../core/scope.js';
 import type { ProtectedRoute, RouteDef } from './pipeline.js';
-import { at, idParams } from './schemas.js';
+import { csvColumns, csvExport } from './csv.js';
+import type { Page } from './envelope.js';
+import { at, idParams, uuid } from './schemas.js';
 
 export interface ResourceService {
   list(db: Db, scope: Scope, query: Record<string, any>): Promise<unknown>;
@@ -17,7 +19,7 @@ export interface ResourceService {
   history(db: Db, scope: Scope, id: string): Promise<unknown>;
 }
 
-type Operation = 'list' | 'create' | 'get' | 'update' | 'remove' | 'history';
+type Operation = 'list' | 'create' | 'get' | 'update' | 'remove' | 'history' | 'bulkDelete' | 'exportCsv';
 
 export interface ResourceDef {
   /** Collection path, e.g. `/api/v1/ports`. */
@@ -71,7 +73,56 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
       params: idParams, response: schemas.response,
       handler: ({ db, scope, params }) => s.history(db, scope, params.id),
     },
+    ...bulkRoutes({ ...r, list: (db, scope, q) => s.list(db, scope, q), remove: (db, scope, id) => s.remove(db, scope, id) }),
   };
-  if (r.organizationWide) for (const op of ['create', 'update', 'remove'] as const) routes[op].organizationWide = true;
+  if (r.organizationWide) for (const op of ['create', 'update', 'remove', 'bulkDelete'] as const) routes[op].organizationWide = true;
   return (Object.keys(routes) as Operation[]).map((op) => ({ ...routes[op], ...r.extend?.[op] }) as RouteDef);
+}
+
+/** `POST …/bulk-delete` takes `{ids}` or (as Scanopy's clients send) the bare list. */
+export const bulkDeleteBody = Joi.alternatives(
+  Joi.object({ ids: Joi.array().items(uuid()).min(1).max(1000).unique().required() }),
+  Joi.array().items(uuid()).min(1).max(1000).unique(),
+).example({ ids: ['3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b'] });
+export const bulkDeleteResponse = Joi.object({ deleted_count: Joi.number().integer(), requested_count: Joi.number().integer() }).label('BulkDeleteResult');
+
+interface BulkDef {
+  path: string;
+  group: string;
+  entity: [string, string];
+  writeRole: Role;
+  schemas: { list: Joi.ObjectSchema; response: Joi.Schema };
+  list: (db: Db, scope: Scope, query: Record<string, any>) => Promise<unknown>;
+  remove: (db: Db, scope: Scope, id: string) => Promise<unknown>;
+}
+
+/**
+ * Bulk delete and CSV export of a resource, from its own delete and list. A bulk delete is one
+ * transaction of the resource's deletes: each keeps its rules and its history state, and the first
+ * id that is unknown (another organization's looks the same: 404) or out of reach (403) or refused
+ * by a rule undoes them all.
+ */
+export function bulkRoutes(r: BulkDef): { bulkDelete: ProtectedRoute; exportCsv: ProtectedRoute } {
+  const [, many] = r.entity;
+  const noun = r.group.toLowerCase();
+  return {
+    bulkDelete: {
+      operationId: `bulkDelete${many}`, method: 'post', path: `${r.path}/bulk-delete`, group: r.group, auth: r.writeRole,
+      summary: `Delete the listed ${noun}, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted)`,
+      body: bulkDeleteBody, response: bulkDeleteResponse,
+      handler: ({ db, scope, body }) => {
+        const ids: string[] = Array.isArray(body) ? body : body.ids;
+        return db.transaction(async (tx) => {
+          for (const id of ids) await r.remove(tx, scope, id);
+          return { deleted_count: ids.length, requested_count: ids.length };
+        });
+      },
+    },
+    exportCsv: {
+      operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, auth: 'Viewer',
+      summary: `The ${noun} as CSV (RFC 4180), with the list's filters; streamed`, query: r.schemas.list.fork(['limit', 'offset'], (s) => s.strip()),
+      handler: ({ db, scope, query }) => csvExport(`${many.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.csv`, csvColumns(r.schemas.response),
+        (offset, limit) => r.list(db, scope, { ...query, offset, limit }) as Promise<Page<Record<string, unknown>>>),
+    },
+  };
 }

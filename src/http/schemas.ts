@@ -69,13 +69,28 @@ export const at = () =>
     return value;
   });
 
+/** A list given as `a,b` or as repeated parameters; each item must match `item`. */
+export const commaList = (item: RegExp, what: string, max: number) =>
+  Joi.alternatives(Joi.array().items(Joi.string()), Joi.string().allow(''))
+    .custom((value: string | string[], helpers) => {
+      const items = [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean))];
+      if (items.length > max) return helpers.message({ custom: `{{#label}} lists more than ${max} items` });
+      const bad = items.find((i) => !item.test(i));
+      if (bad) return helpers.message({ custom: `{{#label}} item '${bad.slice(0, 80)}' is not ${what}` });
+      return items;
+    });
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** `ids=a,b` (or repeated): only these entities. */
+export const idList = (max = 1000) => commaList(UUID_TEXT, 'a UUID', max).description('A comma list of ids');
+
 export const pagination = {
   limit: Joi.number().integer().min(0).max(1000).default(50),
   offset: Joi.number().integer().min(0).max(2147483647).default(0),
 };
 
 /** Query of a paginated list with `at`, plus the route's own filters. */
-export const listQuery = (extra: Record<string, Joi.Schema> = {}) => Joi.object({ ...pagination, at: at(), ...extra });
+export const listQuery = (extra: Record<string, Joi.Schema> = {}) => Joi.object({ ...pagination, at: at(), ids: idList(), ...extra });
 
 export const orderQuery = (fields: readonly string[]) => ({
   group_by: Joi.string().valid(...fields).allow(null),

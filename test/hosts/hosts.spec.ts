@@ -296,14 +296,22 @@ describe('hosts', () => {
     });
   });
 
-  it('bulk-delete: unknown ids skipped, any out of scope refuses all, [] is 400', async () => {
+  it('bulk-delete: all or none (an unknown id is 404, one out of scope 403), each deletion in history, [] is 400', async () => {
     const second = await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, subnet.id, 'db');
     expectError(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: t.owner, body: [] }), 400, 'validation_failed');
     const lab = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'Lab' } }), 201);
     const member = await createUser(app.url, t.owner, 'Member', [lab.id]);
     expectError(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: member.auth, body: [host.id] }), 403, 'entity_access_denied');
-    const res = expectOk(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: t.owner, body: [host.id, second.id, randomUUID()] }));
-    expect(res).to.deep.equal({ deleted_count: 2, requested_count: 3 });
+    const unknown = randomUUID();
+    const refused = await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: t.owner, body: [host.id, second.id, unknown] });
+    expectError(refused, 404, 'entity_not_found');
+    expect(refused.body.params.id).to.equal(unknown);
+    expect(expectOk(await call(app.url, 'GET', '/api/v1/hosts', { auth: t.owner }))).to.have.length(2);
+    const res = expectOk(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: t.owner, body: { ids: [host.id, second.id] } }));
+    expect(res).to.deep.equal({ deleted_count: 2, requested_count: 2 });
     expect(expectOk(await call(app.url, 'GET', '/api/v1/hosts', { auth: t.owner }))).to.deep.equal([]);
+    // Each deletion is a state of its own: the host's history ends, and it is readable as it was.
+    const states = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${second.id}/history`, { auth: t.owner }));
+    expect(states[0].valid_to).to.be.a('string');
   });
 });

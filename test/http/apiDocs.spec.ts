@@ -25,7 +25,10 @@ describe('http: the API docs page', function () {
     await signIn(w.page, app.url, user);
     await w.page.waitForURL(/\/networks\//);
     await w.page.goto(`${app.url}/api/docs`);
-    await w.page.waitForSelector('#operations-Hosts-createHost', { timeout: 20_000 });
+    // Every group is listed; opening one draws its operations.
+    await w.page.waitForSelector('#operations-tag-Hosts', { timeout: 20_000 });
+    expect(await w.page.locator('.opblock-tag').count()).to.be.above(15);
+    await w.page.click('#operations-tag-Hosts');
     // A body: its example, without server-owned fields.
     const create = w.page.locator('#operations-Hosts-createHost');
     await create.locator('.opblock-summary').click();
@@ -33,13 +36,14 @@ describe('http: the API docs page', function () {
     expect(example).to.include('"name": "web-01"');
     expect(example).to.not.include('created_at');
     // Try it out: GET /api/v1/tags as the signed-in user.
+    await w.page.click('#operations-tag-Tags');
     const list = w.page.locator('#operations-Tags-listTags');
     await list.locator('.opblock-summary').click();
     await list.locator('button.try-out__btn').click();
     await list.locator('button.execute').click();
     const status = list.locator('.live-responses-table tbody .response-col_status').first();
     await status.waitFor({ timeout: 10_000 });
-    expect((await status.innerText()).trim()).to.equal('200');
+    expect((await status.innerText()).trim(), await list.locator('.live-responses-table').innerText()).to.equal('200');
     expect(await list.locator('.live-responses-table .microlight, .live-responses-table pre').first().innerText()).to.include('"success": true');
     expectNoProblems(w);
     await w.close();

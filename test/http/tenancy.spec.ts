@@ -229,7 +229,23 @@ const net = (p: Ids) => `?network_id=${p.network}`;
 /** Networks deleted for the restore fixture → an instant at which they existed. */
 const deletedAt = new Map<string, string>();
 
-/** The standard routes of a network-level resource: list, create, get, replace, delete, history. */
+/** A bulk delete of one fresh entity: deleted, and nothing else. */
+const bulkDelete = (path: string, kind: IdKind, role: Role, outside?: Entity): Fixture => ({
+  role, body: (p) => ({ ids: [p[kind]] }), outside, fresh: kind,
+  check: async (data, { app, w, who, ids }) => {
+    expect(data).to.deep.equal({ deleted_count: 1, requested_count: 1 });
+    expectError(await call(app.url, 'GET', `${path}/${ids[kind]}`, { auth: who.auth }), 404, 'entity_not_found');
+    const untouched = kind === 'tag' ? w.tagId : w.inside[kind as PlaceKind];
+    expectOk(await call(app.url, 'GET', `${path}/${untouched}`, { auth: w.owner.auth }));
+  },
+});
+/** A CSV export: a header row and the caller's rows. */
+const exportCsv = (query?: (p: Ids) => string): Fixture => ({
+  role: 'Viewer', file: true, query, outside: query ? 'Network' : undefined,
+  check: (body) => { expect(String(body).split('\r\n')[0]).to.match(/^id,/); },
+});
+
+/** The standard routes of a network-level resource: list, create, get, replace, delete, history, bulk delete, CSV export. */
 function inventory(path: string, kind: PlaceKind, entity: Entity, create: { body: (p: Ids) => unknown; outside: Entity; freshInBody?: PlaceKind[] }, put: (p: Ids) => unknown): Record<string, Fixture> {
   return {
     [`GET ${path}`]: { role: 'Viewer', query: net, outside: 'Network' },
@@ -238,6 +254,8 @@ function inventory(path: string, kind: PlaceKind, entity: Entity, create: { body
     [`PUT ${path}/:id`]: { role: 'Member', id: kind, body: put, outside: entity },
     [`DELETE ${path}/:id`]: { role: 'Member', id: kind, outside: entity },
     [`GET ${path}/:id/history`]: { role: 'Viewer', id: kind, outside: entity },
+    [`POST ${path}/bulk-delete`]: bulkDelete(path, kind, 'Member', entity),
+    [`GET ${path}/export/csv`]: exportCsv(net),
   };
 }
 
@@ -252,6 +270,7 @@ const FIXTURES: Record<string, Fixture> = {
   },
   'GET /api/v1/users/:id': { role: 'Admin', id: 'user' },
   'PUT /api/v1/users/:id': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Member', network_ids: [p.network] }) },
+  'PUT /api/v1/users/:id/admin': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Viewer', network_ids: [p.network] }) },
   'DELETE /api/v1/users/:id': { role: 'Admin', id: 'user' },
 
   'GET /api/v1/organizations/current': { role: 'Viewer' },
@@ -270,6 +289,8 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/networks/:id': { role: 'Admin', id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
   'DELETE /api/v1/networks/:id': { role: 'Admin', id: 'network', outside: 'Network' },
   'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
+  'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network'),
+  'GET /api/v1/networks/export/csv': exportCsv(),
   'POST /api/v1/networks/:id/restore': {
     role: 'Admin', id: 'network', fresh: 'network', outside: 'Network',
     // The allowed call restores a fresh network deleted after `at`; the refusals name a live one, as of now.
@@ -286,6 +307,24 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/tags/:id': { role: 'Admin', id: 'tag', body: () => ({ name: uniq('tag'), color: 'Red' }) },
   'DELETE /api/v1/tags/:id': { role: 'Admin', id: 'tag' },
   'GET /api/v1/tags/:id/history': { role: 'Viewer', id: 'tag' },
+  'POST /api/v1/tags/bulk-delete': bulkDelete('/api/v1/tags', 'tag', 'Admin'),
+  'PUT /api/v1/hosts/:destination/consolidate/:other': {
+    role: 'Member', id: 'host', fresh: 'host', outside: 'Host', answersOther: true,
+    check: async (data, { app, w, ids }) => {
+      expect(data.id).to.equal(w.inside.host);
+      expectError(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: w.owner.auth }), 404, 'entity_not_found');
+    },
+  },
+  'PUT /api/v1/tags/assign': {
+    role: 'Member', body: (p) => ({ entity_type: 'Host', entity_id: p.host, tag_ids: [p.tag] }), outside: 'Host',
+    check: async (data, { app, w, ids }) => {
+      expect(data.tag_ids).to.deep.equal([ids.tag]);
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: w.owner.auth })).tags).to.deep.equal([ids.tag]);
+    },
+  },
+  'POST /api/v1/tags/assign/bulk-add': { role: 'Member', body: (p) => ({ entity_type: 'Service', entity_ids: [p.service], tag_id: p.tag }), outside: 'Service' },
+  'POST /api/v1/tags/assign/bulk-remove': { role: 'Member', body: (p) => ({ entity_type: 'Service', entity_ids: [p.service], tag_id: p.tag }), outside: 'Service' },
+  'GET /api/v1/tags/export/csv': exportCsv(),
 
   ...inventory('/api/v1/subnets', 'subnet', 'Subnet',
     { body: (p) => ({ cidr: freshCidr(), name: uniq('lan'), network_id: p.network }), outside: 'Network' },
@@ -294,14 +333,6 @@ const FIXTURES: Record<string, Fixture> = {
   ...inventory('/api/v1/hosts', 'host', 'Host',
     { body: (p) => ({ name: uniq('host'), network_id: p.network }), outside: 'Network' },
     (p) => ({ id: p.host, name: uniq('host'), hidden: false, tags: [] })),
-  'POST /api/v1/hosts/bulk-delete': {
-    role: 'Member', body: (p) => [p.host], outside: 'Host', fresh: 'host',
-    check: async (data, { app, w, who, ids }) => {
-      expect(data).to.deep.equal({ deleted_count: 1, requested_count: 1 });
-      expectError(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: who.auth }), 404, 'entity_not_found');
-      for (const id of [w.inside.host, w.outside.host]) expectOk(await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: w.owner.auth }));
-    },
-  },
 
   ...inventory('/api/v1/ip-addresses', 'ipAddress', 'IPAddress',
     { body: (p) => ({ host_id: p.host, subnet_id: p.subnet, ip_address: ipIn(p) }), outside: 'Host' },
@@ -442,6 +473,9 @@ function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place
   const id = fx.id ? ids[fx.id] : undefined;
   const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
     if (param === 'delivery_id') return ids.delivery;
+    // Consolidation: the place's host absorbs `ids.host` (a fresh one for the allowed call).
+    if (param === 'destination') return place.host;
+    if (param === 'other') return ids.host;
     if (param !== 'id' || !id) throw new Error(`the fixture gives no value for :${param}`);
     return id;
   });
@@ -654,10 +688,18 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
       }
     });
 
-    it('a bulk delete naming another organization’s hosts deletes nothing', async () => {
-      const res = expectOk(await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: w.bOwner.auth, body: [w.inside.host, w.outside.host] }));
-      expect(res).to.deep.equal({ deleted_count: 0, requested_count: 2 });
+    it('a bulk delete naming another organization’s entity deletes nothing: 404 as for an unknown id', async () => {
+      const own = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: w.bOwner.auth, body: { name: 'b-host', network_id: w.b.defaultNetworkId } }), 201);
+      for (const body of [[own.id, w.inside.host], { ids: [own.id, w.outside.host] }]) {
+        const res = await call(app.url, 'POST', '/api/v1/hosts/bulk-delete', { auth: w.bOwner.auth, body });
+        expectError(res, 404, 'entity_not_found');
+        expect(res.body.params.id).to.be.oneOf([w.inside.host, w.outside.host]);
+      }
       for (const id of [w.inside.host, w.outside.host]) expectOk(await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: w.owner.auth }));
+      expectOk(await call(app.url, 'GET', `/api/v1/hosts/${own.id}`, { auth: w.bOwner.auth }));
+      const tag = expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: w.bOwner.auth, body: { name: 'b-tag', color: 'Blue' } }), 201);
+      expectError(await call(app.url, 'POST', '/api/v1/tags/bulk-delete', { auth: w.bOwner.auth, body: { ids: [tag.id, w.tagId] } }), 404, 'entity_not_found');
+      expectOk(await call(app.url, 'GET', `/api/v1/tags/${tag.id}`, { auth: w.bOwner.auth }));
     });
 
     // Creates ignore (or refuse alike) a body `id`: a taken one, even another organization's, must

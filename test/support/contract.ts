@@ -35,7 +35,8 @@ export function contractViolations(method: string, url: string, status: number, 
   const path = new URL(url).pathname;
   const op = load().find((o) => o.method === method.toUpperCase() && o.pattern.test(path));
   if (!op || status >= 500) return [];
-  const response = op.responses[String(status)];
+  let response = op.responses[String(status)];
+  if (response?.$ref) response = (components as { responses: Record<string, unknown> }).responses[response.$ref.split('/').pop()];
   if (!response) return [`${method} ${op.template}: status ${status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`];
   const schema = response.content?.['application/json']?.schema;
   if (!schema || !contentType?.includes('application/json')) return [];

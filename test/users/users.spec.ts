@@ -21,6 +21,10 @@ describe('users of an organization', () => {
     const changed = expectOk(await call(app.url, 'PUT', `/api/v1/users/${viewer.id}`, { auth: admin.auth, body: { permissions: 'Member', network_ids: [] } }));
     expect(changed).to.include({ permissions: 'Member' });
     expect(changed.network_ids).to.deep.equal([]);
+    // Scanopy's path for the same change.
+    const viaAdmin = expectOk(await call(app.url, 'PUT', `/api/v1/users/${viewer.id}/admin`, { auth: admin.auth, body: { permissions: 'Viewer', network_ids: [t.defaultNetworkId] } }));
+    expect(viaAdmin).to.include({ permissions: 'Viewer' });
+    expect(viaAdmin.network_ids).to.deep.equal([t.defaultNetworkId]);
     const rows = await app.services.orm.em.fork().execute<{ password_hash: string }[]>(`select password_hash from users where id = ?`, [viewer.id]);
     expect(rows[0]!.password_hash).to.match(/^scrypt\$/).and.not.include(PASSWORD);
     expectOk(await call(app.url, 'DELETE', `/api/v1/users/${viewer.id}`, { auth: admin.auth }));

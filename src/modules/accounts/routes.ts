@@ -59,6 +59,12 @@ export const accountRoutes = defineRoutes([
     handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
   },
   {
+    operationId: 'updateUserAsAdmin', method: 'put', path: '/api/v1/users/:id/admin', group: 'Users', auth: 'Admin', organizationWide: true,
+    summary: 'Change a user’s role and network grants (Scanopy’s path for PUT /api/v1/users/{id})',
+    params: idParams, body: userUpdateBody, response: userResponse,
+    handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
+  },
+  {
     operationId: 'deleteUser', method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Remove a user from the organization', params: idParams,
     handler: ({ db, scope, params }) => accountService.removeUser(db, scope, params.id),
   },

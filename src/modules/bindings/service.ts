@@ -65,7 +65,7 @@ export const bindingService = {
     // A service never changes host, so any of its states names it (live or deleted since: `at`).
     if (q.host_id) where.push(['t.service_id in (select h.id from services_history h where h.host_id = ?)', [q.host_id]]);
     const { rows, total } = await bindingTable.list(db, scope, {
-      where, order: orderTerms(q, ORDER, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+      where, ids: q.ids, order: orderTerms(q, ORDER, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
     return Page.of(rows, total, q.limit, q.offset);
   },

@@ -1,8 +1,9 @@
 import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
-import { at, idParams } from '../../http/schemas.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
+import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
-import { bulkDeleteBody, hostCreate, hostListQuery, hostUpdate } from './schemas.js';
+import { hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
 
 export const hostRoutes = defineRoutes([
@@ -16,12 +17,6 @@ export const hostRoutes = defineRoutes([
     operationId: 'createHost', method: 'post', path: '/api/v1/hosts', group: 'Hosts', auth: 'Member', status: 201,
     summary: 'Create a host, optionally with its IP addresses, ports and services', body: hostCreate, response: hostResponse,
     handler: ({ db, scope, body }) => hostService.create(db, scope, body),
-  },
-  {
-    operationId: 'bulkDeleteHosts', method: 'post', path: '/api/v1/hosts/bulk-delete', group: 'Hosts', auth: 'Member',
-    summary: 'Delete the listed hosts (unknown ids are skipped; any out of scope refuses all)', body: bulkDeleteBody,
-    response: Joi.object({ deleted_count: Joi.number(), requested_count: Joi.number() }),
-    handler: ({ db, scope, body }) => hostService.bulkRemove(db, scope, body),
   },
   {
     operationId: 'getHost', method: 'get', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Viewer', summary: 'Get a host with its children (as of `at`)',
@@ -43,4 +38,16 @@ export const hostRoutes = defineRoutes([
     params: idParams, response: hostResponse,
     handler: ({ db, scope, params }) => hostService.history(db, scope, params.id),
   },
+  {
+    operationId: 'consolidateHosts', method: 'put', path: '/api/v1/hosts/:destination/consolidate/:other', group: 'Hosts', auth: 'Member',
+    summary: 'Merge a duplicate host (other) into destination: its addresses, ports, services and interfaces move, dependencies stay whole, other is deleted; both histories kept',
+    params: Joi.object({ destination: uuid().required().description('The host that stays'), other: uuid().required().description('The duplicate, deleted once merged') }),
+    response: hostResponse,
+    handler: ({ db, scope, params }) => hostService.consolidate(db, scope, params.destination, params.other),
+  },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], writeRole: 'Member',
+    schemas: { list: hostListQuery, response: hostResponse },
+    list: (db, scope, q) => hostService.list(db, scope, q), remove: (db, scope, id) => hostService.remove(db, scope, id),
+  })),
 ]);

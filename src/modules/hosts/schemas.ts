@@ -98,5 +98,3 @@ export const hostListQuery = listQuery({
   q: Joi.string().max(100),
 });
 
-export const bulkDeleteBody = Joi.array().items(uuid()).min(1).max(1000).unique();
-

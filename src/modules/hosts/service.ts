@@ -1,5 +1,6 @@
 // Hosts: list, read, create and replace with their children (spec §4.2, decisions §6), delete.
 // Every write is one transaction: a failure at any step changes nothing.
+import { consolidateHosts } from './consolidate.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, accessDenied, invalidReference } from '../../core/errors.js';
@@ -128,7 +129,7 @@ export const hostService = {
     if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
     if (q.q) where.push(hostSearchClause(String(q.q), q.at));
     const { rows, total } = await hostTable.list(db, scope, {
-      where, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+      where, ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
     return Page.of(await withChildren(db, rows, q.at), total, q.limit, q.offset);
   },
@@ -175,17 +176,11 @@ export const hostService = {
     });
   },
 
-  /** Deletes the listed hosts that exist; any one outside the scope refuses the whole request. */
-  async bulkRemove(db: Db, scope: Scope, ids: string[]) {
+  /** Merges `otherId` into `destinationId` (consolidate.ts) and answers the destination. */
+  async consolidate(db: Db, scope: Scope, destinationId: string, otherId: string) {
     return db.transaction(async (tx) => {
-      const rows = await tx.query<{ id: string; network_id: string }>(
-        `select id, network_id from hosts where organization_id = ? and id = any(?::uuid[]) for update`, [scope.organizationId, ids],
-      );
-      const outside = rows.find((r) => !canSeeNetwork(scope, r.network_id));
-      if (outside) throw accessDenied('Host', outside.id);
-      await assertNoDaemon(tx, rows.map((r) => r.id));
-      await tx.query(`delete from hosts where id = any(?::uuid[])`, [rows.map((r) => r.id)]);
-      return { deleted_count: rows.length, requested_count: ids.length };
+      await consolidateHosts(tx, scope, destinationId, otherId);
+      return this.get(tx, scope, destinationId);
     });
   },
 

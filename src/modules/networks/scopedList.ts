@@ -24,7 +24,7 @@ export async function listNetworkScoped(table: HistoryTable, db: Db, scope: Scop
   }
   for (const f of opts.filters ?? []) if (q[f] !== undefined) where.push([`t.${f} = ?`, [q[f]]]);
   const { rows, total } = await table.list(db, scope, {
-    where, order: orderTerms(q, opts.order, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+    where, ids: q.ids, order: orderTerms(q, opts.order, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
   });
   return Page.of(opts.present ? await opts.present(db, rows, q.at) : rows, total, q.limit, q.offset);
 }

@@ -30,7 +30,7 @@ const ORDER_COLUMNS = { name: 'name', created_at: 'created_at', updated_at: 'upd
 export const networkService = {
   async list(db: Db, scope: Scope, q: Record<string, any>) {
     const { rows, total } = await networkTable.list(db, scope, {
-      order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
+      ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
     return Page.of(rows, total, q.limit, q.offset);
   },

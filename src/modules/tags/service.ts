@@ -29,7 +29,7 @@ const ORDER_COLUMNS = { name: 'name', color: 'color', created_at: 'created_at', 
 export const tagService = {
   async list(db: Db, scope: Scope, q: Record<string, any>) {
     const { rows, total } = await tagTable.list(db, scope, {
-      order: orderTerms(q, ORDER_COLUMNS, 'created_at'),
+      ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'),
       limit: q.limit,
       offset: q.offset,
       at: q.at,

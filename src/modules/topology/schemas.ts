@@ -1,29 +1,18 @@
 import Joi from 'joi';
-import { at, body, uuid } from '../../http/schemas.js';
+import { at, body, commaList, uuid } from '../../http/schemas.js';
 import { VIEWS } from './graph.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A list given as `a,b` or as repeated parameters; each item must match `item`. */
-const list = (item: RegExp, what: string, max: number) =>
-  Joi.alternatives(Joi.array().items(Joi.string()), Joi.string().allow(''))
-    .custom((value: string | string[], helpers) => {
-      const items = [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean))];
-      if (items.length > max) return helpers.message({ custom: `{{#label}} lists more than ${max} items` });
-      const bad = items.find((i) => !item.test(i));
-      if (bad) return helpers.message({ custom: `{{#label}} item '${bad.slice(0, 80)}' is not ${what}` });
-      return items;
-    });
-
 export const topologyQuery = Joi.object({
   network_id: uuid().required(),
   view: Joi.string().valid(...VIEWS).default('l3'),
   at: at(),
-  tag_ids: list(UUID, 'a tag id (uuid)', 100),
+  tag_ids: commaList(UUID, 'a tag id (uuid)', 100),
   include_hidden: Joi.boolean().default(false),
   max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
-  expand: list(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
+  expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
 });
 
 const node = Joi.object({
@@ -65,7 +54,7 @@ export const positionsBody = body({
 export const unpinQuery = Joi.object({
   network_id: uuid().required(),
   view: Joi.string().valid(...VIEWS).required(),
-  node_ids: list(NODE_ID, 'a node id (<kind>:<uuid>)', 5000),
+  node_ids: commaList(NODE_ID, 'a node id (<kind>:<uuid>)', 5000),
 });
 
 export const pinsResponse = Joi.object({ network_id: uuid(), view: Joi.string(), pinned: Joi.array().items(Joi.string()) }).label('TopologyPins');
@@ -73,7 +62,7 @@ export const pinsResponse = Joi.object({ network_id: uuid(), view: Joi.string(),
 const filters = {
   network_id: uuid().required(),
   view: Joi.string().valid(...VIEWS).default('l3'),
-  tag_ids: list(UUID, 'a tag id (uuid)', 100),
+  tag_ids: commaList(UUID, 'a tag id (uuid)', 100),
   include_hidden: Joi.boolean().default(false),
 };
 
@@ -90,7 +79,7 @@ export const exportQuery = Joi.object({
   ...filters,
   at: at(),
   max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
-  expand: list(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
+  expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
   format: Joi.string().valid('svg', 'graphml', 'drawio', 'mermaid').required(),
 });
 

@@ -1,0 +1,62 @@
+// Merging a duplicate host into another (PUT /api/v1/hosts/{destination}/consolidate/{other}), in
+// one transaction: the other host's IP addresses, ports, services (with their bindings) and
+// interfaces move to the destination; an address or a port the destination already has is not
+// duplicated: the bindings and interfaces that used the other's are re-pointed to the
+// destination's, so every dependency (whose members are service and binding ids) stays whole. The
+// tags are united, an empty hostname or description is filled, then the other host is deleted.
+// Every row changed is a new state in its history, so both hosts' pasts stay readable with `at`.
+import type { Db } from '../../core/db.js';
+import { AppError } from '../../core/errors.js';
+import type { Scope } from '../../core/scope.js';
+import { hostTable } from './table.js';
+
+const refuse = (reason: string) => new AppError('validation_failed', { reason });
+
+export async function consolidateHosts(tx: Db, scope: Scope, destinationId: string, otherId: string): Promise<void> {
+  // Tenancy first (404 / 403), so another organization's id answers as an unknown one.
+  const destination = await hostTable.get(tx, scope, destinationId, undefined, true);
+  const other = await hostTable.get(tx, scope, otherId, undefined, true);
+  if (destinationId === otherId) throw refuse('a host cannot be consolidated into itself');
+  if (destination.network_id !== other.network_id) throw refuse('the hosts are on different networks');
+  const daemon = await tx.one<{ id: string }>(`select id from daemons where host_id = ? limit 1`, [otherId]);
+  if (daemon) throw refuse(`a daemon (${daemon.id}) runs on the host to merge: delete it or consolidate the other way`);
+
+  // Ports the destination has already: bindings move to its port, the duplicate goes.
+  await tx.query(
+    `with same as (
+       select o.id as old_id, d.id as new_id from ports o join ports d on d.host_id = ? and d.number = o.number and d.protocol = o.protocol where o.host_id = ?
+     ) update bindings b set port_id = same.new_id from same where b.port_id = same.old_id`,
+    [destinationId, otherId],
+  );
+  await tx.query(`delete from ports o using ports d where o.host_id = ? and d.host_id = ? and d.number = o.number and d.protocol = o.protocol`, [otherId, destinationId]);
+  await tx.query(`update ports set host_id = ? where host_id = ?`, [destinationId, otherId]);
+
+  // Addresses likewise (same subnet and address), bindings and interfaces re-pointed.
+  const sameAddress = `select o.id as old_id, d.id as new_id from ip_addresses o
+    join ip_addresses d on d.host_id = ? and d.subnet_id = o.subnet_id and d.ip_address = o.ip_address where o.host_id = ?`;
+  await tx.query(`with same as (${sameAddress}) update bindings b set ip_address_id = same.new_id from same where b.ip_address_id = same.old_id`, [destinationId, otherId]);
+  await tx.query(`with same as (${sameAddress}) update interfaces i set ip_address_id = same.new_id from same where i.ip_address_id = same.old_id`, [destinationId, otherId]);
+  await tx.query(`delete from ip_addresses o using ip_addresses d where o.host_id = ? and d.host_id = ? and d.subnet_id = o.subnet_id and d.ip_address = o.ip_address`, [otherId, destinationId]);
+  // Moved addresses and services follow the destination's own (positions stay 0..n-1).
+  for (const table of ['ip_addresses', 'services']) {
+    await tx.query(
+      `update ${table} t set host_id = ?, position = n.base + n.rank
+         from (select id, (row_number() over (order by position, id) - 1)::int as rank,
+                      (select count(*) from ${table} where host_id = ?)::int as base
+                 from ${table} where host_id = ?) n
+        where t.id = n.id`,
+      [destinationId, destinationId, otherId],
+    );
+  }
+  // An ifTable entry whose if_index the destination has is the destination's own: the other's goes.
+  await tx.query(`delete from interfaces o using interfaces d where o.host_id = ? and d.host_id = ? and d.if_index = o.if_index`, [otherId, destinationId]);
+  await tx.query(`update interfaces set host_id = ? where host_id = ?`, [destinationId, otherId]);
+
+  const tags = [...new Set([...(destination.tags as string[]), ...(other.tags as string[])])];
+  await hostTable.update(tx, scope, destinationId, {
+    tags,
+    hostname: destination.hostname ?? other.hostname,
+    description: destination.description ?? other.description,
+  });
+  await hostTable.remove(tx, scope, otherId);
+}

@@ -1,0 +1,23 @@
+// RFC 4180 fields (unit): quoting, and how nested values flatten.
+import { expect } from 'chai';
+import { csvField, csvLine } from '../../src/http/csv.js';
+
+describe('csv fields', () => {
+  it('quotes a field only when it holds a comma, a quote or a line break, doubling quotes', () => {
+    expect(csvField('plain')).to.equal('plain');
+    expect(csvField('a,b')).to.equal('"a,b"');
+    expect(csvField('say "hi"')).to.equal('"say ""hi"""');
+    expect(csvField('two\nlines')).to.equal('"two\nlines"');
+    expect(csvField('cr\r')).to.equal('"cr\r"');
+  });
+
+  it('writes null as empty, lists as ;-joined ids, other objects as JSON', () => {
+    expect(csvField(null)).to.equal('');
+    expect(csvField(undefined)).to.equal('');
+    expect(csvField(false)).to.equal('false');
+    expect(csvField(['a', 'b'])).to.equal('a;b');
+    expect(csvField([{ id: 'p1', number: 22 }, { id: 'p2' }])).to.equal('p1;p2');
+    expect(csvField({ type: 'Manual' })).to.equal('"{""type"":""Manual""}"');
+    expect(csvLine(['a', 1, null])).to.equal('a,1,\r\n');
+  });
+});
