@@ -39,6 +39,7 @@ export async function call(
   // A daemon calling a user route gets the daemon protocol's answer (x-daemon-variant), not checked here.
   const violations = headers['X-Daemon-ID'] ? [] : contractViolations(method, baseUrl + path, res.status, res.headers.get('content-type'), parsed);
   if (violations.length) {
+    // CONTRACT_LOG=<file> collects the mismatches of a whole run instead of failing at the first.
     if (process.env.CONTRACT_LOG) appendFileSync(process.env.CONTRACT_LOG, `${violations.join('\n')}\n`);
     else throw new Error(`The answer does not match the OpenAPI document:\n${violations.join('\n')}`);
   }

@@ -46,3 +46,14 @@ export function contractViolations(method: string, url: string, status: number, 
   if (validate(body)) return [];
   return (validate.errors ?? []).slice(0, 5).map((e) => `${key}: ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
 }
+
+/** The same check as an openapi-fetch middleware, for calls made through the generated client. */
+export const contractCheck = {
+  async onResponse({ request, response }: { request: Request; response: Response }) {
+    const type = response.headers.get('content-type');
+    const body = type?.includes('application/json') ? await response.clone().json() : undefined;
+    const violations = contractViolations(request.method, request.url, response.status, type, body);
+    if (violations.length) throw new Error(`The answer does not match the OpenAPI document:\n${violations.join('\n')}`);
+    return undefined;
+  },
+};

@@ -72,7 +72,12 @@ export const hostCreate = body({
   credential_assignments: credentialAssignments().allow(null).default([]),
   ...children,
   interfaces: Joi.any().strip(),
-}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]);
+}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]).example({
+  network_id: '3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b', name: 'web-01', hostname: 'web-01.lan', description: 'Front web server',
+  ip_addresses: [{ subnet_id: '9b2d4e61-0c3a-4f7e-8d15-2a6b7c8d9e0f', ip_address: '192.168.1.10' }],
+  ports: [{ number: 443, protocol: 'Tcp' }],
+  services: [{ name: 'nginx', service_definition: 'Nginx', bindings: [] }],
+})
 
 /** Spec §4.2: id, name, hidden and tags required; children synced when given (decisions §6). */
 export const hostUpdate = body({
