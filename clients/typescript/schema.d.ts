@@ -192,6 +192,40 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed users, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The users as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportUsersCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/keys": {
         parameters: {
             query?: never;
@@ -240,6 +274,40 @@ export type paths = {
         put?: never;
         /** Replace the key’s secret; the new plaintext is shown once */
         post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/keys/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed api keys, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/keys/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The api keys as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportApiKeysCsv"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1265,6 +1333,40 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/daemon/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed daemon api keys, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteDaemonApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/daemon/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The daemon api keys as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportDaemonApiKeysCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/daemons": {
         parameters: {
             query?: never;
@@ -1344,6 +1446,40 @@ export type paths = {
         };
         /** Every state of a daemon, newest first */
         get: operations["getDaemonHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemons/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed daemons, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteDaemons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemons/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The daemons as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportDaemonsCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1713,6 +1849,40 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed webhooks, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhooks as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportWebhooksCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -1736,6 +1906,10 @@ export type components = {
             api_access_enabled: boolean;
             created_at: string;
             updated_at: string;
+        };
+        BulkDeleteResult: {
+            deleted_count: number;
+            requested_count: number;
         };
         UserApiKey: {
             /** Format: uuid */
@@ -1772,10 +1946,6 @@ export type components = {
             updated_at: string;
             valid_from: string;
             valid_to: string | null;
-        };
-        BulkDeleteResult: {
-            deleted_count: number;
-            requested_count: number;
         };
         RestoredNetwork: {
             /** Format: uuid */
@@ -3142,6 +3312,89 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    bulkDeleteUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportUsersCsv: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -3414,6 +3667,89 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkDeleteApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportApiKeysCsv: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -8179,6 +8515,91 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    bulkDeleteDaemonApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportDaemonApiKeysCsv: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description Only items of this network */
+                network_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listDaemons: {
         parameters: {
             query?: {
@@ -8492,6 +8913,101 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Daemon"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkDeleteDaemons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportDaemonsCsv: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
+                at?: string;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
+                /** @description Group the items by this field first */
+                group_by?: "name" | "created_at" | "updated_at" | null;
+                /** @description Order the items by this field */
+                order_by?: "name" | "created_at" | "updated_at" | null;
+                /** @description asc (default) or desc */
+                order_direction?: "asc" | "desc" | null;
+                /** @description Only items of this network */
+                network_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -9850,6 +10366,89 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkDeleteWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportWebhooksCsv: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -5,7 +5,7 @@ import Joi from 'joi';
 import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
 import type { Role } from '../core/scope.js';
-import type { ProtectedRoute, RouteDef } from './pipeline.js';
+import type { ProtectedRoute, RequestInput, RouteDef } from './pipeline.js';
 import { csvColumns, csvExport } from './csv.js';
 import type { Page } from './envelope.js';
 import { at, idParams, uuid } from './schemas.js';
@@ -93,7 +93,13 @@ interface BulkDef {
   writeRole: Role;
   schemas: { list: Joi.ObjectSchema; response: Joi.Schema };
   list: (db: Db, scope: Scope, query: Record<string, any>) => Promise<unknown>;
-  remove: (db: Db, scope: Scope, id: string) => Promise<unknown>;
+  /** The resource's delete of one id (the request, for after-commit work such as telling the pollers). */
+  remove: (db: Db, scope: Scope, id: string, req: RequestInput<Scope>) => Promise<unknown>;
+  /** Key and account management: a signed-in user only, as the resource's other routes. */
+  sessionOnly?: boolean;
+  organizationWide?: boolean;
+  /** The lowest role that may read (and so export) the list: Viewer unless the list needs more. */
+  readRole?: Role;
 }
 
 /**
@@ -110,16 +116,18 @@ export function bulkRoutes(r: BulkDef): { bulkDelete: ProtectedRoute; exportCsv:
       operationId: `bulkDelete${many}`, method: 'post', path: `${r.path}/bulk-delete`, group: r.group, auth: r.writeRole,
       summary: `Delete the listed ${noun}, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted)`,
       body: bulkDeleteBody, response: bulkDeleteResponse,
-      handler: ({ db, scope, body }) => {
+      sessionOnly: r.sessionOnly, organizationWide: r.organizationWide,
+      handler: (req) => {
+        const { db, scope, body } = req;
         const ids: string[] = Array.isArray(body) ? body : body.ids;
         return db.transaction(async (tx) => {
-          for (const id of ids) await r.remove(tx, scope, id);
+          for (const id of ids) await r.remove(tx, scope, id, { ...req, db: tx });
           return { deleted_count: ids.length, requested_count: ids.length };
         });
       },
     },
     exportCsv: {
-      operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, auth: 'Viewer',
+      operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, auth: r.readRole ?? 'Viewer', sessionOnly: r.sessionOnly,
       summary: `The ${noun} as CSV (RFC 4180), with the list's filters; streamed`, query: r.schemas.list.fork(['limit', 'offset'], (s) => s.strip()),
       handler: ({ db, scope, query }) => csvExport(`${many.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.csv`, csvColumns(r.schemas.response),
         (offset, limit) => r.list(db, scope, { ...query, offset, limit }) as Promise<Page<Record<string, unknown>>>),

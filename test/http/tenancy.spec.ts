@@ -230,18 +230,18 @@ const net = (p: Ids) => `?network_id=${p.network}`;
 const deletedAt = new Map<string, string>();
 
 /** A bulk delete of one fresh entity: deleted, and nothing else. */
-const bulkDelete = (path: string, kind: IdKind, role: Role, outside?: Entity): Fixture => ({
-  role, body: (p) => ({ ids: [p[kind]] }), outside, fresh: kind,
+const bulkDelete = (path: string, kind: IdKind, role: Role, outside?: Entity, extra: Partial<Fixture> = {}): Fixture => ({
+  ...extra, role, body: (p) => ({ ids: [p[kind]] }), outside, fresh: kind,
   check: async (data, { app, w, who, ids }) => {
     expect(data).to.deep.equal({ deleted_count: 1, requested_count: 1 });
     expectError(await call(app.url, 'GET', `${path}/${ids[kind]}`, { auth: who.auth }), 404, 'entity_not_found');
-    const untouched = kind === 'tag' ? w.tagId : w.inside[kind as PlaceKind];
-    expectOk(await call(app.url, 'GET', `${path}/${untouched}`, { auth: w.owner.auth }));
+    const untouched = ({ tag: w.tagId, user: w.targetUserId, webhook: w.webhookId } as Record<string, string>)[kind] ?? w.inside[kind as PlaceKind];
+    if (untouched) expectOk(await call(app.url, 'GET', `${path}/${untouched}`, { auth: w.owner.auth }));
   },
 });
 /** A CSV export: a header row and the caller's rows. */
-const exportCsv = (query?: (p: Ids) => string): Fixture => ({
-  role: 'Viewer', file: true, query, outside: query ? 'Network' : undefined,
+const exportCsv = (query?: (p: Ids) => string, extra: Partial<Fixture> = {}): Fixture => ({
+  role: 'Viewer', ...extra, file: true, query, outside: query ? 'Network' : undefined,
   check: (body) => { expect(String(body).split('\r\n')[0]).to.match(/^id,/); },
 });
 
@@ -272,6 +272,8 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/users/:id': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Member', network_ids: [p.network] }) },
   'PUT /api/v1/users/:id/admin': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Viewer', network_ids: [p.network] }) },
   'DELETE /api/v1/users/:id': { role: 'Admin', id: 'user' },
+  'POST /api/v1/users/bulk-delete': bulkDelete('/api/v1/users', 'user', 'Admin'),
+  'GET /api/v1/users/export/csv': exportCsv(undefined, { role: 'Admin' }),
 
   'GET /api/v1/organizations/current': { role: 'Viewer' },
   'PUT /api/v1/organizations/current': { role: 'Owner', sessionOnly: true, body: () => ({ name: 'Alpha renamed', api_access_enabled: true }) },
@@ -282,6 +284,8 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/auth/keys/:id': { role: 'Viewer', sessionOnly: true, id: 'apiKey', body: () => ({ name: uniq('renamed') }) },
   'POST /api/v1/auth/keys/:id/rotate': { role: 'Viewer', sessionOnly: true, id: 'apiKey', fresh: 'apiKey' },
   'DELETE /api/v1/auth/keys/:id': { role: 'Viewer', sessionOnly: true, id: 'apiKey' },
+  'POST /api/v1/auth/keys/bulk-delete': bulkDelete('/api/v1/auth/keys', 'apiKey', 'Viewer', undefined, { sessionOnly: true }),
+  'GET /api/v1/auth/keys/export/csv': exportCsv(undefined, { sessionOnly: true }),
 
   'GET /api/v1/networks': { role: 'Viewer' },
   'POST /api/v1/networks': { role: 'Admin', status: 201, creates: 'network', body: () => ({ name: uniq('net') }) },
@@ -373,6 +377,8 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/daemons/:id': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
   'PUT /api/v1/daemons/:id': { role: 'Admin', id: 'daemon', body: () => ({ name: uniq('daemon') }), outside: 'Daemon' },
   'DELETE /api/v1/daemons/:id': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
+  'POST /api/v1/daemons/bulk-delete': bulkDelete('/api/v1/daemons', 'daemon', 'Admin', 'Daemon'),
+  'GET /api/v1/daemons/export/csv': exportCsv(net),
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
 
@@ -383,6 +389,8 @@ const FIXTURES: Record<string, Fixture> = {
   'PUT /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey', body: () => ({ name: uniq('dkey') }) },
   'POST /api/v1/auth/daemon/:id/rotate': { role: 'Admin', sessionOnly: true, id: 'daemonKey', fresh: 'daemonKey' },
   'DELETE /api/v1/auth/daemon/:id': { role: 'Admin', sessionOnly: true, id: 'daemonKey' },
+  'POST /api/v1/auth/daemon/bulk-delete': bulkDelete('/api/v1/auth/daemon', 'daemonKey', 'Admin', undefined, { sessionOnly: true }),
+  'GET /api/v1/auth/daemon/export/csv': exportCsv(undefined, { role: 'Admin', sessionOnly: true }),
 
   // Topology: read like any list of the network.
   'GET /api/v1/topology': {
@@ -414,6 +422,8 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
   'PUT /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook', body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
   'DELETE /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
+  'POST /api/v1/webhooks/bulk-delete': bulkDelete('/api/v1/webhooks', 'webhook', 'Admin'),
+  'GET /api/v1/webhooks/export/csv': exportCsv(undefined, { role: 'Admin' }),
   'POST /api/v1/webhooks/:id/rotate-secret': { role: 'Admin', id: 'webhook', check: (data) => { expect(data.secret).to.match(/^whsec_/); } },
   'POST /api/v1/webhooks/:id/test': { role: 'Admin', id: 'webhook', status: 202 },
   'GET /api/v1/webhooks/:id/deliveries': { role: 'Admin', id: 'webhook', answersOther: true, check: (data) => { expect(data.length).to.be.greaterThan(0); } },

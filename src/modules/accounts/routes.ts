@@ -1,4 +1,5 @@
 import { defineRoutes } from '../../http/pipeline.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { setSessionCookie } from '../../http/authenticate.js';
 import { idParams } from '../../http/schemas.js';
 import { SESSION_COOKIE } from '../../core/principal.js';
@@ -78,4 +79,10 @@ export const accountRoutes = defineRoutes([
     summary: 'Rename the organization, turn its API access on or off', body: organizationBody, response: organizationResponse,
     handler: ({ db, scope, body }) => accountService.updateOrganization(db, scope, body),
   },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/users', group: 'Users', entity: ['User', 'Users'], writeRole: 'Admin', readRole: 'Admin', organizationWide: true,
+    schemas: { list: userListQuery, response: userResponse },
+    list: (db, scope, q) => accountService.listUsers(db, scope, q as { limit: number; offset: number }),
+    remove: (db, scope, id) => accountService.removeUser(db, scope, id),
+  })),
 ]);

@@ -1,4 +1,5 @@
 import { defineRoutes } from '../../http/pipeline.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { idParams } from '../../http/schemas.js';
 import { apiKeyCreateBody, apiKeyCreated, apiKeyListQuery, apiKeyResponse, apiKeyUpdateBody } from './schemas.js';
 import { apiKeyService } from './service.js';
@@ -35,4 +36,10 @@ export const apiKeyRoutes = defineRoutes([
     params: idParams,
     handler: ({ db, scope, params }) => apiKeyService.remove(db, scope, params.id),
   },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/auth/keys', group: 'API keys', entity: ['ApiKey', 'ApiKeys'], writeRole: 'Viewer', sessionOnly: true,
+    schemas: { list: apiKeyListQuery, response: apiKeyResponse },
+    list: (db, scope, q) => apiKeyService.list(db, scope, q as { limit: number; offset: number }),
+    remove: (db, scope, id) => apiKeyService.remove(db, scope, id),
+  })),
 ]);

@@ -1,4 +1,5 @@
 import { defineRoutes } from '../../http/pipeline.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { idParams } from '../../http/schemas.js';
 import { daemonKeyCreateBody, daemonKeyCreated, daemonKeyListQuery, daemonKeyResponse, daemonKeyUpdateBody } from './schemas.js';
 import { daemonKeyService } from './service.js';
@@ -34,4 +35,10 @@ export const daemonKeyRoutes = defineRoutes([
     group: 'Daemon API keys', auth: 'Admin', sessionOnly: true, operationId: 'deleteDaemonApiKey', method: 'delete', path: '/api/v1/auth/daemon/:id', summary: 'Revoke a daemon API key (its daemons then get 401)', params: idParams,
     handler: ({ db, scope, params }) => daemonKeyService.remove(db, scope, params.id),
   },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/auth/daemon', group: 'Daemon API keys', entity: ['DaemonApiKey', 'DaemonApiKeys'], writeRole: 'Admin', readRole: 'Admin', sessionOnly: true,
+    schemas: { list: daemonKeyListQuery, response: daemonKeyResponse },
+    list: (db, scope, q) => daemonKeyService.list(db, scope, q as { limit: number; offset: number; network_id?: string }),
+    remove: (db, scope, id) => daemonKeyService.remove(db, scope, id),
+  })),
 ]);

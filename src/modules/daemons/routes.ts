@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { requestSchedulerReconcile } from '../../core/queues.js';
 import type { Services } from '../../core/services.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
 import { daemonListQuery, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse } from './schemas.js';
@@ -62,6 +63,15 @@ export const daemonRoutes = defineRoutes([
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),
   },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/daemons', group: 'Daemons', entity: ['Daemon', 'Daemons'], writeRole: 'Admin',
+    schemas: { list: daemonListQuery, response: daemonResponse },
+    list: (db, scope, q) => daemonService.list(db, scope, q),
+    remove: (db, scope, id, req) => {
+      reconcileAfterCommit(req.afterCommit, req.services);
+      return daemonService.remove(db, scope, id);
+    },
+  })),
 ]);
 
 // ---- The daemon protocol (Bearer scp_d_… with X-Daemon-ID; reference daemon-protocol §1.1) ----------

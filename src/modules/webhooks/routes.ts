@@ -1,5 +1,7 @@
 import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
+import { bulkRoutes } from '../../http/resourceRoutes.js';
+import { Page } from '../../http/envelope.js';
 import { idParams } from '../../http/schemas.js';
 import { deliveryIdParams, deliveryListQuery, deliveryResponse, redeliverBody, webhookResponse, webhookWrite } from './schemas.js';
 import { webhookService } from './service.js';
@@ -53,4 +55,14 @@ export const webhookRoutes = defineRoutes([
     summary: 'Send again every delivery of this endpoint that failed since an instant',
     handler: ({ db, scope, params, body, services }) => webhookService.redeliverFailed(db, scope, services.queues, params.id, body.since),
   },
+  ...Object.values(bulkRoutes({
+    path: '/api/v1/webhooks', group: 'Webhooks', entity: ['Webhook', 'Webhooks'], writeRole: 'Admin', readRole: 'Admin', organizationWide: true,
+    schemas: { list: Joi.object({ limit: Joi.number(), offset: Joi.number() }), response: webhookResponse },
+    // The endpoints of an organization are few: one page.
+    list: async (db, scope, q) => {
+      const all = q.offset ? [] : await webhookService.list(db, scope);
+      return Page.of(all, all.length, 0, 0);
+    },
+    remove: (db, scope, id) => webhookService.remove(db, scope, id),
+  })),
 ]);
