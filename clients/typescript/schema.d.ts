@@ -2941,6 +2941,8 @@ export interface operations {
                 limit?: number;
                 /** @description How many items to skip (default 0) */
                 offset?: number;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -3365,6 +3367,8 @@ export interface operations {
                 limit?: number;
                 /** @description How many items to skip (default 0) */
                 offset?: number;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -3402,6 +3406,8 @@ export interface operations {
                 limit?: number;
                 /** @description How many items to skip (default 0) */
                 offset?: number;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -3725,6 +3731,8 @@ export interface operations {
                 limit?: number;
                 /** @description How many items to skip (default 0) */
                 offset?: number;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -8250,6 +8258,8 @@ export interface operations {
                 offset?: number;
                 /** @description Only items of this network */
                 network_id?: string;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -8570,6 +8580,8 @@ export interface operations {
                 offset?: number;
                 /** @description Only items of this network */
                 network_id?: string;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
             };
             header?: never;
             path?: never;
@@ -9912,7 +9924,10 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A comma list of ids */
+                ids?: string[] | string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9936,6 +9951,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -27,7 +27,16 @@ describe('http: ids filter, bulk delete, CSV export', () => {
     const host = await post('/api/v1/hosts', { network_id: t.defaultNetworkId, name: 'h', ports: [{ number: 22, protocol: 'Tcp' }, { number: 80, protocol: 'Tcp' }] });
     expect((await get(`/api/v1/ports?ids=${host.ports[1].id}`)).map((p: { number: number }) => p.number)).to.deep.equal([80]);
     expect(await get(`/api/v1/hosts?ids=${randomUUID()}`)).to.deep.equal([]);
-    expectError(await call(app.url, 'GET', '/api/v1/tags?ids=nope', { auth: t.owner }), 400, 'validation_failed');
+    expectError(await call(app.url, 'GET', '/api/v1/tags?ids=nope', { auth: t.owner }), 400, 'validation_failed');    // The lists outside the inventory take it too.
+    const keys = [await post('/api/v1/auth/keys', { name: 'k1' }), await post('/api/v1/auth/keys', { name: 'k2' })];
+    expect((await get(`/api/v1/auth/keys?ids=${keys[1].api_key.id}`)).map((k: { name: string }) => k.name)).to.deep.equal(['k2']);
+    const dkey = await post('/api/v1/auth/daemon', { name: 'd1', network_id: t.defaultNetworkId });
+    await post('/api/v1/auth/daemon', { name: 'd2', network_id: t.defaultNetworkId });
+    expect((await get(`/api/v1/auth/daemon?ids=${dkey.api_key.id}`)).map((k: { name: string }) => k.name)).to.deep.equal(['d1']);
+    expect((await get(`/api/v1/users?ids=${t.ownerId}`)).map((u: { id: string }) => u.id)).to.deep.equal([t.ownerId]);
+    const hook = await post('/api/v1/webhooks', { name: 'h1', url: 'https://example.com/hook' });
+    await post('/api/v1/webhooks', { name: 'h2', url: 'https://example.com/hook' });
+    expect((await get(`/api/v1/webhooks?ids=${hook.id}`)).map((h: { name: string }) => h.name)).to.deep.equal(['h1']);
   });
 
   it('bulk-deletes all or none: a rule refusing one keeps every other', async () => {

@@ -43,7 +43,7 @@ export const accountRoutes = defineRoutes([
   {
     operationId: 'listUsers', method: 'get', path: '/api/v1/users', group: 'Users', auth: 'Admin', summary: 'List the users of the organization',
     query: userListQuery, response: userResponse, paginated: true,
-    handler: ({ db, scope, query }) => accountService.listUsers(db, scope, query as { limit: number; offset: number }),
+    handler: ({ db, scope, query }) => accountService.listUsers(db, scope, query as { limit: number; offset: number; ids?: string[] }),
   },
   {
     operationId: 'createUser', method: 'post', path: '/api/v1/users', group: 'Users', auth: 'Admin', organizationWide: true, status: 201,

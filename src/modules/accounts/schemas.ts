@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, entityId, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, idList, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 import { ROLES } from './entities.js';
 import { PASSWORD_MESSAGES, passwordProblem } from './passwordPolicy.js';
 
@@ -25,7 +25,7 @@ export const userUpdateBody = body({
   network_ids: Joi.array().items(uuid()).unique().max(1000).default([]),
 });
 export const organizationBody = body({ id: entityId(), name: name().required(), api_access_enabled: Joi.boolean().required() });
-export const userListQuery = Joi.object(pagination);
+export const userListQuery = Joi.object({ ...pagination, ids: idList() });
 
 export const userResponse = Joi.object({
   id: uuid(), email: Joi.string(), organization_id: uuid(), permissions: role(), network_ids: Joi.array().items(uuid()),

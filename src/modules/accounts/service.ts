@@ -87,10 +87,10 @@ export const accountService = {
   },
 
   // ---- Users of the organization (Admin) ----
-  async listUsers(db: Db, scope: Scope, q: { limit: number; offset: number }) {
+  async listUsers(db: Db, scope: Scope, q: { limit: number; offset: number; ids?: string[] }) {
     const [users, total] = await em(db).findAndCount(
       User,
-      { organizationId: scope.organizationId },
+      { organizationId: scope.organizationId, ...(q.ids ? { id: { $in: q.ids } } : {}) },
       { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit || undefined, offset: q.offset },
     );
     return Page.of(await toViews(db, users), total, q.limit, q.offset);

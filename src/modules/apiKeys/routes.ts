@@ -14,7 +14,7 @@ export const apiKeyRoutes = defineRoutes([
   {
     operationId: 'listApiKeys', method: 'get', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'List your API keys',
     query: apiKeyListQuery, response: apiKeyResponse, paginated: true,
-    handler: ({ db, scope, query }) => apiKeyService.list(db, scope, query as { limit: number; offset: number }),
+    handler: ({ db, scope, query }) => apiKeyService.list(db, scope, query as { limit: number; offset: number; ids?: string[] }),
   },
   {
     operationId: 'getApiKey', method: 'get', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Get one of your API keys',

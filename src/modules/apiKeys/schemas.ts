@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, entityId, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, idList, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 import { role } from '../accounts/schemas.js';
 
 const fields = {
@@ -13,7 +13,7 @@ const fields = {
 const ignored = [...SERVER_OWNED, ...SCANOPY_IGNORED.apiKey];
 export const apiKeyCreateBody = body(fields, ignored);
 export const apiKeyUpdateBody = body({ ...fields, name: name() }, ignored);
-export const apiKeyListQuery = Joi.object(pagination);
+export const apiKeyListQuery = Joi.object({ ...pagination, ids: idList() });
 
 export const apiKeyResponse = Joi.object({
   id: uuid(), name: Joi.string(), user_id: uuid(), organization_id: uuid(), permissions: role(),

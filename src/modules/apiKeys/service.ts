@@ -56,9 +56,9 @@ export const apiKeyService = {
     return { api_key: apiKeyView(apiKey), key };
   },
 
-  async list(db: Db, scope: Scope, q: { limit: number; offset: number }) {
+  async list(db: Db, scope: Scope, q: { limit: number; offset: number; ids?: string[] }) {
     const [keys, total] = await em(db).findAndCount(
-      UserApiKey, { userId: scope.userId }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit || undefined, offset: q.offset },
+      UserApiKey, { userId: scope.userId, ...(q.ids ? { id: { $in: q.ids } } : {}) }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit || undefined, offset: q.offset },
     );
     return Page.of(keys.map(apiKeyView), total, q.limit, q.offset);
   },

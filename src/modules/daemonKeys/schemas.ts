@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, entityId, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, idList, SCANOPY_IGNORED, SERVER_OWNED, name, pagination, timestamp, uuid } from '../../http/schemas.js';
 
 const fields = {
   id: entityId(),
@@ -12,7 +12,7 @@ const ignored = [...SERVER_OWNED, ...SCANOPY_IGNORED.apiKey];
 export const daemonKeyCreateBody = body(fields, ignored);
 /** A key stays on its network: an echoed `network_id` is ignored. */
 export const daemonKeyUpdateBody = body({ ...fields, name: name(), network_id: Joi.any().strip() }, ignored);
-export const daemonKeyListQuery = Joi.object({ ...pagination, network_id: uuid() });
+export const daemonKeyListQuery = Joi.object({ ...pagination, network_id: uuid(), ids: idList() });
 
 export const daemonKeyResponse = Joi.object({
   id: uuid(), organization_id: uuid(), network_id: uuid(), user_id: uuid().allow(null), name: Joi.string(),

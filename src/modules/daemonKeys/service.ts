@@ -69,9 +69,13 @@ export const daemonKeyService = {
     });
   },
 
-  async list(db: Db, scope: Scope, q: { limit: number; offset: number; network_id?: string }) {
+  async list(db: Db, scope: Scope, q: { limit: number; offset: number; network_id?: string; ids?: string[] }) {
     const where = ['organization_id = ?'];
     const params: unknown[] = [scope.organizationId];
+    if (q.ids) {
+      where.push('id = any(?::uuid[])');
+      params.push(q.ids);
+    }
     if (!scope.allNetworks) {
       where.push('network_id = any(?::uuid[])');
       params.push([...scope.networkIds]);

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
 import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { Page } from '../../http/envelope.js';
-import { idParams } from '../../http/schemas.js';
+import { idList, idParams } from '../../http/schemas.js';
 import { deliveryIdParams, deliveryListQuery, deliveryResponse, redeliverBody, webhookResponse, webhookWrite } from './schemas.js';
 import { webhookService } from './service.js';
 
@@ -15,7 +15,8 @@ export const webhookRoutes = defineRoutes([
   },
   {
     group: 'Webhooks', auth: 'Admin', organizationWide: true, operationId: 'listWebhooks', method: 'get', path: '/api/v1/webhooks', response: webhookResponse, list: true, summary: 'List the organization’s webhook endpoints',
-    handler: ({ db, scope }) => webhookService.list(db, scope),
+    query: Joi.object({ ids: idList() }),
+    handler: ({ db, scope, query }) => webhookService.list(db, scope, query.ids),
   },
   {
     group: 'Webhooks', auth: 'Admin', organizationWide: true, operationId: 'getWebhook', method: 'get', path: '/api/v1/webhooks/:id', params: idParams, response: webhookResponse, summary: 'Get a webhook endpoint',

@@ -73,8 +73,11 @@ export const webhookService = {
     return { ...toResponse(row!), secret };
   },
 
-  async list(db: Db, scope: Scope) {
-    const rows = await db.query(`select ${COLUMNS} from webhooks where organization_id = ? order by created_at, id`, [scope.organizationId]);
+  async list(db: Db, scope: Scope, ids?: string[]) {
+    const rows = await db.query(
+      `select ${COLUMNS} from webhooks where organization_id = ?${ids ? ' and id = any(?::uuid[])' : ''} order by created_at, id`,
+      ids ? [scope.organizationId, ids] : [scope.organizationId],
+    );
     return rows.map(toResponse);
   },
 
