@@ -3363,10 +3363,6 @@ export interface operations {
     exportUsersCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description A comma list of ids */
                 ids?: string[] | string;
             };
@@ -3727,10 +3723,6 @@ export interface operations {
     exportApiKeysCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description A comma list of ids */
                 ids?: string[] | string;
             };
@@ -4100,10 +4092,6 @@ export interface operations {
     exportNetworksCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -4695,10 +4683,6 @@ export interface operations {
     exportTagsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -5089,10 +5073,6 @@ export interface operations {
     exportSubnetsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -5668,10 +5648,6 @@ export interface operations {
     exportHostsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -6072,10 +6048,6 @@ export interface operations {
     exportIpAddressesCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -6466,10 +6438,6 @@ export interface operations {
     exportPortsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -6897,10 +6865,6 @@ export interface operations {
     exportServicesCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -7297,10 +7261,6 @@ export interface operations {
     exportBindingsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -7755,10 +7715,6 @@ export interface operations {
     exportInterfacesCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -8201,10 +8157,6 @@ export interface operations {
     exportDependenciesCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -8574,10 +8526,6 @@ export interface operations {
     exportDaemonApiKeysCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description Only items of this network */
                 network_id?: string;
                 /** @description A comma list of ids */
@@ -8987,10 +8935,6 @@ export interface operations {
     exportDaemonsCsv: {
         parameters: {
             query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
                 /** @description A comma list of ids */
@@ -10435,12 +10379,7 @@ export interface operations {
     };
     exportWebhooksCsv: {
         parameters: {
-            query?: {
-                /** @description Page size: at most 1000 (default 50) */
-                limit?: number;
-                /** @description How many items to skip (default 0) */
-                offset?: number;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
