@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Db } from '../src/core/db.js';
-import type { Services } from '../src/core/services.js';
+import type { Services } from '../src/services.js';
 
 // ---- SQL tracing ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 // cookie with the very function the API's `authenticate` uses, to split that cost out.
 import type { Context, Next } from 'koa';
 import { Db } from '../src/core/db.js';
-import type { Services } from '../src/core/services.js';
+import type { Services } from '../src/services.js';
 import { errorEnvelope, meta } from '../src/http/envelope.js';
 import { requestLog } from '../src/http/requestLog.js';
 import { SESSION_COOKIE, scopeFromSession } from '../src/core/principal.js';

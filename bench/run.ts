@@ -15,6 +15,7 @@ import type autocannon from 'autocannon';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, quoteIdent } from '../src/core/db.js';
+import { createOrm } from '../src/database.js';
 import { createLogger } from '../src/core/logger.js';
 import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { cpuProfile, cpuWindow, explainAll, explainWhatIfs, machineBusyPercent, round, summarizeProfile, traceQueries, type CpuWindow, type TracedQuery } from './diagnose.js';

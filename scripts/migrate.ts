@@ -1,6 +1,7 @@
 // `npm run migrate`: applies pending migrations (creating the database on a new server).
 import { loadConfig } from '../src/config.js';
-import { createOrm, migrate } from '../src/core/db.js';
+import { migrate } from '../src/core/db.js';
+import { createOrm } from '../src/database.js';
 import { ensureServices } from './services.js';
 
 const { databaseUrl } = await ensureServices();

@@ -1,7 +1,8 @@
 // `npm run operator -- grant <email>` | `revoke <email>` | `list`: who may see the operator
 // surfaces (the queue dashboard at /admin/queues), on the database of DATABASE_URL (or the
 // project's own, as `npm start` chooses it). See "Operators" in the README.
-import { createOrm, Db, migrate } from '../src/core/db.js';
+import { Db, migrate } from '../src/core/db.js';
+import { createOrm } from '../src/database.js';
 import { listOperators, setOperator } from '../src/core/operators.js';
 import { ensureServices } from './services.js';
 

@@ -3,7 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { loadConfig, portInUseMessage } from '../src/config.js';
-import { createOrm, migrate } from '../src/core/db.js';
+import { migrate } from '../src/core/db.js';
+import { createOrm } from '../src/database.js';
 import { bundlePath, buildBundles, buildWeb } from './build.js';
 import { ensureServices } from './services.js';
 

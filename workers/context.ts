@@ -3,7 +3,7 @@
 import type { Job, WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AppConfig } from '../src/config.js';
-import { createOrm } from '../src/core/db.js';
+import { createOrm } from '../src/database.js';
 import type { Logger } from '../src/core/logger.js';
 import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings } from '../src/core/queues.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';

@@ -1,62 +1,10 @@
-// The database: MikroORM owns the pool, the migrations and the transactions. Inventory reads
+// The database: MikroORM owns the pool, the migrations and the transactions (the ORM is built by
+// src/database.ts, which knows the migrations and entities). Inventory reads
 // and writes are plain SQL through `Db` (history triggers and "as of" queries are SQL anyway,
 // and stack notes measured entity hydration at 4x the cost of plain rows on list endpoints).
-import { MikroORM, defineConfig, type EntityManager } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
+import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { Migration20261122000001Foundation } from '../../migrations/Migration20261122000001Foundation.js';
-import { Migration20261122000002Inventory } from '../../migrations/Migration20261122000002Inventory.js';
-import { Migration20261122000003Daemons } from '../../migrations/Migration20261122000003Daemons.js';
-import { Migration20261122000004DiscoveryTuning } from '../../migrations/Migration20261122000004DiscoveryTuning.js';
-import { Migration20261122000005HistoryBySet } from '../../migrations/Migration20261122000005HistoryBySet.js';
-import { Migration20261122000006DiscoveryDigests } from '../../migrations/Migration20261122000006DiscoveryDigests.js';
-import { Migration20261124000007DaemonPollErrors } from '../../migrations/Migration20261124000007DaemonPollErrors.js';
-import { Migration20261125000008IdempotencyKeys } from '../../migrations/Migration20261125000008IdempotencyKeys.js';
-import { Migration20261125000009Operators } from '../../migrations/Migration20261125000009Operators.js';
-import { Migration20261125000010DaemonAliases } from '../../migrations/Migration20261125000010DaemonAliases.js';
-import { Migration20261125000011TopologyLayouts } from '../../migrations/Migration20261125000011TopologyLayouts.js';
-import { Migration20261125000012TopologyPinHistory } from '../../migrations/Migration20261125000012TopologyPinHistory.js';
-import { Migration20261125000013Events } from '../../migrations/Migration20261125000013Events.js';
-import { accountEntities } from '../modules/accounts/entities.js';
-
-/** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
-export const MIGRATIONS = [
-  { name: 'Migration20261122000001Foundation', class: Migration20261122000001Foundation },
-  { name: 'Migration20261122000002Inventory', class: Migration20261122000002Inventory },
-  { name: 'Migration20261122000003Daemons', class: Migration20261122000003Daemons },
-  { name: 'Migration20261122000004DiscoveryTuning', class: Migration20261122000004DiscoveryTuning },
-  { name: 'Migration20261122000005HistoryBySet', class: Migration20261122000005HistoryBySet },
-  { name: 'Migration20261122000006DiscoveryDigests', class: Migration20261122000006DiscoveryDigests },
-  { name: 'Migration20261124000007DaemonPollErrors', class: Migration20261124000007DaemonPollErrors },
-  { name: 'Migration20261125000008IdempotencyKeys', class: Migration20261125000008IdempotencyKeys },
-  { name: 'Migration20261125000009Operators', class: Migration20261125000009Operators },
-  { name: 'Migration20261125000010DaemonAliases', class: Migration20261125000010DaemonAliases },
-  { name: 'Migration20261125000011TopologyLayouts', class: Migration20261125000011TopologyLayouts },
-  { name: 'Migration20261125000012TopologyPinHistory', class: Migration20261125000012TopologyPinHistory },
-  { name: 'Migration20261125000013Events', class: Migration20261125000013Events },
-];
-
-export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
-  await ensureDatabase(databaseUrl);
-  return (await MikroORM.init(
-    defineConfig({
-      clientUrl: databaseUrl,
-      entities: accountEntities,
-      extensions: [Migrator],
-      migrations: { migrationsList: MIGRATIONS, snapshot: false, transactional: true },
-      pool: { min: 0, max: poolMax },
-      // Every session speaks UTC so timestamps come back as '... +00' and format without maths.
-      // JIT off: our statements are short OLTP ones, but those reading a JSON batch
-      // (jsonb_to_recordset, estimated at 100 rows) cross jit_above_cost, and compiling then took
-      // 40–47 ms for a statement that runs in under 1 ms (measured on discovery ingestion).
-      driverOptions: { options: '-c TimeZone=UTC -c jit=off' },
-      debug: false,
-      logger: () => undefined, // pino logs the requests; the ORM stays quiet
-      allowGlobalContext: false,
-    } as Parameters<typeof defineConfig>[0]),
-  )) as unknown as MikroORM;
-}
 
 /** Creates the database named in the URL when it does not exist yet (first start on a new server). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {

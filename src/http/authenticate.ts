@@ -5,7 +5,7 @@ import type { Context, Next } from 'koa';
 import { Db } from '../core/db.js';
 import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../services.js';
 import { routerPath } from './routePath.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
 import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../core/principal.js';

@@ -10,7 +10,7 @@ import { actorOf, replaceId, requireRole, type Scope } from '../core/scope.js';
 import { withTimeout } from '../core/timeout.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../core/scope.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../services.js';
 import { CursorPage, FileResponse, meta, Page, StreamResponse } from './envelope.js';
 import { fromJoi } from './validation.js';
 

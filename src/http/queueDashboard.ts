@@ -11,7 +11,7 @@ import { KoaAdapter } from '@bull-board/koa';
 import { Db } from '../core/db.js';
 import { AppError } from '../core/errors.js';
 import { anyOperator, isOperator } from '../core/operators.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../services.js';
 import { sessionScope } from './authenticate.js';
 import { routerPath } from './routePath.js';
 

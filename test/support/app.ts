@@ -7,8 +7,9 @@ import pg from 'pg';
 import { buildApp, closeServices, createServices } from '../../src/app.js';
 import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createOrm, Db, migrate, quoteIdent } from '../../src/core/db.js';
-import type { Services } from '../../src/core/services.js';
+import { Db, migrate, quoteIdent } from '../../src/core/db.js';
+import { createOrm } from '../../src/database.js';
+import type { Services } from '../../src/services.js';
 import { createLogger, type Logger } from '../../src/core/logger.js';
 
 // The template is named after the migrations' content: unchanged migrations reuse it, and test

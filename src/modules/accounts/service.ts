@@ -5,7 +5,7 @@ import type { Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomBase62, sha256Hex, verifyPassword } from '../../core/secrets.js';
 import { ROLE_RANK, type Scope } from '../../core/scope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../services.js';
 import { Page } from '../../http/envelope.js';
 import { networkService } from '../networks/service.js';
 import { Organization, Session, User, type Role } from './entities.js';

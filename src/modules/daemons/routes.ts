@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { requestSchedulerReconcile } from '../../core/queues.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../services.js';
 import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';

@@ -1,14 +1,15 @@
-// The long-lived objects of a process, built once in src/app.ts and handed to every handler.
+// The long-lived objects of a process, built once in src/app.ts and handed to every handler (a
+// composition of modules' parts, so it lives above src/core and src/modules).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
-import type { AppConfig } from '../config.js';
-import type { Logger } from './logger.js';
-import type { RateLimiter } from '../http/rateLimiter.js';
-import type { LoginGuard } from '../modules/accounts/loginGuard.js';
-import type { KeyUsageRecorder } from '../modules/apiKeys/keyUsage.js';
-import type { Metrics } from '../http/metrics.js';
-import type { QueueSettings, Queues } from './queues.js';
-import type { EventHub } from '../modules/events/hub.js';
+import type { AppConfig } from './config.js';
+import type { Logger } from './core/logger.js';
+import type { RateLimiter } from './http/rateLimiter.js';
+import type { LoginGuard } from './modules/accounts/loginGuard.js';
+import type { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
+import type { Metrics } from './http/metrics.js';
+import type { QueueSettings, Queues } from './core/queues.js';
+import type { EventHub } from './modules/events/hub.js';
 
 export interface Services {
   config: AppConfig;
