@@ -2535,6 +2535,12 @@ export type components = {
             api_version: number;
             server_version: string;
         };
+        /** @description Where a feed read stands: pass `next` as the next `after` */
+        Cursor: {
+            after: string;
+            next: string;
+            has_more: boolean;
+        };
         Pagination: {
             total_count: number;
             limit: number;
@@ -3378,12 +3384,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -3738,12 +3739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -4115,12 +4111,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -4706,12 +4697,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -5098,12 +5084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -5679,12 +5660,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -6077,12 +6053,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -6469,12 +6440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -6894,12 +6860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -7294,12 +7255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -7748,12 +7704,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -8184,12 +8135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -8543,12 +8489,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -8960,12 +8901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -9482,7 +9418,7 @@ export interface operations {
                 view?: "l3" | "workloads" | "application" | "l2";
                 /** @description An ISO 8601 instant with an offset, not in the future: the state as of then (from history) */
                 at?: string;
-                /** @description Only items carrying any of these tags (comma list) */
+                /** @description A comma list of ids */
                 tag_ids?: string[] | string;
                 /** @description The include hidden */
                 include_hidden?: boolean;
@@ -9530,7 +9466,7 @@ export interface operations {
                 network_id: string;
                 /** @description The view */
                 view?: "l3" | "workloads" | "application" | "l2";
-                /** @description Only items carrying any of these tags (comma list) */
+                /** @description A comma list of ids */
                 tag_ids?: string[] | string;
                 /** @description The include hidden */
                 include_hidden?: boolean;
@@ -9581,7 +9517,7 @@ export interface operations {
                 network_id: string;
                 /** @description The view */
                 view?: "l3" | "workloads" | "application" | "l2";
-                /** @description Only items carrying any of these tags (comma list) */
+                /** @description A comma list of ids */
                 tag_ids?: string[] | string;
                 /** @description The include hidden */
                 include_hidden?: boolean;
@@ -9632,7 +9568,7 @@ export interface operations {
                 network_id: string;
                 /** @description The view */
                 view?: "l3" | "workloads" | "application" | "l2";
-                /** @description Only items carrying any of these tags (comma list) */
+                /** @description A comma list of ids */
                 tag_ids?: string[] | string;
                 /** @description The include hidden */
                 include_hidden?: boolean;
@@ -9660,12 +9596,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "image/svg+xml": string;
+                    "application/graphml+xml": string;
+                    "application/vnd.jgraph.mxfile": string;
+                    "text/vnd.mermaid; charset=utf-8": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -9810,7 +9744,9 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Event"][];
-                        meta: components["schemas"]["Meta"];
+                        meta: components["schemas"]["Meta"] & {
+                            cursor: components["schemas"]["Cursor"];
+                        };
                     };
                 };
             };
@@ -9848,12 +9784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -10392,12 +10323,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: unknown;
-                        meta: components["schemas"]["Meta"];
-                    };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];

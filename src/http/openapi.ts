@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 document, generated from the same route declarations and joi schemas that
-// validate requests, and a readable HTML page of it (no external assets).
+// validate requests (Swagger UI draws it at /api/docs: src/http/apiDocs.ts).
 import Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import { ERROR_CODES } from '../core/errors.js';
@@ -117,7 +117,7 @@ function errorStatuses(r: RouteDef): number[] {
   if (r.method !== 'get' && r.auth !== 'public') statuses.add(409);
   if (r.status === 201 && r.auth !== 'public' && r.auth !== 'daemon') statuses.add(422);
   if (!r.unlimited) statuses.add(429);
-  if (r.path.startsWith('/api/v1/events')) statuses.add(410);
+  for (const status of r.errors ?? []) statuses.add(status);
   return [...statuses].sort();
 }
 
@@ -150,20 +150,25 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
     operationIds.add(r.operationId);
     const path = r.path.replace(/:(\w+)/g, '{$1}');
     const data = r.response ? schemas.convert(r.response, true) : {};
+    const metaWith = (key: string, schema: string) => ({ allOf: [{ $ref: '#/components/schemas/Meta' }, { type: 'object', properties: { [key]: { $ref: `#/components/schemas/${schema}` } }, required: [key] }] });
     const success = {
       type: 'object',
       properties: {
         success: { const: true },
-        data: r.paginated || r.list ? { type: 'array', items: data } : data,
-        meta: r.paginated ? { allOf: [{ $ref: '#/components/schemas/Meta' }, { type: 'object', properties: { pagination: { $ref: '#/components/schemas/Pagination' } }, required: ['pagination'] }] } : { $ref: '#/components/schemas/Meta' },
+        data: r.paginated || r.list || r.cursorPaged ? { type: 'array', items: data } : data,
+        meta: r.paginated ? metaWith('pagination', 'Pagination') : r.cursorPaged ? metaWith('cursor', 'Cursor') : { $ref: '#/components/schemas/Meta' },
       },
       required: ['success', 'data', 'meta'],
     };
+    const content = r.produces
+      ? Object.fromEntries(r.produces.map((type) => [type, { schema: { type: 'string' } }]))
+      : { 'application/json': { schema: success } };
     // A user route that daemons call too (Scanopy daemons post subnets to user routes) documents
     // what a daemon sends and gets: OpenAPI has no per-scheme body, hence the extension.
     const daemon = 'daemon' in r && typeof r.daemon === 'object' ? r.daemon : undefined;
-    const errors = Object.fromEntries(errorStatuses(r).map((status) => [String(status), { $ref: `#/components/responses/Error${status}` }]));
-    for (const status of errorStatuses(r)) {
+    const statuses = errorStatuses(r);
+    const errors = Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/Error${status}` }]));
+    for (const status of statuses) {
       errorResponses[`Error${status}`] ??= {
         description: `${STATUS_TEXT[status] ?? 'Error'}: code ${codesWith(status).map((c) => `\`${c}\``).join(', ')}`,
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -190,7 +195,7 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
       ],
       requestBody: r.body ? { required: true, content: { 'application/json': { schema: schemas.convert(r.body) } } } : undefined,
       responses: {
-        [String(r.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: success } } },
+        [String(r.status ?? 200)]: { description: 'Success', content },
         ...errors,
       },
     };
@@ -214,6 +219,12 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
       schemas: {
         ...schemas.components,
         Meta: meta,
+        Cursor: {
+          type: 'object',
+          description: 'Where a feed read stands: pass `next` as the next `after`',
+          properties: { after: { type: 'string' }, next: { type: 'string' }, has_more: { type: 'boolean' } },
+          required: ['after', 'next', 'has_more'],
+        },
         Pagination: {
           type: 'object',
           properties: { total_count: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' }, has_more: { type: 'boolean' } },

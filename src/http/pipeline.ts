@@ -50,6 +50,12 @@ interface RouteBase {
   list?: boolean;
   /** The route answers a `Page` (documents meta.pagination). */
   paginated?: boolean;
+  /** The route answers a `CursorPage` (documents meta.cursor). */
+  cursorPaged?: boolean;
+  /** The route answers a file or a stream of these media types, not the JSON envelope. */
+  produces?: string[];
+  /** Error statuses beyond the ones its declaration implies (410: an event cursor past retention). */
+  errors?: number[];
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
   /**

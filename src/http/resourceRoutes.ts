@@ -128,7 +128,7 @@ export function bulkRoutes(r: BulkDef): { bulkDelete: ProtectedRoute; exportCsv:
     },
     exportCsv: {
       operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, auth: r.readRole ?? 'Viewer', sessionOnly: r.sessionOnly,
-      summary: `The ${noun} as CSV (RFC 4180), with the list's filters; streamed`, query: r.schemas.list.keys({ limit: Joi.any().strip(), offset: Joi.any().strip() }), // the whole list, in pages
+      summary: `The ${noun} as CSV (RFC 4180), with the list's filters; streamed`, produces: ['text/csv'], query: r.schemas.list.keys({ limit: Joi.any().strip(), offset: Joi.any().strip() }), // the whole list, in pages
       handler: ({ db, scope, query }) => csvExport(`${many.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.csv`, csvColumns(r.schemas.response),
         (offset, limit) => r.list(db, scope, { ...query, offset, limit }) as Promise<Page<Record<string, unknown>>>),
     },

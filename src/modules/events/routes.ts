@@ -10,7 +10,7 @@ export const eventRoutes = defineRoutes([
   {
     operationId: 'listEvents', method: 'get', path: '/api/v1/events', group: 'Events', auth: 'Viewer',
     summary: 'Changes after a cursor, in commit order (types: comma list, `host.*` patterns; network_id; entity_id); meta.cursor.next is the next `after`',
-    query: eventListQuery, response: eventResponse, list: true,
+    query: eventListQuery, response: eventResponse, cursorPaged: true, errors: [410],
     handler: async ({ db, scope, query }) => {
       const { events, hasMore } = await listEvents(db, scope, filterOf(query), query.after, query.limit);
       return new CursorPage(events, { after: query.after, next: events.at(-1)?.id ?? query.after, has_more: hasMore });
@@ -19,7 +19,7 @@ export const eventRoutes = defineRoutes([
   {
     operationId: 'streamEvents', method: 'get', path: '/api/v1/events/stream', group: 'Events', auth: 'Viewer',
     summary: 'The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or `after`) with no gap, else from now; a comment heartbeat every 15 s',
-    query: eventStreamQuery,
+    query: eventStreamQuery, produces: ['text/event-stream'], errors: [410],
     handler: async ({ db, scope, query, services, ctx }) => {
       const filter = filterOf(query);
       await checkFilter(db, scope, filter);

@@ -8,6 +8,7 @@
 import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
+import { compactPositions } from './children.js';
 import { hostTable } from './table.js';
 
 const refuse = (reason: string) => new AppError('validation_failed', { reason });
@@ -37,16 +38,13 @@ export async function consolidateHosts(tx: Db, scope: Scope, destinationId: stri
   await tx.query(`with same as (${sameAddress}) update bindings b set ip_address_id = same.new_id from same where b.ip_address_id = same.old_id`, [destinationId, otherId]);
   await tx.query(`with same as (${sameAddress}) update interfaces i set ip_address_id = same.new_id from same where i.ip_address_id = same.old_id`, [destinationId, otherId]);
   await tx.query(`delete from ip_addresses o using ip_addresses d where o.host_id = ? and d.host_id = ? and d.subnet_id = o.subnet_id and d.ip_address = o.ip_address`, [otherId, destinationId]);
-  // Moved addresses and services follow the destination's own (positions stay 0..n-1).
+  // Moved addresses and services come after the destination's own, then positions are 0..n-1 again.
   for (const table of ['ip_addresses', 'services']) {
     await tx.query(
-      `update ${table} t set host_id = ?, position = n.base + n.rank
-         from (select id, (row_number() over (order by position, id) - 1)::int as rank,
-                      (select count(*) from ${table} where host_id = ?)::int as base
-                 from ${table} where host_id = ?) n
-        where t.id = n.id`,
+      `update ${table} set host_id = ?, position = position + (select coalesce(max(position) + 1, 0) from ${table} where host_id = ?) where host_id = ?`,
       [destinationId, destinationId, otherId],
     );
+    await compactPositions(tx, table, { column: 'host_id', id: destinationId });
   }
   // An ifTable entry whose if_index the destination has is the destination's own: the other's goes.
   await tx.query(`delete from interfaces o using interfaces d where o.host_id = ? and d.host_id = ? and d.if_index = o.if_index`, [otherId, destinationId]);

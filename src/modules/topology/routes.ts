@@ -1,7 +1,7 @@
 import { defineRoutes } from '../../http/pipeline.js';
 import { diffQuery, diffResponse, exportQuery, pinsResponse, positionsBody, timelineQuery, timelineResponse, topologyQuery, topologyResponse, unpinQuery } from './schemas.js';
 import { pinService, topologyService, type IntervalQuery, type TopologyQuery } from './service.js';
-import type { ExportFormat } from './export.js';
+import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 
 export const topologyRoutes = defineRoutes([
   {
@@ -25,7 +25,7 @@ export const topologyRoutes = defineRoutes([
   {
     operationId: 'exportTopology', method: 'get', path: '/api/v1/topology/export', group: 'Topology', auth: 'Viewer',
     summary: 'The view as a file: SVG (standalone), GraphML (yEd, Gephi), draw.io, Mermaid; laid out as the map is',
-    query: exportQuery,
+    query: exportQuery, produces: Object.values(EXPORT_FORMATS).map((f) => f.type),
     handler: ({ db, scope, query }) => topologyService.export(db, scope, query as TopologyQuery & { format: ExportFormat }),
   },
   {

@@ -1,15 +1,14 @@
 import Joi from 'joi';
-import { at, body, commaList, uuid } from '../../http/schemas.js';
+import { at, body, commaList, idList, uuid } from '../../http/schemas.js';
 import { VIEWS } from './graph.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const topologyQuery = Joi.object({
   network_id: uuid().required(),
   view: Joi.string().valid(...VIEWS).default('l3'),
   at: at(),
-  tag_ids: commaList(UUID, 'a tag id (uuid)', 100),
+  tag_ids: idList(100),
   include_hidden: Joi.boolean().default(false),
   max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
   expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
@@ -62,7 +61,7 @@ export const pinsResponse = Joi.object({ network_id: uuid(), view: Joi.string(),
 const filters = {
   network_id: uuid().required(),
   view: Joi.string().valid(...VIEWS).default('l3'),
-  tag_ids: commaList(UUID, 'a tag id (uuid)', 100),
+  tag_ids: idList(100),
   include_hidden: Joi.boolean().default(false),
 };
 
