@@ -47,7 +47,16 @@ export function sendError(ctx: Context, config: AppConfig, err: AppError): void 
   const body: Record<string, unknown> = { success: false, error: err.message, code: err.code };
   if (Object.keys(err.params).length) body.params = err.params;
   body.meta = meta(config);
-  ctx.body = body;
+  sendJson(ctx, body);
+}
+
+/**
+ * A JSON answer, serialized once here. Given an object, Koa stringifies it to learn its length
+ * (koa-compress asks) and again to send or compress it: 2 × ~120 ms on a 20 MB topology diff.
+ */
+export function sendJson(ctx: Context, value: unknown): void {
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(value);
 }
 
 /** The largest JSON body accepted (koa-body's jsonLimit); a larger one is 413 payload_too_large. */

@@ -11,7 +11,7 @@ import { withTimeout } from '../core/timeout.js';
 import { Db } from '../core/db.js';
 import type { Role } from '../core/scope.js';
 import type { Services } from '../services.js';
-import { CursorPage, FileResponse, meta, Page, StreamResponse } from './envelope.js';
+import { CursorPage, FileResponse, meta, Page, sendJson, StreamResponse } from './envelope.js';
 import { fromJoi } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -212,12 +212,12 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         ctx.body = result.body;
         return;
       }
-      ctx.body =
+      sendJson(ctx,
         result instanceof Page
           ? { success: true, data: result.items, meta: meta(services.config, { pagination: result.pagination }) }
           : result instanceof CursorPage
             ? { success: true, data: result.items, meta: meta(services.config, { cursor: result.cursor }) }
-            : { success: true, data: result ?? null, meta: meta(services.config) };
+            : { success: true, data: result ?? null, meta: meta(services.config) });
     });
   }
 }

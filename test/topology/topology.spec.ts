@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
 import { loadSnapshot } from '../../src/modules/topology/service.js';
-import { diffGraphs } from '../../src/modules/topology/diff.js';
+import { diffGraphs, same } from '../../src/modules/topology/diff.js';
 import { Db } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
@@ -324,6 +324,19 @@ describe('topology: the network as a graph', () => {
 });
 
 describe('topology: graph builder (pure)', () => {
+  it('compares node fields as JSON values: nested arrays and objects, key order and undefined fields ignored', () => {
+    const services = [{ id: 's', name: 'ssh', ports: [{ number: 22, protocol: 'Tcp' }] }];
+    expect(same(services, [{ name: 'ssh', id: 's', ports: [{ protocol: 'Tcp', number: 22 }] }])).to.equal(true);
+    expect(same(services, [{ id: 's', name: 'ssh', ports: [{ number: 2222, protocol: 'Tcp' }] }])).to.equal(false);
+    expect(same(services, [...services, ...services])).to.equal(false);
+    expect(same({ a: 1, b: undefined }, { a: 1 })).to.equal(true);
+    expect(same({ a: 1 }, { a: 1, b: null })).to.equal(false);
+    expect(same([], {})).to.equal(false);
+    expect(same(null, {})).to.equal(false);
+    const g = diffGraphs({ nodes: [{ id: 'n', kind: 'k', entity_id: null, parent_id: null, label: 'a', services }], edges: [] },
+      { nodes: [{ id: 'n', kind: 'k', entity_id: null, parent_id: null, label: 'a', services: [{ ...services[0]!, name: 'sshd' }] }], edges: [] });
+    expect(g.nodes.changed).to.deep.equal([{ id: 'n', kind: 'k', changes: { services: [services, [{ ...services[0]!, name: 'sshd' }]] } }]);
+  });
   const empty: Snapshot = { subnets: [], hosts: [], ipAddresses: [], ports: [], services: [], bindings: [], interfaces: [], dependencies: [], tags: [] };
   it('a dependency over binding members draws between the services of those bindings, in member order', () => {
     const s: Snapshot = {

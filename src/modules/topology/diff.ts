@@ -16,8 +16,26 @@ export interface ItemDiff<T> {
   changed: ItemChange[];
 }
 
-/** Equal values: primitives compared directly, objects and arrays by their JSON (node fields are plain data). */
-const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
+/**
+ * Equal plain data (node fields are JSON values): walked, stopping at the first difference. Two
+ * JSON.stringify calls per field cost 4× more on a diff where every address changed (bench).
+ */
+export function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  // A field set to undefined is absent, as in JSON.
+  for (const k of Object.keys(x)) if (!same(x[k], y[k])) return false;
+  for (const k of Object.keys(y)) if (!(k in x) && y[k] !== undefined) return false;
+  return true;
+}
 
 function diffItems<T extends Item>(before: T[], after: T[]): ItemDiff<T> {
   const old = new Map(before.map((x) => [x.id, x]));

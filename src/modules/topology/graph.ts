@@ -106,6 +106,7 @@ function dependencyServices(dep: Row, serviceOfBinding: Map<string, string>): st
 
 /** Dependency edges between the nodes where member services are drawn (`nodeOfService`). */
 function dependencyEdges(s: Snapshot, nodeOfService: Map<string, string>): GraphEdge[] {
+  if (!s.dependencies.length) return [];
   const serviceOfBinding = new Map(s.bindings.map((b) => [b.id as string, b.service_id as string]));
   const edges: GraphEdge[] = [];
   for (const dep of s.dependencies) {
@@ -360,13 +361,15 @@ function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: 
 }
 
 
-/** Rows in one order whatever order the database read them in (live and history tables differ). */
+/**
+ * Rows in one order whatever order the database read them in (live and history tables differ).
+ * Services are ordered by each view as it draws them (per host in l3).
+ */
 function ordered(s: Snapshot): Snapshot {
   return {
     ...s,
     subnets: [...s.subnets].sort(byKeys('cidr', 'id')),
     hosts: [...s.hosts].sort(byKeys('name', 'id')),
-    services: [...s.services].sort(byKeys('host_id', 'position', 'name', 'id')),
     dependencies: [...s.dependencies].sort(byKeys('name', 'id')),
   };
 }
