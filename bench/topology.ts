@@ -3,7 +3,8 @@
 //   1. the full l3 graph (max_nodes large enough) vs a raw-SQL route answering the same rows as JSON;
 //   2. the default budgeted graph (max_nodes 2000), live and `at` (at ≤ 2× live);
 //   3. the diff over the seeded history;
-//   4. elk layout time at 500 / 1,000 / 2,000 element nodes, and a cached layout served;
+//   4. elk layout time at 500 / 1,000 / 2,000 element nodes, and a map opened again: the graph
+//      served from the process's cache with its stored layout, against the same GET drawn anew;
 //   5. bytes per node, compressed and not.
 // Environment: BENCH_HOSTS (10,000), TOPO_MIN_HISTORY (300,000), TOPO_RUNS (20), BENCH_KEEP=1.
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,8 @@ import { Db, migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
 import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { layoutGraph } from '../src/modules/topology/layout.js';
+import { GraphCache } from '../src/modules/topology/graphCache.js';
+import { sequenceEvents } from '../src/modules/events/service.js';
 import type { GraphEdge, GraphNode } from '../src/modules/topology/graph.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
@@ -78,6 +81,9 @@ async function main() {
   let server: ReturnType<ReturnType<typeof buildApp>['listen']> | undefined;
   try {
     await migrate(services.orm);
+    // Measures 1-3 and the baseline of 4 draw every answer: the graph cache is off until measure 4.
+    const graphCache = services.topologyGraphs;
+    services.topologyGraphs = new GraphCache(0);
     // The bench measures drawing, not the limiter (as bench/run.ts).
     services.rateLimiter = { degraded: false, take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }) } as unknown as RateLimiter;
     const app = buildApp(services);
@@ -105,6 +111,10 @@ async function main() {
     log(`seeding ${CFG.hosts} hosts in ${subnetIds.length} subnets, ≥ ${CFG.minHistory} history states …`);
     const seeded = await seed({ databaseUrl, organizationId: reg.data.organization_id, networkId, subnetId: subnetIds[0]!, subnetIds, hosts: CFG.hosts, minHistory: CFG.minHistory, batchHosts: 1000, parallel: 2, log: () => undefined });
     log(`seeded in ${seeded.seconds.total} s; ${seeded.totalHistory} history rows; at = ${seeded.atInstant}`);
+    // The seed's changes become events, as a running sequencer (any worker or stream) would have done.
+    const tSeq = performance.now();
+    const sequenced = await sequenceEvents(new Db(services.orm.em.fork()));
+    log(`${sequenced} events sequenced in ${round((performance.now() - tSeq) / 1000)} s`);
     const q = `network_id=${networkId}`;
 
     // 1. The full l3 graph vs the raw rows as JSON.
@@ -141,7 +151,10 @@ async function main() {
     const cachedUrl = `${base}/api/v1/topology?${q}&max_nodes=2000`;
     const first = JSON.parse((await timeGet(cachedUrl, cookie, 1)).body).data;
     await runLayoutJob(services, { organization_id: reg.data.organization_id, network_id: networkId, view: 'l3', as_of: first.as_of, digest: first.digest, include_hidden: false, max_nodes: 2000 });
-    const cached = await timeGet(cachedUrl, cookie, CFG.runs);
+    const drawnAgain = await timeGet(cachedUrl, cookie, CFG.runs);
+    services.topologyGraphs = graphCache;
+    const cached = await timeGet(cachedUrl, cookie, CFG.runs + 1);
+    cached.ms.shift(); // the first draws and fills the cache
     const cachedData = JSON.parse(cached.body).data;
     const layoutLookup: number[] = [];
     const db = new Db(services.orm.em.fork());
@@ -163,7 +176,7 @@ async function main() {
       diff: { ms: stats(diff.ms), changed: diffData.nodes.changed.length, added: diffData.nodes.added.length, removed: diffData.nodes.removed.length },
       recentDiff: { ms: stats(recentDiff.ms), changed: recentChanged },
       layoutMs,
-      cached: { status: cachedData.layout.status, positions: Object.keys(cachedData.layout.positions).length, getMs: stats(cached.ms), lookupMs: stats(layoutLookup) },
+      cached: { status: cachedData.layout.status, positions: Object.keys(cachedData.layout.positions).length, getMs: stats(cached.ms), drawnMs: stats(drawnAgain.ms), lookupMs: stats(layoutLookup) },
       bytesPerNode: { json: round(full.bytes / nodes), gzip: round(gz / nodes), br: round(br / nodes) },
       targets: TARGETS,
     };
@@ -176,7 +189,7 @@ async function main() {
     log(`| diff over the history p50 | ${result.diff.ms.p50} ms (${result.diff.changed} changed nodes) | ≤ ${TARGETS.diffMs} ms | ${verdict(result.diff.ms.p50 <= TARGETS.diffMs)} |`);
     log(`| diff over 100 hosts renamed p50 / p99 | ${result.recentDiff.ms.p50} / ${result.recentDiff.ms.p99} ms (${result.recentDiff.changed} changed nodes) | | |`);
     log(`| elk 500 / 1,000 / 2,000 | ${layoutMs[500]} / ${layoutMs[1000]} / ${layoutMs[2000]} ms (1,000 with elk's defaults: ${layoutMs['1000-elk-defaults']} ms) | 1,000 ≤ ${TARGETS.layout1000Ms} ms | ${verdict(layoutMs[1000]! <= TARGETS.layout1000Ms)} |`);
-    log(`| cached layout, 2,000 nodes: GET p99 / lookup p99 | ${result.cached.getMs.p99} / ${result.cached.lookupMs.p99} ms (${result.cached.status}) | ≤ ${TARGETS.cachedP99Ms} ms | ${verdict(result.cached.lookupMs.p99 <= TARGETS.cachedP99Ms)} (lookup) |`);
+    log(`| cached layout, ${result.cached.positions} positions: GET p50 / p99 (graph cache) | ${result.cached.getMs.p50} / ${result.cached.getMs.p99} ms; drawn anew: ${result.cached.drawnMs.p50} / ${result.cached.drawnMs.p99} ms; layout lookup p99 ${result.cached.lookupMs.p99} ms (${result.cached.status}) | ≤ ${TARGETS.cachedP99Ms} ms | ${verdict(result.cached.getMs.p99 <= TARGETS.cachedP99Ms)} |`);
     log(`| bytes per node json / gzip / br | ${result.bytesPerNode.json} / ${result.bytesPerNode.gzip} / ${result.bytesPerNode.br} | | |`);
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     const file = new URL(`./results/topology-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);

@@ -26,6 +26,8 @@ import { webApp } from './http/webApp.js';
 import { LoginGuard } from './modules/accounts/loginGuard.js';
 import { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
 import { EventHub } from './modules/events/hub.js';
+import { GraphCache } from './modules/topology/graphCache.js';
+import { Counter } from 'prom-client';
 import { routes } from './routes.js';
 
 export async function createServices(
@@ -47,6 +49,11 @@ export async function createServices(
   });
   // The queues of src/core/queues.ts, over one fail-fast connection (enqueueing, /metrics, /admin/queues).
   const queues = openQueues(config, queueSettings, { shared: true });
+  const metrics = createMetrics(config, queues, redis);
+  const topologyLookups = new Counter({
+    name: 'topology_graph_cache_total', help: 'Topology graph reads: served from this process\'s cache (hit), drawn (miss), or drawn because a change awaited its event (bypass)',
+    labelNames: ['result'] as const, registers: [metrics.registry],
+  });
   return {
     config,
     orm,
@@ -57,9 +64,10 @@ export async function createServices(
     keyUsage: new KeyUsageRecorder(orm, logger),
     queues,
     queueSettings,
-    metrics: createMetrics(config, queues, redis),
+    metrics,
     // Connects at the first stream (or start()): a process without streams needs no listener.
     events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes }),
+    topologyGraphs: new GraphCache(config.topologyCacheItems, (result) => topologyLookups.inc({ result })),
   };
 }
 

@@ -38,6 +38,8 @@ export interface AppConfig {
   eventHeartbeatMs: number;
   /** EVENT_STREAM_BUFFER_BYTES: what may wait for one slow stream client before it is dropped (1 MiB). */
   eventStreamBufferBytes: number;
+  /** TOPOLOGY_CACHE_ITEMS: nodes and edges of drawn graphs this process keeps for unchanged networks (50,000; 0: none). */
+  topologyCacheItems: number;
   /**
    * WEBHOOK_RETRY_SCHEDULE: seconds before each attempt of a webhook delivery, the first included
    * (Standard Webhooks' example: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h).
@@ -94,6 +96,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     eventRetentionDays: nonNegative('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 90),
     eventHeartbeatMs: nonNegative('EVENT_HEARTBEAT_MS', env.EVENT_HEARTBEAT_MS, 15_000),
     eventStreamBufferBytes: nonNegative('EVENT_STREAM_BUFFER_BYTES', env.EVENT_STREAM_BUFFER_BYTES, 1024 * 1024),
+    topologyCacheItems: nonNegative('TOPOLOGY_CACHE_ITEMS', env.TOPOLOGY_CACHE_ITEMS, 50_000),
     webhookRetrySchedule: seconds('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE, [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookAllowedNetworks: parseAllowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS, 'WEBHOOK_ALLOWED_NETWORKS'),
     webhookTimeoutMs: nonNegative('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),

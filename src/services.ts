@@ -10,6 +10,7 @@ import type { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
 import type { Metrics } from './http/metrics.js';
 import type { QueueSettings, Queues } from './core/queues.js';
 import type { EventHub } from './modules/events/hub.js';
+import type { DrawnGraphCache } from './modules/topology/service.js';
 
 export interface Services {
   config: AppConfig;
@@ -26,4 +27,6 @@ export interface Services {
   metrics: Metrics;
   /** This process's listener for committed changes: sequences them and feeds the event streams. */
   events: EventHub;
+  /** Topology graphs drawn by this process, served again while their organization is unchanged. */
+  topologyGraphs: DrawnGraphCache;
 }

@@ -113,7 +113,11 @@ export class Db {
     return (await this.query<T>(sql, params))[0];
   }
 
-  transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+  /**
+   * `snapshot`: every statement sees one snapshot of the database (REPEATABLE READ, read only), for
+   * reads of several tables that must agree; otherwise READ COMMITTED, each statement its own.
+   */
+  transaction<T>(fn: (db: Db) => Promise<T>, opts: { snapshot?: boolean } = {}): Promise<T> {
     if (this.em.isInTransaction()) return fn(this);
     return this.em.transactional(async (em) => {
       const tx = new Db(em as EntityManager, this.context);
@@ -125,6 +129,6 @@ export class Db {
         );
       }
       return fn(tx);
-    });
+    }, opts.snapshot ? { isolationLevel: 'repeatable read', readOnly: true } : undefined);
   }
 }

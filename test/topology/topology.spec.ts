@@ -323,6 +323,66 @@ describe('topology: the network as a graph', () => {
   });
 });
 
+describe('topology: a drawn graph served again while its organization is unchanged', () => {
+  const TOKEN = 'topology-cache-metrics-token';
+  let app: TestApp;
+  let t: Tenant;
+  let n: Net;
+  beforeEach(async () => {
+    app = await startTestApp({ metricsToken: TOKEN });
+    t = await registerTenant(app.url, 'cache');
+    n = await buildNetwork(app, t.owner, t.defaultNetworkId);
+  });
+  afterEach(() => app.close());
+  const topo = async (query = '') => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}${query}`, { auth: t.owner }));
+  /** This process's counts of topology_graph_cache_total by result, from /metrics. */
+  const lookups = async () => {
+    const res = await call(app.url, 'GET', '/metrics', { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const count = (result: string) => Number(new RegExp(`^topology_graph_cache_total\\{result="${result}"\\} (\\d+)`, 'm').exec(String(res.body))?.[1] ?? 0);
+    return { hit: count('hit'), miss: count('miss'), bypass: count('bypass') };
+  };
+  const labelsOf = (data: any) => data.nodes.filter((x: any) => x.host_id === n.web.id).map((x: any) => x.host_name);
+
+  it('answers the same graph from the cache, and a change of any kind (API, tag, direct SQL) is in the very next answer', async () => {
+    const first = await topo();
+    const second = await topo();
+    expect(await lookups()).to.deep.include({ hit: 1, miss: 1 });
+    expect(second.nodes).to.deep.equal(first.nodes);
+    expect(second.edges).to.deep.equal(first.edges);
+    expect(second.digest).to.equal(first.digest);
+    expect(Date.parse(second.as_of)).to.be.greaterThanOrEqual(Date.parse(first.as_of)); // the graph as of now, not as of the first drawing
+    // Other queries are other entries: another view, the hidden hosts.
+    await topo('&view=workloads');
+    await topo('&include_hidden=true');
+    expect(await lookups()).to.deep.include({ hit: 1, miss: 3 });
+
+    // Renamed through the API: the next answer has the new name (the change's event moved the version).
+    expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${n.web.id}`, { auth: t.owner, body: { id: n.web.id, name: 'web-renamed', hidden: false, tags: [] } }));
+    const renamed = await topo();
+    expect(labelsOf(renamed)).to.deep.equal(['web-renamed', 'web-renamed']);
+    expect(renamed.digest).to.not.equal(first.digest);
+    // Written behind the API's back, in SQL: the history triggers number it all the same.
+    await new Db(app.services.orm.em.fork()).query(`update hosts set name = 'web-sql' where id = ?`, [n.web.id]);
+    expect(labelsOf(await topo())).to.deep.equal(['web-sql', 'web-sql']);
+    // An organization-level change (the application tag renamed) reaches the network's views too.
+    const tagLabel = async () => (await topo('&view=application')).nodes.find((x: any) => x.kind === 'tag').label;
+    expect(await tagLabel()).to.equal('shop');
+    const tag = (await topo('&view=application')).nodes.find((x: any) => x.kind === 'tag');
+    expectOk(await call(app.url, 'PUT', `/api/v1/tags/${tag.entity_id}`, { auth: t.owner, body: { name: 'store', color: 'Teal', is_application: true } }));
+    expect(await tagLabel()).to.equal('store');
+    await topo(); // drawn again: the rename moved the organization's version
+    const before = await lookups();
+    await topo();
+    expect(await lookups()).to.deep.include({ hit: before.hit + 1, miss: before.miss });
+    // Pins are not part of the cached drawing: pinned now, pinned in the next (cached) answer.
+    const pinned = `ip_address:${n.ip.webA}`;
+    expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: { network_id: t.defaultNetworkId, view: 'l3', positions: { [pinned]: { x: 7, y: 8 } } } }));
+    const pinnedAnswer = await topo();
+    expect(pinnedAnswer.layout.pinned).to.deep.equal([pinned]);
+    expect(await lookups()).to.deep.include({ hit: before.hit + 2 });
+  });
+});
+
 describe('topology: graph builder (pure)', () => {
   it('compares node fields as JSON values: nested arrays and objects, key order and undefined fields ignored', () => {
     const services = [{ id: 's', name: 'ssh', ports: [{ number: 22, protocol: 'Tcp' }] }];

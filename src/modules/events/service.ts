@@ -143,6 +143,19 @@ export async function readEvents(db: Db, scope: Scope, filter: EventFilter, afte
   return { events: rows.slice(0, limit).map(eventResponse), hasMore: rows.length > limit };
 }
 
+/**
+ * One bounded batch of the outbox sequenced, unless a sequencer is at work (never waits for it):
+ * for readers that want a fresh version cheaply (the topology cache), not the whole backlog.
+ */
+export async function sequenceSomeIfIdle(db: Db, batch = 1000): Promise<void> {
+  if (!(await db.one('select 1 from event_outbox limit 1'))) return;
+  await db.transaction(async (tx) => {
+    // The lock events_sequence() takes (migration 13); taken here first so that a busy sequencer is skipped, not waited for.
+    const lock = await tx.one<{ ok: boolean }>(`select pg_try_advisory_xact_lock(hashtext('netinv.events_sequence')) as ok`);
+    if (lock?.ok) await tx.query('select events_sequence(?)', [batch]);
+  });
+}
+
 /** Sequences what is committed but not yet in the feed (almost always nothing: one index probe). */
 export async function sequencePending(db: Db): Promise<void> {
   if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);

@@ -8,7 +8,7 @@ export const topologyRoutes = defineRoutes([
     operationId: 'getTopology', method: 'get', path: '/api/v1/topology', group: 'Topology', auth: 'Viewer',
     summary: 'The network as a graph (view l3 | workloads | application | l2), now or as of `at`; large views come with their biggest containers collapsed (max_nodes, expand)',
     query: topologyQuery, response: topologyResponse,
-    handler: ({ db, scope, query, services }) => topologyService.get(db, scope, query as TopologyQuery, services.queues.topologyLayout),
+    handler: ({ db, scope, query, services }) => topologyService.get(db, scope, query as TopologyQuery, services.queues.topologyLayout, services.topologyGraphs),
   },
   {
     operationId: 'getTopologyDiff', method: 'get', path: '/api/v1/topology/diff', group: 'Topology', auth: 'Viewer',

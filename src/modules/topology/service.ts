@@ -4,9 +4,10 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Snapshot, type View } from './graph.js';
+import { buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Graph, type Snapshot, type View } from './graph.js';
 import { layoutFor, layoutGraph, storeLayout, withPins, type Box } from './layout.js';
 import { diffGraphs, unionOverTime } from './diff.js';
+import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
 import { AppError } from '../../core/errors.js';
 import { FileResponse } from '../../http/envelope.js';
@@ -209,7 +210,7 @@ function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
     await tx.query('set local max_parallel_workers_per_gather = 0');
     return fn(tx);
-  });
+  }, { snapshot: true });
 }
 
 /** The graph of a query, in one transaction, and the instant it shows (`at`, or now). */
@@ -369,10 +370,22 @@ export const topologyService = {
     return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, EXPORTERS[q.format]({ nodes: graph.nodes, edges: graph.edges, positions, title }));
   },
 
-  async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue) {
+  async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
-    // One snapshot: every table read in one transaction, so `now` is one instant too.
-    const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
+    // The version first, then the drawing (graphCache.ts says why this order is safe).
+    const { version, now } = await changeVersion(db, scope.organizationId);
+    const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort()]);
+    let drawn = cache?.get(key, version);
+    if (!drawn) {
+      // One snapshot: every table read in one transaction, and `as_of` is its instant.
+      const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
+      drawn = { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
+      cache?.set(key, version, drawn, graph.nodes.length + graph.edges.length);
+    } else {
+      // Unchanged since it was drawn: the same graph is the network as of now.
+      drawn = { ...drawn, asOf: q.at ?? now };
+    }
+    const { graph, digest, availableViews, asOf } = drawn;
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: asOf, digest,
       tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes, expand: q.expand,
@@ -382,7 +395,7 @@ export const topologyService = {
       view: q.view,
       as_of: asOf,
       digest,
-      available_views: await availableViewsOf(db, scope.organizationId, q.network_id, q.at),
+      available_views: availableViews,
       nodes: graph.nodes,
       edges: graph.edges,
       layout,
@@ -390,6 +403,9 @@ export const topologyService = {
     };
   },
 };
+
+/** Drawn graphs of `get`, with what else an unchanged network answers the same (its views). */
+export type DrawnGraphCache = GraphCache<{ graph: Graph; digest: string; asOf: string; availableViews: View[] }>;
 
 /** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
 export const pinService = {
