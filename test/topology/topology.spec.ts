@@ -423,6 +423,28 @@ describe('topology: graph builder (pure)', () => {
     expect(Object.keys(positions).sort()).to.deep.equal(g.nodes.map((x) => x.id).sort());
   });
 
+  it('lays a big subnet out as a block, not a column: its box is at most 4× as tall as it is wide, and the elements inside it overlap nothing', async () => {
+    const subnet = { id: '00000000-0000-4000-8000-000000000001', cidr: '10.0.0.0/16', name: 'big' };
+    const hosts = Array.from({ length: 200 }, (_, i) => ({ id: `h${i}`, name: `host-${i}`, tags: [] }));
+    const s: Snapshot = {
+      ...empty, subnets: [subnet], hosts,
+      ipAddresses: hosts.flatMap((h, i) => [0, 1].map((k) => ({ id: `ip${i}-${k}`, host_id: h.id, subnet_id: subnet.id, ip_address: `10.0.${k}.${i}`, position: k }))),
+    };
+    const g = buildGraph(s, 'l3', { maxNodes: 1000 });
+    const positions = await layoutGraph(g.nodes, g.edges);
+    const box = positions[`subnet:${subnet.id}`]!;
+    expect(box.height / box.width).to.be.within(0.25, 4);
+    const elements = g.nodes.filter((x) => x.parent_id).map((x) => positions[x.id]!);
+    for (const e of elements) expect(e.x >= box.x && e.y >= box.y && e.x + e.width <= box.x + box.width && e.y + e.height <= box.y + box.height).to.equal(true);
+    const sorted = [...elements].sort((a, b) => a.x - b.x || a.y - b.y);
+    for (let i = 0; i < sorted.length; i++) {
+      for (let j = i + 1; j < sorted.length && sorted[j]!.x < sorted[i]!.x + sorted[i]!.width; j++) {
+        const [a, b] = [sorted[i]!, sorted[j]!];
+        expect(a.y + a.height <= b.y || b.y + b.height <= a.y, 'overlap').to.equal(true);
+      }
+    }
+  });
+
   it('a later layout keeps every node where it was and places a new one below its neighbour, inside its container, overlapping nothing', async () => {
     const subnets = [0, 1].map((i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, cidr: `10.${i}.0.0/24`, name: `s${i}` }));
     const snapshot = (hostCount: number): Snapshot => {

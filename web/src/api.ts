@@ -41,6 +41,29 @@ export const api = {
   delete: async <T = any>(path: string): Promise<T> => (await request('DELETE', path)).data,
 };
 
+/**
+ * Answers asked for before the screen that reads them exists: the map's graph is requested at boot,
+ * alongside the session, instead of after it (one round trip less before the first drawing).
+ */
+const early = new Map<string, { answer: Promise<unknown>; at: number }>();
+const PREFETCH_FRESH_MS = 10_000;
+export function prefetch(path: string): void {
+  if (early.has(path)) return;
+  const answer = api.get(path);
+  answer.catch(() => undefined); // a failure is not reported here: takePrefetched asks again
+  early.set(path, { answer, at: performance.now() });
+}
+/**
+ * The prefetched answer for this path, once, if it is recent; if it failed (a session that had
+ * expired, signed in since), the API is asked again.
+ */
+export function takePrefetched<T>(path: string): Promise<T> | undefined {
+  const entry = early.get(path);
+  early.delete(path);
+  if (!entry || performance.now() - entry.at > PREFETCH_FRESH_MS) return undefined;
+  return (entry.answer as Promise<T>).catch(() => api.get<T>(path));
+}
+
 /** A query string from the defined values (arrays as comma lists). */
 export function query(params: Record<string, string | number | boolean | string[] | undefined | null>): string {
   const q = new URLSearchParams();

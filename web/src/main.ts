@@ -5,7 +5,7 @@ import './styles.css';
 import { api, whenSignedOut } from './api.js';
 import { fill, h } from './dom.js';
 import { signInScreen } from './screens/signIn.js';
-import { mapScreen } from './screens/map.js';
+import { mapScreen, prefetchMap } from './screens/map.js';
 import { hostsScreen, hostScreen } from './screens/hosts.js';
 import { daemonsScreen } from './screens/daemons.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
@@ -101,4 +101,7 @@ whenSignedOut(() => {
   navigate(`/signin?expired=1&next=${encodeURIComponent(location.pathname + location.search)}`, true);
 });
 window.addEventListener('popstate', () => void render());
+// Opened on a map: its graph is asked for now, while the session loads (the map screen takes it).
+const onMap = /^\/networks\/(?<network>[\w-]+)\/topology$/.exec(location.pathname);
+if (onMap && localStorage.getItem(SIGNED_IN)) prefetchMap(onMap.groups!.network!, new URLSearchParams(location.search));
 void render();

@@ -3,7 +3,7 @@
 // MapRenderer; reads the topology API: the graph and its layout (polled while `pending`), the
 // digest (polled to follow the inventory live), the timeline (the history slider: one layout for
 // every instant, so nothing moves while scrubbing), the diff, the exports and the pins.
-import { api, ApiError, query } from '../api.js';
+import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
 import { MapRenderer } from '../mapRenderer.js';
@@ -31,22 +31,35 @@ interface MapState {
   selectedHost?: string;
 }
 
-export function mapScreen(outlet: HTMLElement, route: Route, session: Session, mode: 'map' | 'diff') {
-  const q = route.query;
-  const state: MapState = {
-    networkId: route.params.network!, view: q.get('view') ?? 'l3', at: q.get('at') ?? undefined, tagId: q.get('tag') ?? undefined,
+/** The map's state as its address gives it (a deep link). */
+function stateOf(networkId: string, q: URLSearchParams): MapState {
+  return {
+    networkId, view: q.get('view') ?? 'l3', at: q.get('at') ?? undefined, tagId: q.get('tag') ?? undefined,
     includeHidden: q.get('hidden') === 'true', expand: (q.get('expand') ?? '').split(',').filter(Boolean), folded: new Set(), search: '',
   };
+}
+
+/** The topology read that draws this state. */
+const graphPath = (state: MapState) => `/api/v1/topology${query({
+  network_id: state.networkId, view: state.view, at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined,
+  include_hidden: state.includeHidden || undefined, expand: state.expand,
+})}`;
+
+/** At boot, on a map's address: its graph requested while the session loads. */
+export function prefetchMap(networkId: string, q: URLSearchParams): void {
+  prefetch(graphPath(stateOf(networkId, q)));
+}
+
+export function mapScreen(outlet: HTMLElement, route: Route, session: Session, mode: 'map' | 'diff') {
+  const q = route.query;
+  const state = stateOf(route.params.network!, q);
   const timers = new Set<number>();
   let disposed = false;
   const later = (ms: number, fn: () => void) => { const t = window.setTimeout(() => { timers.delete(t); if (!disposed) fn(); }, ms); timers.add(t); };
 
-  const fetchGraph = () => api.get<Topology & { filtered_out: unknown }>(`/api/v1/topology${query({
-    network_id: state.networkId, view: state.view, at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined,
-    include_hidden: state.includeHidden || undefined, expand: state.expand,
-  })}`);
-  // Asked for before the screen is built: the answer travels while the renderer starts.
-  const firstGraph = mode === 'map' ? fetchGraph() : undefined;
+  const fetchGraph = () => api.get<Topology & { filtered_out: unknown }>(graphPath(state));
+  // Asked for at boot (prefetchMap), or else before the screen is built: the answer travels while the renderer starts.
+  const firstGraph = mode === 'map' ? (takePrefetched<Topology & { filtered_out: unknown }>(graphPath(state)) ?? fetchGraph()) : undefined;
   firstGraph?.catch(() => undefined); // reported by loadGraph
 
   // ---- layout of the screen --------------------------------------------------------------------
@@ -229,7 +242,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   async function follow() {
     if (!state.at && !state.timeline && mode === 'map' && state.graph?.layout.status === 'ready') {
       try {
-        const g = await api.get<Topology>(`/api/v1/topology${query({ network_id: state.networkId, view: state.view, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
+        const g = await api.get<Topology>(graphPath({ ...state, at: undefined }));
         if (!disposed && !state.timeline && g.digest !== state.graph?.digest) {
           // Until the new layout is ready, what was drawn stays where it was; new nodes wait for it.
           if (g.layout.status === 'ready') {
