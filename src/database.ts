@@ -15,6 +15,7 @@ import { Migration20261125000010DaemonAliases } from '../migrations/Migration202
 import { Migration20261125000011TopologyLayouts } from '../migrations/Migration20261125000011TopologyLayouts.js';
 import { Migration20261125000012TopologyPinHistory } from '../migrations/Migration20261125000012TopologyPinHistory.js';
 import { Migration20261125000013Events } from '../migrations/Migration20261125000013Events.js';
+import { Migration20261125000014OutboxVacuum } from '../migrations/Migration20261125000014OutboxVacuum.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000011TopologyLayouts', class: Migration20261125000011TopologyLayouts },
   { name: 'Migration20261125000012TopologyPinHistory', class: Migration20261125000012TopologyPinHistory },
   { name: 'Migration20261125000013Events', class: Migration20261125000013Events },
+  { name: 'Migration20261125000014OutboxVacuum', class: Migration20261125000014OutboxVacuum },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

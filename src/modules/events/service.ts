@@ -148,7 +148,7 @@ export async function readEvents(db: Db, scope: Scope, filter: EventFilter, afte
  * for readers that want a fresh version cheaply (the topology cache), not the whole backlog.
  */
 export async function sequenceSomeIfIdle(db: Db, batch = 1000): Promise<void> {
-  if (!(await db.one('select 1 from event_outbox limit 1'))) return;
+  if (!(await outboxPending(db))) return;
   await db.transaction(async (tx) => {
     // The lock events_sequence() takes (migration 13); taken here first so that a busy sequencer is skipped, not waited for.
     const lock = await tx.one<{ ok: boolean }>(`select pg_try_advisory_xact_lock(hashtext('netinv.events_sequence')) as ok`);
@@ -158,7 +158,16 @@ export async function sequenceSomeIfIdle(db: Db, batch = 1000): Promise<void> {
 
 /** Sequences what is committed but not yet in the feed (almost always nothing: one index probe). */
 export async function sequencePending(db: Db): Promise<void> {
-  if (await db.one('select 1 from event_outbox limit 1')) await sequenceEvents(db);
+  if (await outboxPending(db)) await sequenceEvents(db);
+}
+
+/**
+ * Whether a committed change waits in the outbox. In index order: a sequential scan reads every
+ * dead row a large batch left until autovacuum passes; the index scan marks them and skips them.
+ */
+export const OUTBOX_PENDING_SQL = '(select seq from event_outbox order by seq limit 1) is not null';
+async function outboxPending(db: Db): Promise<boolean> {
+  return (await db.one<{ pending: boolean }>(`select ${OUTBOX_PENDING_SQL} as pending`))!.pending;
 }
 
 /** The newest event id, everything committed included (where a stream without a cursor starts: "from now on"). */

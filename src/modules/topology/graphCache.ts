@@ -12,7 +12,7 @@
 // outbox still holds anything the cache is bypassed, so a lagging sequencer costs speed, never freshness.
 // Layouts and pins are not cached here: they are read per request (an indexed lookup).
 import type { Db } from '../../core/db.js';
-import { sequenceSomeIfIdle } from '../events/service.js';
+import { OUTBOX_PENDING_SQL, sequenceSomeIfIdle } from '../events/service.js';
 
 export type CacheResult = 'hit' | 'miss' | 'bypass';
 
@@ -28,16 +28,20 @@ interface Entry<T> {
  * with none left, the highest pruned id stands for them.
  */
 export async function changeVersion(db: Db, organizationId: string): Promise<{ version: string | undefined; now: string }> {
-  // What is committed gets its number now (a bounded batch, never waiting for a busy sequencer),
-  // so a process where no sequencer listens still finds a version.
-  await sequenceSomeIfIdle(db);
-  const row = await db.one<{ version: string; pending: boolean; now: string }>(
+  const read = () => db.one<{ version: string; pending: boolean; now: string }>(
     `select coalesce((select max(id) from events where organization_id = ?), (select max(pruned_through) from event_retention), 0)::text as version,
-            exists (select 1 from event_outbox) as pending,
+            ${OUTBOX_PENDING_SQL} as pending,
             to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`,
     [organizationId],
   );
-  return { version: row!.pending ? undefined : row!.version, now: row!.now };
+  let row = (await read())!;
+  if (row.pending) {
+    // Committed changes get their numbers now (a bounded batch, never waiting for a busy
+    // sequencer), so a process where no sequencer listens still finds a version.
+    await sequenceSomeIfIdle(db);
+    row = (await read())!;
+  }
+  return { version: row.pending ? undefined : row.version, now: row.now };
 }
 
 /** A least-recently-used map bounded by total weight (a graph weighs its node and edge count). */
