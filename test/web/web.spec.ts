@@ -101,6 +101,31 @@ describe('web application (Chromium)', function () {
     expectNoProblems(w);
   });
 
+  it('the map follows a change without a reload (the network\'s change stream): a host added appears, the others stay where they were', async () => {
+    w = await openPage(browser, app.url);
+    const streams: string[] = [];
+    w.page.on('request', (r) => { if (r.url().includes('/api/v1/events/stream')) streams.push(new URL(r.url()).searchParams.get('network_id') ?? ''); });
+    await signIn(w.page, app.url, user, mapPath());
+    await waitForMap(w.page);
+    await waitFor('the change stream opened', async () => streams.length > 0);
+    expect(streams[0]).to.equal(user.networkId);
+    const before = await mapSnapshot(w.page);
+    await w.page.evaluate(() => { (window as any).sameDocument = true; });
+    const added = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: await auth(), body: { network_id: user.networkId, name: 'newcomer', ip_addresses: [{ subnet_id: n.subnetA.id, ip_address: '10.1.0.88' }] } }), 201);
+    await waitFor('the new host on the map', async () => (await hostNames()).includes('newcomer'), 15_000);
+    const after = await mapSnapshot(w.page);
+    expect(after[`ip_address:${added.ip_addresses[0].id}`]).to.not.equal(undefined);
+    for (const id of [`ip_address:${n.ip.webA}`, `ip_address:${n.ip.webB}`, `ip_address:${n.ip.dbA}`, `host:${n.bare.id}`]) {
+      expect({ x: after[id]!.x, y: after[id]!.y }, id).to.deep.equal({ x: before[id]!.x, y: before[id]!.y });
+    }
+    expect(await w.page.evaluate(() => (window as any).sameDocument)).to.equal(true); // not reloaded
+    // Read because the stream said so, before the digest poll's first turn (5 s after the map opened).
+    const reads = await w.page.evaluate(() => (window as any).netinventoryMap.liveReads());
+    expect(reads.change).to.be.greaterThan(0);
+    expect(reads.poll).to.equal(0);
+    expectNoProblems(w);
+  });
+
   it('diff mode marks an added and a removed host and lists the changes', async () => {
     const from = expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${user.networkId}`, { auth: await auth() })).as_of;
     const added = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: await auth(), body: { network_id: user.networkId, name: 'newcomer', ip_addresses: [{ subnet_id: n.subnetB.id, ip_address: '10.2.0.50' }] } }), 201);

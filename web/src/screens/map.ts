@@ -1,7 +1,7 @@
 // The map (/networks/<id>/topology?view=&at=&tags=&hidden=) and the diff between two instants
 // (/networks/<id>/topology/diff?from=&to=&view=). Owns the map's state; draws through
 // MapRenderer; reads the topology API: the graph and its layout (polled while `pending`), the
-// digest (polled to follow the inventory live), the timeline (the history slider: one layout for
+// change stream and the digest (to follow the inventory live), the timeline (the history slider: one layout for
 // every instant, so nothing moves while scrubbing), the diff, the exports and the pins.
 import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
@@ -12,6 +12,9 @@ import { navigate, type Route, type Session } from '../main.js';
 
 const VIEW_NAMES: Record<string, string> = { l3: 'L3 (subnets)', workloads: 'Workloads', application: 'Applications', l2: 'L2 (physical)' };
 const LIVE_POLL_MS = 5000;
+const LIVE_POLL_STREAMING_MS = 30_000;
+/** Changes come in bursts (a discovery batch): the graph is read once the burst has settled a little. */
+const CHANGE_SETTLE_MS = 300;
 const LAYOUT_POLL_MS = 700;
 
 interface MapState {
@@ -238,21 +241,38 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     }
   }
 
-  /** Live: the map follows the inventory (the digest changes) without moving what did not change. */
-  async function follow() {
-    if (!state.at && !state.timeline && mode === 'map' && state.graph?.layout.status === 'ready') {
-      try {
-        const g = await api.get<Topology>(graphPath({ ...state, at: undefined }));
-        if (!disposed && !state.timeline && g.digest !== state.graph?.digest) {
-          // Until the new layout is ready, what was drawn stays where it was; new nodes wait for it.
-          if (g.layout.status === 'ready') {
-            state.graph = g;
-            renderGraph();
-          } else later(LAYOUT_POLL_MS, () => void follow());
-        }
-      } catch { /* the next poll tries again */ }
-    }
-    later(LIVE_POLL_MS, () => void follow());
+  /**
+   * Live: the map follows the inventory without moving what did not change. The network's change
+   * stream (/api/v1/events/stream) says when something changed, and the graph is read again (a
+   * burst of changes once); its digest is also polled, every 5 s while the stream is not open and
+   * every 30 s while it is (a safety net: a stream can break without telling).
+   */
+  const liveReads = { change: 0, poll: 0 };
+  async function refresh(cause: keyof typeof liveReads) {
+    if (state.at || state.timeline || mode !== 'map' || state.graph?.layout.status !== 'ready') return;
+    try {
+      liveReads[cause] += 1;
+      const g = await api.get<Topology>(graphPath({ ...state, at: undefined }));
+      if (disposed || state.timeline || g.digest === state.graph?.digest) return;
+      // Until the new layout is ready, what was drawn stays where it was; new nodes wait for it.
+      if (g.layout.status === 'ready') {
+        state.graph = g;
+        renderGraph();
+      } else later(LAYOUT_POLL_MS, () => void refresh(cause));
+    } catch { /* the next change or poll tries again */ }
+  }
+  let changeStream: EventSource | undefined;
+  let refreshQueued = false;
+  function listen() {
+    changeStream = new EventSource(`/api/v1/events/stream${query({ network_id: state.networkId })}`);
+    changeStream.onmessage = () => {
+      if (refreshQueued) return;
+      refreshQueued = true;
+      later(CHANGE_SETTLE_MS, () => { refreshQueued = false; void refresh('change'); });
+    };
+  }
+  function poll() {
+    void refresh('poll').finally(() => later(changeStream?.readyState === EventSource.OPEN ? LIVE_POLL_STREAMING_MS : LIVE_POLL_MS, poll));
   }
 
   async function openTimeline() {
@@ -403,16 +423,19 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   });
 
   // For tests and tools: what the map draws (positions, classes), read-only.
-  (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = { snapshot: () => renderer.snapshot() };
+  // liveReads: how often the live graph was read, because the change stream said so or by the poll.
+  (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = { snapshot: () => renderer.snapshot(), liveReads: () => ({ ...liveReads }) };
   renderViews([state.view]);
   if (mode === 'diff') void loadDiff();
   else void loadGraph(firstGraph).then(() => {
     if (q.get('history') === 'true') void openTimeline();
-    later(LIVE_POLL_MS, () => void follow());
+    listen();
+    later(LIVE_POLL_MS, poll);
   });
 
   return () => {
     disposed = true;
+    changeStream?.close();
     for (const t of timers) clearTimeout(t);
     renderer.destroy();
   };
