@@ -8,7 +8,7 @@
 // Environment: WEB_RUNS (7); WEB_RENDERER=webgl; WEB_TRACE=1 (performance marks, resource timings);
 // WEB_PROFILE=1 (the first page's CPU profile, self time; with WEB_MINIFY=0 for readable names);
 // WEB_TIMELINE=1 (the first page's Chromium trace: time per event kind on the page's main thread);
-// WEB_SIZES=2000 (only these sizes).
+// WEB_SIZES=2000 (only these sizes); WEB_SCREENSHOT=<dir> (a picture of each size's map, to look at).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -118,6 +118,7 @@ async function main() {
         await page.goto(url);
         await page.waitForFunction(() => performance.getEntriesByName('map-interactive').length > 0, undefined, { timeout: 60_000 });
         if (timeline) summariseTrace(JSON.parse((await browser.stopTracing()).toString()));
+        if (process.env.WEB_SCREENSHOT && visit === 0) await page.screenshot({ path: `${process.env.WEB_SCREENSHOT}/web-bench-${size}.png` });
         (drawn ? mapDrawn : map).push(await page.evaluate(() => performance.getEntriesByName('map-interactive')[0]!.startTime));
         if (profiler) {
           const { profile } = (await profiler.send('Profiler.stop')) as any;
