@@ -74,7 +74,8 @@ function assertKeyUsable<T extends { is_enabled: boolean; expired: boolean; expi
 }
 
 /** Resolves a session; returns whether its sliding expiry was extended (the cookie is then re-sent). */
-export async function scopeFromSession(db: Db, sessionId: string): Promise<{ scope: Scope; refreshed: boolean }> {
+/** `extend: false`: only checked (a long-lived stream re-checking its session does not keep it alive). */
+export async function scopeFromSession(db: Db, sessionId: string, opts: { extend?: boolean } = {}): Promise<{ scope: Scope; refreshed: boolean }> {
   const idHash = sha256Hex(sessionId);
   const row = await db.one<SessionRow>(
     `select u.id as user_id, u.organization_id, u.permissions as user_role, ${USER_NETWORKS} as network_ids,
@@ -84,7 +85,7 @@ export async function scopeFromSession(db: Db, sessionId: string): Promise<{ sco
     [idHash],
   );
   if (!row) throw new AppError('auth_session_expired');
-  const refreshed = SESSION_TTL_MS - row.expires_in_ms > SESSION_REFRESH_MS;
+  const refreshed = opts.extend !== false && SESSION_TTL_MS - row.expires_in_ms > SESSION_REFRESH_MS;
   if (refreshed) {
     await db.query(`update sessions set expires_at = now() + make_interval(secs => ?) where id_hash = ?`, [SESSION_TTL_MS / 1000, idHash]);
   }

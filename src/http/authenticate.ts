@@ -43,6 +43,29 @@ export async function sessionScope(ctx: Context, services: Services, db: Db): Pr
   return scope;
 }
 
+/**
+ * This request's credential, resolved again later: for a long-lived answer (the event stream) that
+ * must stop when the session ends or the key is revoked, and see only what the caller may see now
+ * (a role or network grants changed). Undefined: the credential is no longer accepted. Nothing is
+ * touched (no session extended, no key usage recorded); a database error is thrown, not a refusal.
+ */
+export function credentialCheck(ctx: Context, services: Services): () => Promise<Scope | undefined> {
+  const authorization = ctx.get('Authorization');
+  const daemonId = ctx.get('X-Daemon-ID') || undefined;
+  const sessionId = ctx.cookies.get(SESSION_COOKIE);
+  return async () => {
+    const db = new Db(services.orm.em.fork());
+    try {
+      const token = authorization ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
+      if (authorization) return token ? await (token.startsWith('scp_u_') ? scopeFromApiKey(db, token) : scopeFromDaemonKey(db, token, daemonId)) : undefined;
+      return sessionId ? (await scopeFromSession(db, sessionId, { extend: false })).scope : undefined;
+    } catch (err) {
+      if (err instanceof AppError && err.code.startsWith('auth_')) return undefined; // expired, revoked, access disabled
+      throw err;
+    }
+  };
+}
+
 export function setSessionCookie(ctx: Context, services: Services, sessionId: string): void {
   if (services.config.secureCookies) ctx.cookies.secure = true; // behind a TLS-terminating proxy Koa sees http
   ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));

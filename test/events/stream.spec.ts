@@ -5,7 +5,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk, type Credential } from '../support/client.js';
-import { registerTenant, type Tenant } from '../support/world.js';
+import { createKey, createUser, login, registerTenant, type Tenant } from '../support/world.js';
 import { NODE, ROOT, waitFor } from '../workers/support.js';
 import { bundlePath } from '../../scripts/build.js';
 
@@ -102,6 +102,34 @@ describe('events: the live stream', () => {
     s3.close();
     expect(theirs.events()).to.deep.equal([]);
     theirs.close();
+  });
+
+  it('ends a stream when its session signs out, its key is revoked or its user loses the network it follows; checked at each heartbeat', async () => {
+    const ended = async (stream: Awaited<ReturnType<typeof openStream>>) =>
+      (await waitFor('the stream ended', async () => stream.frames.find((f) => f.event === 'ended'), 5000)).data;
+    // A second session of the owner, kept; the first one's stream ends when it signs out.
+    const owner = await login(app.url, expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).email);
+    const session = await openStream(app.url, t.owner);
+    await tag('before-sign-out');
+    await session.until(1);
+    expectOk(await call(app.url, 'POST', '/api/auth/logout', { auth: t.owner }));
+    expect((await ended(session)).reason).to.match(/no longer accepted/);
+    expect((await ended(session)).last_event_id).to.equal(session.events()[0]!.id);
+    // An API key revoked; another key's stream goes on.
+    const [revoked, kept] = [await createKey(app.url, owner), await createKey(app.url, owner)];
+    const byRevoked = await openStream(app.url, { bearer: revoked.key });
+    const byKept = await openStream(app.url, { bearer: kept.key });
+    expectOk(await call(app.url, 'DELETE', `/api/v1/auth/keys/${revoked.id}`, { auth: owner }));
+    expect((await ended(byRevoked)).reason).to.match(/no longer accepted/);
+    expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: owner, body: { name: 'after-revocation', color: 'Blue' } }), 201);
+    expect((await byKept.until(1)).map((e) => e.data.name)).to.deep.equal(['after-revocation']);
+    expect(byKept.frames.some((f) => f.event === 'ended')).to.equal(false);
+    byKept.close();
+    // A Member following one network, then no longer granted it.
+    const member = await createUser(app.url, owner, 'Member', [t.defaultNetworkId]);
+    const followed = await openStream(app.url, member.auth, { query: `?network_id=${t.defaultNetworkId}` });
+    expectOk(await call(app.url, 'PUT', `/api/v1/users/${member.id}`, { auth: owner, body: { permissions: 'Member', network_ids: [] } }));
+    expect((await ended(followed)).reason).to.match(/no longer visible/);
   });
 
   it('works across two API processes: a change made through one reaches a stream on the other', async function () {

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { coalescing } from '../../core/coalescing.js';
 import { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
-import type { Scope } from '../../core/scope.js';
+import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { eventResponse, readEvents, sequenceEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
 
 export interface EventHubOptions {
@@ -40,11 +40,15 @@ function frameOf(e: Event): string {
   return frame;
 }
 
+/** The caller's credential resolved again: its scope now, or undefined once it is no longer accepted. */
+export type CredentialCheck = () => Promise<Scope | undefined>;
+
 export class EventStream {
   readonly body = new PassThrough();
   live = false;
   closed = false;
-  constructor(readonly scope: Scope, readonly filter: EventFilter, public cursor: bigint) {}
+  /** `scope` is what the caller may see now: replaced when its credential is checked again. */
+  constructor(public scope: Scope, readonly filter: EventFilter, public cursor: bigint, readonly recheck?: CredentialCheck) {}
 
   write(text: string): void {
     if (!this.closed) this.body.write(text);
@@ -168,6 +172,33 @@ export class EventHub {
 
   private heartbeat(): void {
     for (const s of this.streams) s.write(': heartbeat\n\n');
+    this.rechecker.run();
+  }
+
+  /**
+   * Every stream's credential checked again (one stream at a time, one run at a time): a stream
+   * whose session ended or whose key was revoked is told so and closed; the others see from now on
+   * only what their caller may see now (role, network grants). A failed check (database down)
+   * leaves the stream as it was.
+   */
+  private readonly rechecker = coalescing(async () => {
+    for (const s of [...this.streams]) {
+      if (!s.recheck || s.closed) continue;
+      try {
+        const scope = await s.recheck();
+        if (!scope) this.end(s, 'the credential is no longer accepted (signed out, expired or revoked)');
+        else if (s.filter.networkId && !canSeeNetwork(scope, s.filter.networkId)) this.end(s, 'the network is no longer visible to this credential');
+        else s.scope = scope;
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message }, 'event stream credential check failed');
+      }
+    }
+  }, () => !this.stopped && this.streams.size > 0);
+
+  /** A stream ended by the server: told why, then closed (a client should not reconnect with the same credential). */
+  private end(s: EventStream, reason: string): void {
+    s.write(`event: ended\ndata: ${JSON.stringify({ reason, last_event_id: String(s.cursor) })}\n\n`);
+    this.close(s);
   }
 
   /** A client too slow for the flow: told its last id (to resume with Last-Event-ID), then closed. */
@@ -184,10 +215,10 @@ export class EventHub {
     s.body.end();
   }
 
-  /** A new stream: caught up from the table, then live. */
-  async open(scope: Scope, filter: EventFilter, after: string): Promise<EventStream> {
+  /** A new stream: caught up from the table, then live; its credential checked again at every heartbeat. */
+  async open(scope: Scope, filter: EventFilter, after: string, recheck?: CredentialCheck): Promise<EventStream> {
     await this.start();
-    const stream = new EventStream(scope, filter, BigInt(after));
+    const stream = new EventStream(scope, filter, BigInt(after), recheck);
     this.streams.add(stream);
     stream.write('retry: 2000\n\n');
     void this.catchUp(stream);

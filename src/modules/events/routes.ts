@@ -1,5 +1,6 @@
 import { AppError } from '../../core/errors.js';
 import { CursorPage, StreamResponse } from '../../http/envelope.js';
+import { credentialCheck } from '../../http/authenticate.js';
 import { defineRoutes } from '../../http/pipeline.js';
 import { eventListQuery, eventResponse, eventStreamQuery } from './schemas.js';
 import { assertCursorKept, checkFilter, lastEventId, listEvents, type EventFilter } from './service.js';
@@ -27,7 +28,7 @@ export const eventRoutes = defineRoutes([
       if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
       const after = header || query.after || (await lastEventId(db));
       await assertCursorKept(db, after);
-      const stream = await services.events.open(scope, filter, after);
+      const stream = await services.events.open(scope, filter, after, credentialCheck(ctx, services));
       return new StreamResponse('text/event-stream', stream.body, () => services.events.close(stream));
     },
   },

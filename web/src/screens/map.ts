@@ -265,6 +265,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   let refreshQueued = false;
   function listen() {
     changeStream = new EventSource(`/api/v1/events/stream${query({ network_id: state.networkId })}`);
+    // Ended by the server (the session is over): not reopened; the next poll finds the session gone.
+    changeStream.addEventListener('ended', () => changeStream?.close());
     changeStream.onmessage = () => {
       if (refreshQueued) return;
       refreshQueued = true;
