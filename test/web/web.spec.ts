@@ -76,6 +76,25 @@ describe('web application (Chromium)', function () {
     expectNoProblems(w);
   });
 
+  it('a host\'s page links to the host on its map, selected, its details open (a hidden host with the hidden ones shown)', async () => {
+    w = await openPage(browser, app.url);
+    await signIn(w.page, app.url, user, `/hosts/${n.db.id}`);
+    await w.page.click('#show-on-map');
+    await waitForMap(w.page);
+    await w.page.waitForSelector('#details .host-details');
+    expect(await w.page.textContent('#details h2')).to.equal('db');
+    expect((await mapSnapshot(w.page))[`ip_address:${n.ip.dbA}`]!.classes).to.include('highlighted');
+    expect(await w.page.getAttribute(`#host-list .host-entry[data-host-id="${n.db.id}"]`, 'aria-pressed')).to.equal('true');
+    // The hidden host: its link shows the hidden hosts too, so it is there to select.
+    await w.page.goto(`${app.url}/hosts/${n.hidden.id}`);
+    await w.page.click('#show-on-map');
+    await waitForMap(w.page);
+    await w.page.waitForSelector('#details .host-details');
+    expect(await w.page.isChecked('#show-hidden')).to.equal(true);
+    expect(await w.page.getAttribute(`#host-list .host-entry[data-host-id="${n.hidden.id}"]`, 'aria-pressed')).to.equal('true');
+    expectNoProblems(w);
+  });
+
   it('the history slider back in time hides a host created later; the others do not move', async () => {
     const created = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: await auth(), body: { network_id: user.networkId, name: 'latecomer', ip_addresses: [{ subnet_id: n.subnetA.id, ip_address: '10.1.0.77' }] } }), 201);
     w = await openPage(browser, app.url);

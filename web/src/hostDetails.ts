@@ -3,11 +3,18 @@
 // Used by the map's side panel and by the host page; it only reads the API.
 import { api, ApiError } from './api.js';
 import { h, notice, when } from './dom.js';
+import { navigate } from './main.js';
 
 interface Tag { id: string; name: string; color: string }
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
+
+/** The host on its network's map, selected (hidden hosts shown, if it is one). */
+function mapLinkOf(host: { id: string; network_id: string; hidden?: boolean }) {
+  const href = `/networks/${host.network_id}/topology?${new URLSearchParams({ focus: host.id, ...(host.hidden ? { hidden: 'true' } : {}) })}`;
+  return h('a', { href, id: 'show-on-map', onclick: (e: MouseEvent) => { e.preventDefault(); navigate(href); } }, 'Show on the map');
+}
 
 function table(caption: string, head: string[], rows: Array<Array<string | Node>>, empty: string) {
   if (!rows.length) return h('section', {}, h('h3', {}, caption), h('p', { class: 'muted' }, empty));
@@ -16,8 +23,11 @@ function table(caption: string, head: string[], rows: Array<Array<string | Node>
     h('table', {}, h('thead', {}, h('tr', {}, head.map((x) => h('th', { scope: 'col' }, x)))), h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
 }
 
-/** The host's details as an element (a loading placeholder is replaced when the API answers). */
-export async function hostDetails(hostId: string, opts: { at?: string } = {}): Promise<HTMLElement> {
+/**
+ * The host's details as an element (a loading placeholder is replaced when the API answers).
+ * `mapLink`: with a link to the host on its network's map (the host page; not the map's own panel).
+ */
+export async function hostDetails(hostId: string, opts: { at?: string; mapLink?: boolean } = {}): Promise<HTMLElement> {
   try {
     const q = opts.at ? `?at=${encodeURIComponent(opts.at)}` : '';
     const [host, history, tags, daemons] = await Promise.all([
@@ -34,6 +44,7 @@ export async function hostDetails(hostId: string, opts: { at?: string } = {}): P
     const daemon = daemons.find((d) => d.host_id === hostId);
     return h('article', { class: 'host-details', 'aria-label': `Host ${host.name}` },
       h('h2', {}, host.name, host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
+      opts.mapLink ? h('p', {}, mapLinkOf(host)) : null,
       h('dl', {},
         h('dt', {}, 'Hostname'), h('dd', {}, host.hostname ?? '—'),
         h('dt', {}, 'Last seen'), h('dd', {}, when(host.last_seen_at)),

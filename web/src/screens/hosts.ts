@@ -51,5 +51,5 @@ export function hostsScreen(outlet: HTMLElement, route: Route) {
 
 export function hostScreen(outlet: HTMLElement, route: Route) {
   fill(outlet, h('p', { class: 'muted' }, 'Loading…'));
-  void hostDetails(route.params.host!).then((details) => fill(outlet, h('p', {}, h('a', { href: '/hosts' }, '← Hosts')), details));
+  void hostDetails(route.params.host!, { mapLink: true }).then((details) => fill(outlet, h('p', {}, h('a', { href: '/hosts' }, '← Hosts')), details));
 }

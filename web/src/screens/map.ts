@@ -431,6 +431,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   if (mode === 'diff') void loadDiff();
   else void loadGraph(firstGraph).then(() => {
     if (q.get('history') === 'true') void openTimeline();
+    // Opened from a host's page: that host selected and brought into view.
+    const focus = q.get('focus');
+    if (focus && state.graph) void selectHost(focus, true);
     listen();
     later(LIVE_POLL_MS, poll);
   });
