@@ -9,11 +9,19 @@ import { FileResponse, type Page } from './envelope.js';
 
 const PAGE = 500;
 
+/**
+ * Text a spreadsheet would run as a formula (=, +, -, @, tab, CR first: OWASP's CSV injection) is
+ * written behind a `'`, which spreadsheets show as text. Names and descriptions come from the
+ * network (a daemon reports what hosts call themselves), so an export must not carry formulas.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 export function csvField(value: unknown): string {
   let text: string;
   if (value === null || value === undefined) text = '';
   else if (Array.isArray(value)) text = value.map((v) => (v && typeof v === 'object' ? String((v as { id?: unknown }).id ?? JSON.stringify(v)) : String(v))).join(';');
   else if (typeof value === 'object') text = JSON.stringify(value);
+  else if (typeof value === 'string') text = FORMULA_START.test(value) ? `'${value}` : value;
   else text = String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

@@ -56,12 +56,14 @@ describe('http: ids filter, bulk delete, CSV export', () => {
     const other = await post('/api/v1/networks', { name: 'Other' });
     await post('/api/v1/hosts', { network_id: t.defaultNetworkId, name: 'web, "front"', description: 'line one\nline two', tags: [tag.id], ports: [{ number: 443, protocol: 'Tcp' }] });
     await post('/api/v1/hosts', { network_id: other.id, name: 'elsewhere' });
+    await post('/api/v1/hosts', { network_id: t.defaultNetworkId, name: 'zz', hostname: '=cmd|calc' });
     const res = await fetch(`${app.url}/api/v1/hosts/export/csv?network_id=${t.defaultNetworkId}`, { headers: { Cookie: t.owner.cookie! } });
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).to.equal('attachment; filename="hosts.csv"');
     const text = await res.text();
-    const [header, row, end] = text.split(/\r\n(?=(?:[^"]*"[^"]*")*[^"]*$)/);
+    const [header, row, formula, end] = text.split(/\r\n(?=(?:[^"]*"[^"]*")*[^"]*$)/);
+    expect(formula).to.include(",'=cmd|calc,"); // a hostname a spreadsheet would run: written as text
     const columns = header!.split(',');
     expect(columns.slice(0, 3)).to.deep.equal(['id', 'name', 'hostname']);
     expect(row).to.include('"web, ""front"""').and.include('"line one\nline two"');

@@ -11,6 +11,14 @@ describe('csv fields', () => {
     expect(csvField('cr\r')).to.equal('"cr\r"');
   });
 
+  it('writes text that a spreadsheet would run as a formula behind a quote mark; numbers stay numbers', () => {
+    expect(csvField('=HYPERLINK("http://evil.example","x")')).to.equal('"\'=HYPERLINK(""http://evil.example"",""x"")"');
+    for (const start of ['+', '-', '@', '\t']) expect(csvField(`${start}cmd`)).to.equal(`'${start}cmd`);
+    expect(csvField('\rcmd')).to.equal('"\'\rcmd"');
+    expect(csvField(-5)).to.equal('-5');
+    expect(csvField('web-1')).to.equal('web-1');
+  });
+
   it('writes null as empty, lists as ;-joined ids, other objects as JSON', () => {
     expect(csvField(null)).to.equal('');
     expect(csvField(undefined)).to.equal('');
