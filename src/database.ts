@@ -16,6 +16,7 @@ import { Migration20261125000011TopologyLayouts } from '../migrations/Migration2
 import { Migration20261125000012TopologyPinHistory } from '../migrations/Migration20261125000012TopologyPinHistory.js';
 import { Migration20261125000013Events } from '../migrations/Migration20261125000013Events.js';
 import { Migration20261125000014OutboxVacuum } from '../migrations/Migration20261125000014OutboxVacuum.js';
+import { Migration20261125000015EventsByNetwork } from '../migrations/Migration20261125000015EventsByNetwork.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000012TopologyPinHistory', class: Migration20261125000012TopologyPinHistory },
   { name: 'Migration20261125000013Events', class: Migration20261125000013Events },
   { name: 'Migration20261125000014OutboxVacuum', class: Migration20261125000014OutboxVacuum },
+  { name: 'Migration20261125000015EventsByNetwork', class: Migration20261125000015EventsByNetwork },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

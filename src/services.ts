@@ -27,6 +27,6 @@ export interface Services {
   metrics: Metrics;
   /** This process's listener for committed changes: sequences them and feeds the event streams. */
   events: EventHub;
-  /** Topology graphs drawn by this process, served again while their organization is unchanged. */
+  /** Topology graphs drawn by this process, served again while their network is unchanged. */
   topologyGraphs: DrawnGraphCache;
 }

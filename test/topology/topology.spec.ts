@@ -323,7 +323,7 @@ describe('topology: the network as a graph', () => {
   });
 });
 
-describe('topology: a drawn graph served again while its organization is unchanged', () => {
+describe('topology: a drawn graph served again while its network is unchanged', () => {
   const TOKEN = 'topology-cache-metrics-token';
   let app: TestApp;
   let t: Tenant;
@@ -380,6 +380,11 @@ describe('topology: a drawn graph served again while its organization is unchang
     const pinnedAnswer = await topo();
     expect(pinnedAnswer.layout.pinned).to.deep.equal([pinned]);
     expect(await lookups()).to.deep.include({ hit: before.hit + 2 });
+    // A change in another network of the organization leaves this one's version as it was.
+    const other = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'elsewhere' } }), 201);
+    expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: other.id, name: 'far' } }), 201);
+    await topo();
+    expect(await lookups()).to.deep.include({ hit: before.hit + 3, miss: before.miss });
   });
 });
 

@@ -4,9 +4,10 @@
 //
 // When is a drawing still right? Every change of an inventory table becomes an event (triggers, in
 // the writer's transaction; see the Events migration), and events are numbered in commit order by
-// the sequencer. So the organization's highest event id is a version of everything a graph is
-// drawn from (hosts, children, subnets, dependencies, tags), provided no committed change is still
-// waiting in the outbox to be numbered. The version is read BEFORE drawing: a drawing stored under
+// the sequencer. So the network's highest event id, with its organization's highest event that
+// belongs to no network (tags), is a version of everything a graph is drawn from (hosts, children,
+// subnets, dependencies, tags), provided no committed change is still waiting in the outbox to be
+// numbered. Changes in the organization's other networks leave it as it is. The version is read BEFORE drawing: a drawing stored under
 // version V can only hold changes newer than V if they committed before it was drawn, and then a
 // later reader finds them numbered (> V) or still waiting (no version), never V again. While the
 // outbox still holds anything the cache is bypassed, so a lagging sequencer costs speed, never freshness.
@@ -23,16 +24,18 @@ interface Entry<T> {
 }
 
 /**
- * The organization's change version and the database's `now` (one statement, one snapshot), or
- * no version while a committed change still waits to be numbered. Pruned events do not lower it:
- * with none left, the highest pruned id stands for them.
+ * A network's change version and the database's `now` (one statement, one snapshot), or no
+ * version while a committed change still waits to be numbered. Two maxima, kept as a pair (each
+ * moves on its own). Pruned events do not lower them: with none left, the highest pruned id stands
+ * for them.
  */
-export async function changeVersion(db: Db, organizationId: string): Promise<{ version: string | undefined; now: string }> {
+export async function changeVersion(db: Db, organizationId: string, networkId: string): Promise<{ version: string | undefined; now: string }> {
+  const newest = (where: string) => `coalesce((select max(id) from events where ${where}), (select max(pruned_through) from event_retention), 0)`;
   const read = () => db.one<{ version: string; pending: boolean; now: string }>(
-    `select coalesce((select max(id) from events where organization_id = ?), (select max(pruned_through) from event_retention), 0)::text as version,
+    `select ${newest('network_id = ? and organization_id = ?')} || ':' || ${newest('network_id is null and organization_id = ?')} as version,
             ${OUTBOX_PENDING_SQL} as pending,
             to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`,
-    [organizationId],
+    [networkId, organizationId, organizationId],
   );
   let row = (await read())!;
   if (row.pending) {

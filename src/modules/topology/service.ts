@@ -373,7 +373,7 @@ export const topologyService = {
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // The version first, then the drawing (graphCache.ts says why this order is safe).
-    const { version, now } = await changeVersion(db, scope.organizationId);
+    const { version, now } = await changeVersion(db, scope.organizationId, q.network_id);
     const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort()]);
     let drawn = cache?.get(key, version);
     if (!drawn) {
