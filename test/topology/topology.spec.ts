@@ -2,7 +2,7 @@
 // `at`, filters, collapse and expand, stable ids and digests, bad input. Plus the pure builder.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
+import { applyCollapse, buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
 import { loadSnapshot } from '../../src/modules/topology/service.js';
 import { diffGraphs, same } from '../../src/modules/topology/diff.js';
@@ -249,6 +249,25 @@ describe('topology: the network as a graph', () => {
     expect(webA.intervals).to.deep.equal([{ from: t0, to: null }]);
     expect(webA.host_name).to.equal('web-1'); // as last drawn
     expect(timeline.layout.status).to.equal('pending');
+    // Shaped as the view: over max_nodes, the biggest container is one node with its own intervals,
+    // and an edge it stands for exists whenever one of its edges did; expand keeps it open.
+    const tl = (q: string) => call(app.url, 'GET', `/api/v1/topology/timeline?network_id=${t.defaultNetworkId}&from=${encodeURIComponent(t0)}&to=${encodeURIComponent(t2)}${q}`, { auth: t.owner });
+    const shaped = expectOk(await tl('&max_nodes=3'));
+    const office = shaped.nodes.find((x: any) => x.id === `subnet:${n.subnetA.id}`);
+    expect(office).to.include({ kind: 'collapsed', collapsed_kind: 'subnet' });
+    expect(office.counts).to.deep.equal({ ip_address: 2 });
+    expect(office.intervals).to.deep.equal([{ from: t0, to: null }]);
+    expect(shaped.nodes.some((x: any) => x.parent_id === `subnet:${n.subnetA.id}`)).to.equal(false);
+    expect(shaped.filtered_out).to.include({ collapsed_containers: 1, collapsed_nodes: 2 });
+    const ids = new Set(shaped.nodes.map((x: any) => x.id));
+    for (const e of shaped.edges) {
+      expect(ids.has(e.source) && ids.has(e.target), e.id).to.equal(true);
+      expect(e.intervals.length, e.id).to.be.greaterThan(0);
+    }
+    expect(shaped.digest).to.not.equal(timeline.digest);
+    const opened = expectOk(await tl(`&max_nodes=3&expand=subnet:${n.subnetA.id}`));
+    expect(opened.nodes.find((x: any) => x.id === `ip_address:${n.ip.webA}`).intervals).to.deep.equal([{ from: t0, to: null }]);
+    expectError(await tl('&max_nodes=0'), 400, 'validation_failed');
   });
 
   it('diff from history: drawing only the hosts that changed, or that an edge joins to them, answers what two whole drawings compared answer, in every view', async () => {
@@ -403,6 +422,20 @@ describe('topology: graph builder (pure)', () => {
     expect(g.nodes.changed).to.deep.equal([{ id: 'n', kind: 'k', changes: { services: [services, [{ ...services[0]!, name: 'sshd' }]] } }]);
   });
   const empty: Snapshot = { subnets: [], hosts: [], ipAddresses: [], ports: [], services: [], bindings: [], interfaces: [], dependencies: [], tags: [] };
+  it('collapsing a timeline\'s union: a merged edge exists whenever one of its edges did (intervals joined where they touch or overlap)', () => {
+    const node = (id: string, parent: string | null, intervals: unknown) => ({ id, kind: parent ? 'ip_address' : 'subnet', entity_id: null, parent_id: parent, label: id, intervals });
+    const nodes = [node('s', null, [{ from: 't0', to: null }]), node('a', 's', [{ from: 't0', to: null }]), node('b', 's', [{ from: 't0', to: null }]), node('x', null, [{ from: 't0', to: null }])];
+    const edge = (id: string, source: string, intervals: unknown) => ({ id, kind: 'request_path', source, target: 'x', dependency_id: 'd', intervals });
+    const edges = [
+      edge('ax', 'a', [{ from: 't1', to: 't3' }, { from: 't6', to: 't7' }]),
+      edge('bx', 'b', [{ from: 't2', to: 't4' }, { from: 't4', to: 't5' }, { from: 't8', to: null }]),
+    ];
+    const { nodes: kept, edges: merged } = applyCollapse(nodes, edges, new Map([['s', { ip_address: 2 }]]));
+    expect(kept.find((x) => x.id === 's')).to.deep.include({ kind: 'collapsed', intervals: [{ from: 't0', to: null }] });
+    expect(merged).to.have.length(1);
+    expect(merged[0]!.intervals).to.deep.equal([{ from: 't1', to: 't5' }, { from: 't6', to: 't7' }, { from: 't8', to: null }]);
+  });
+
   it('a dependency over binding members draws between the services of those bindings, in member order', () => {
     const s: Snapshot = {
       ...empty,

@@ -314,10 +314,26 @@ export function chooseCollapsed(counts: Map<string, number>, elements: number, o
   return collapsed;
 }
 
+/** Time intervals (ISO instants; `to` null: still open) merged where they overlap or touch. */
+type Interval = { from: string; to: string | null };
+function mergeIntervals(intervals: Interval[]): Interval[] {
+  const sorted = [...intervals].sort((a, b) => a.from.localeCompare(b.from));
+  const out: Interval[] = [];
+  for (const i of sorted) {
+    const last = out[out.length - 1];
+    if (last && (last.to === null || i.from <= last.to)) {
+      if (last.to !== null && (i.to === null || i.to > last.to)) last.to = i.to;
+    } else out.push({ ...i });
+  }
+  return out;
+}
+
 /**
  * Collapsed containers become one node of kind `collapsed` with their counts per kind, and take
  * over their children's edges. Between two collapsed containers only dependency edges are kept (a
- * budgeted read does not load the hosts that lie wholly inside collapsed containers).
+ * budgeted read does not load the hosts that lie wholly inside collapsed containers). On a
+ * timeline's union (items with `intervals`), a collapsed container keeps its own intervals and a
+ * merged edge exists whenever one of the edges it stands for did.
  */
 export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed: Map<string, Record<string, number>>): { nodes: GraphNode[]; edges: GraphEdge[] } {
   if (!collapsed.size) return { nodes, edges };
@@ -326,7 +342,7 @@ export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed:
   const keptNodes = nodes.filter((n) => !closed.has(n.id)).map((n) => {
     const counts = collapsed.get(n.id);
     if (!counts) return n;
-    return { id: n.id, kind: 'collapsed', entity_id: n.entity_id, parent_id: n.parent_id, label: n.label, collapsed_kind: n.kind, counts };
+    return { id: n.id, kind: 'collapsed', entity_id: n.entity_id, parent_id: n.parent_id, label: n.label, collapsed_kind: n.kind, counts, ...(n.intervals ? { intervals: n.intervals } : {}) };
   });
   const merged = new Map<string, GraphEdge>();
   for (const e of edges) {
@@ -341,12 +357,13 @@ export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed:
     const id = `collapsed:${e.kind}:${source}:${target}`;
     const prev = merged.get(id);
     const style = e.dependency_id ? { color: e.color, edge_style: e.edge_style } : {};
-    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, ...style }), count: ((prev?.count as number) ?? 0) + 1 });
+    const intervals = e.intervals ? { intervals: mergeIntervals([...((prev?.intervals as Interval[]) ?? []), ...(e.intervals as Interval[])]) } : {};
+    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, ...style }), count: ((prev?.count as number) ?? 0) + 1, ...intervals });
   }
   return { nodes: keptNodes, edges: [...merged.values()] };
 }
 
-function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: FilteredOut): { nodes: GraphNode[]; edges: GraphEdge[] } {
+export function collapse<N extends GraphNode, E extends GraphEdge>(nodes: N[], edges: E[], o: Pick<GraphOptions, 'maxNodes' | 'expand'>, out: FilteredOut): { nodes: N[]; edges: E[] } {
   const children = groupBy(nodes.filter((n) => n.parent_id), 'parent_id');
   const elements = nodes.filter((n) => !children.has(n.id)).length;
   const counts = new Map([...children.entries()].map(([id, kids]) => [id, kids.length]));
@@ -357,9 +374,8 @@ function collapse(nodes: GraphNode[], edges: GraphEdge[], o: GraphOptions, out: 
     for (const k of children.get(id)!) byKind[k.kind] = (byKind[k.kind] ?? 0) + 1;
     collapsed.set(id, byKind);
   }
-  return applyCollapse(nodes, edges, collapsed);
+  return applyCollapse(nodes, edges, collapsed) as { nodes: N[]; edges: E[] };
 }
-
 
 /**
  * Rows in one order whatever order the database read them in (live and history tables differ).

@@ -72,7 +72,12 @@ const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from: string;
 });
 
 export const diffQuery = interval(Joi.object({ ...filters, from: at().required(), to: at() }));
-export const timelineQuery = interval(Joi.object({ ...filters, from: at().required(), to: at() }));
+export const timelineQuery = interval(Joi.object({
+  ...filters, from: at().required(), to: at(),
+  // The union is shaped as the view is (its biggest containers collapsed), so a long history of a large network stays drawable.
+  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
+}));
 
 export const exportQuery = Joi.object({
   ...filters,
@@ -88,5 +93,5 @@ export const diffResponse = Joi.object({
 }).label('TopologyDiff');
 export const timelineResponse = Joi.object({
   network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), ticks: Joi.array().items(Joi.string()),
-  digest: Joi.string(), nodes: Joi.array(), edges: Joi.array(), layout: Joi.object().unknown(true),
+  digest: Joi.string(), nodes: Joi.array(), edges: Joi.array(), layout: Joi.object().unknown(true), filtered_out: Joi.object().unknown(true),
 }).label('TopologyTimeline');

@@ -4,7 +4,7 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { buildGraph, chooseCollapsed, emptyFilteredOut, graphDigest, type Graph, type Snapshot, type View } from './graph.js';
+import { buildGraph, chooseCollapsed, collapse, emptyFilteredOut, graphDigest, type Graph, type Snapshot, type View } from './graph.js';
 import { layoutFor, layoutGraph, storeLayout, withPins, type Box } from './layout.js';
 import { diffGraphs, unionOverTime } from './diff.js';
 import { changeVersion, GraphCache } from './graphCache.js';
@@ -223,6 +223,8 @@ async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
 
 export interface IntervalQuery {
   network_id: string; view: View; from: string; to?: string; tag_ids?: string[]; include_hidden: boolean;
+  /** The timeline's shaping (as the view's): its union's biggest containers collapsed. The diff compares everything. */
+  max_nodes?: number; expand?: string[];
 }
 
 /** Diff and timeline compare elements, so nothing is collapsed there. */
@@ -238,7 +240,10 @@ export async function timelineGraph(db: Db, organizationId: string, q: IntervalQ
   const drawings = [];
   for (const at of ticks) drawings.push({ at, graph: (await graphAt(db, organizationId, uncollapsed(q), at)).graph });
   const union = unionOverTime(drawings, null);
-  return { ticks, ...union, digest: graphDigest({ nodes: union.nodes.map(({ intervals: _i, ...n }) => n), edges: union.edges.map(({ intervals: _i, ...e }) => e) }) };
+  // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
+  const filtered_out = { ...emptyFilteredOut(), hidden_hosts: drawings.at(-1)!.graph.filtered_out.hidden_hosts, hosts_without_tag: drawings.at(-1)!.graph.filtered_out.hosts_without_tag };
+  const shaped = collapse(union.nodes, union.edges, { maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand }, filtered_out);
+  return { ticks, ...shaped, filtered_out, digest: graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) }) };
 }
 
 /** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
@@ -346,9 +351,9 @@ export const topologyService = {
     // ONE layout for the union: scrubbing through the interval never moves a node.
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
-      tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: Number.MAX_SAFE_INTEGER, timeline: { from: q.from, to: union.to },
+      tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, timeline: { from: q.from, to: union.to },
     }, new Set(union.nodes.map((n) => n.id)));
-    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, digest: union.digest, nodes: union.nodes, edges: union.edges, layout };
+    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, digest: union.digest, nodes: union.nodes, edges: union.edges, layout, filtered_out: union.filtered_out };
   },
 
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */

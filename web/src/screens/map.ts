@@ -284,9 +284,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const starts = [network?.created_at, new Date(Date.now() - 24 * 3600e3).toISOString(), new Date(Date.now() - 3600e3).toISOString()].filter(Boolean) as string[];
     for (const from of starts) {
       try {
-        const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ network_id: state.networkId, view: state.view, from, to: now, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`);
+        const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ network_id: state.networkId, view: state.view, from, to: now, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
+        const tick = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : undefined;
         state.timeline = t;
-        state.tick = t.ticks.length - 1;
+        // Opened again (a container expanded): at the same instant if it is still a tick.
+        state.tick = tick && t.ticks.includes(tick) ? t.ticks.indexOf(tick) : t.ticks.length - 1;
         renderTimeBar();
         await waitForLayout('timeline', from, now);
         return;
@@ -300,7 +302,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     while (!disposed && state.timeline && state.timeline.layout.status === 'pending') {
       status.textContent = 'Laying out the history…';
       await new Promise((r) => setTimeout(r, LAYOUT_POLL_MS));
-      const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/${kind}${query({ network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`);
+      const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/${kind}${query({ network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
       if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks };
     }
     renderGraph(); // the history's positions are the map's: the view stays where it is
@@ -348,7 +350,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       const diff = await api.get<TopologyDiff>(`/api/v1/topology/diff${query(params)}`);
       state.diff = diff;
       // Drawn on the union of the interval (one layout holding what was removed and what was added).
-      const union = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ ...params, to: diff.to })}`).catch(() => undefined);
+      const union = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ ...params, to: diff.to, expand: state.expand })}`).catch(() => undefined);
       if (union) {
         state.timeline = union;
         state.tick = undefined;
@@ -408,7 +410,10 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       return renderMarks();
     }
     syncUrl();
-    await loadGraph();
+    // The history slider's union is shaped by the same expand: read again with it.
+    if (state.timeline && mode === 'map') await openTimeline();
+    else if (mode === 'diff') await loadDiff();
+    else await loadGraph();
   }
 
   viewSelect.addEventListener('change', () => { state.view = viewSelect.value; state.expand = []; state.graph = undefined; state.timeline = undefined; timeBar.hidden = true; syncUrl(); void (mode === 'diff' ? loadDiff() : loadGraph()); });
