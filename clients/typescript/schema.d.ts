@@ -2441,6 +2441,9 @@ export type components = {
             layout: {
                 [key: string]: unknown;
             };
+            filtered_out: {
+                [key: string]: unknown;
+            };
         };
         TopologyPins: {
             /** Format: uuid */
@@ -9528,6 +9531,10 @@ export interface operations {
                 from: string;
                 /** @description The to */
                 to?: string;
+                /** @description The max nodes */
+                max_nodes?: number;
+                /** @description The expand */
+                expand?: string[] | string;
             };
             header?: never;
             path?: never;
