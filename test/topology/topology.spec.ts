@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { applyCollapse, buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
 import { loadSnapshot } from '../../src/modules/topology/service.js';
-import { diffGraphs, same } from '../../src/modules/topology/diff.js';
+import { diffGraphs, same, unionOverTime } from '../../src/modules/topology/diff.js';
 import { Db } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
@@ -287,6 +287,15 @@ describe('topology: the network as a graph', () => {
       const whole = diffGraphs(await draw(t0), await draw(t1));
       expect(sorted(answered), view).to.deep.equal(sorted(whole));
       expect([...whole.nodes.added, ...whole.nodes.changed, ...whole.edges.changed].length, view).to.be.greaterThan(0);
+      // The timeline reads each history table once for all its instants: the same union as a
+      // whole drawing at every tick.
+      const timeline = expectOk(await call(app.url, 'GET', `/api/v1/topology/timeline?network_id=${t.defaultNetworkId}&view=${view}&from=${encodeURIComponent(t0)}&to=${encodeURIComponent(t1)}&max_nodes=50000`, { auth: t.owner }));
+      expect(timeline.ticks.length, view).to.be.greaterThan(2);
+      const drawings = [];
+      for (const at of timeline.ticks as string[]) drawings.push({ at, graph: await draw(at) });
+      const union = unionOverTime(drawings, null);
+      expect(sort(timeline.nodes), view).to.deep.equal(sort(union.nodes));
+      expect(sort(timeline.edges), view).to.deep.equal(sort(union.edges));
     }
   });
 

@@ -26,13 +26,25 @@ const COLUMNS = {
 
 /** Two instants read in one pass (a diff): each row says at which of them it was valid. */
 type Instants = [string, string];
+/**
+ * Every instant of a timeline read in one pass: the rows valid at any time in [first, last], each
+ * with its validity as text (UTC, microseconds, the format of the ticks) to split by instant.
+ */
+interface Span { first: string; last: string }
+const US = (column: string) => `to_char(${column} at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
  * A table's rows of the network (or, with `column`, of another scope: tags by organization), live,
  * as of `at`, or valid at either of two instants (flagged `at_first`, `at_second`), as a subquery
  * and its parameters.
  */
-function sourceOf(table: string, scopeId: string, at: string | Instants | undefined, column = 'network_id'): [string, unknown[]] {
+function sourceOf(table: string, scopeId: string, at: string | Instants | Span | undefined, column = 'network_id'): [string, unknown[]] {
+  if (at && typeof at === 'object' && !Array.isArray(at)) {
+    return [
+      `(select *, ${US('valid_from')} as v_from, ${US('valid_to')} as v_to from ${table}_history where ${column} = ? and valid_from <= ?::timestamptz and (valid_to is null or valid_to > ?::timestamptz))`,
+      [scopeId, at.last, at.first],
+    ];
+  }
   if (Array.isArray(at)) {
     const valid = 'tstzrange(valid_from, valid_to) @> ?::timestamptz';
     return [
@@ -46,10 +58,10 @@ function sourceOf(table: string, scopeId: string, at: string | Instants | undefi
 }
 
 /** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | Instants | undefined, hostIds?: string[]) {
+async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | Instants | Span | undefined, hostIds?: string[]) {
   // host(ip_address) prints an address without its /32 (the column is inet).
   const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
-  const cols = Array.isArray(at) ? `${columns}, at_first, at_second` : columns;
+  const cols = Array.isArray(at) ? `${columns}, at_first, at_second` : at && typeof at === 'object' ? `${columns}, v_from, v_to` : columns;
   const [src, params] = sourceOf(table, networkId, at);
   if (!hostIds || table === 'subnets' || table === 'dependencies') return db.query(`select ${cols} from ${src} t`, params);
   if (table === 'hosts') return db.query(`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]);
@@ -60,14 +72,14 @@ async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at
   return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
 }
 
-const tagsOf = (organizationId: string, at: string | Instants | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
+const tagsOf = (organizationId: string, at: string | Instants | Span | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
 
-async function readSnapshot(db: Db, organizationId: string, networkId: string, at: string | Instants | undefined, hostIds?: string[]): Promise<Snapshot> {
+async function readSnapshot(db: Db, organizationId: string, networkId: string, at: string | Instants | Span | undefined, hostIds?: string[]): Promise<Snapshot> {
   const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
   const tags = tagsOf(organizationId, at);
   const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tagRows] = await Promise.all([
     rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
-    db.query(`select id, name, color, is_application${Array.isArray(at) ? ', at_first, at_second' : ''} from ${tags[0]} t`, tags[1]),
+    db.query(`select id, name, color, is_application${Array.isArray(at) ? ', at_first, at_second' : at && typeof at === 'object' ? ', v_from, v_to' : ''} from ${tags[0]} t`, tags[1]),
   ]);
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags: tagRows };
 }
@@ -82,6 +94,17 @@ export async function loadSnapshotPair(db: Db, organizationId: string, networkId
   const both = await readSnapshot(db, organizationId, networkId, instants, hostIds);
   const side = (flag: 'at_first' | 'at_second') => Object.fromEntries(Object.entries(both).map(([k, rows]) => [k, (rows as Array<Record<string, unknown>>).filter((r) => r[flag])])) as unknown as Snapshot;
   return [side('at_first'), side('at_second')];
+}
+
+/**
+ * The inventory at each of `ticks` (ascending, in the format of US()), each history table read once
+ * (a timeline's instants): the rows valid anywhere between the first and the last, split by tick.
+ */
+export async function loadSnapshotsAt(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot[]> {
+  const all = await readSnapshot(db, organizationId, networkId, { first: ticks[0]!, last: ticks[ticks.length - 1]! });
+  return ticks.map((tick) => Object.fromEntries(Object.entries(all).map(([k, rows]) => [
+    k, (rows as Array<{ v_from: string; v_to: string | null }>).filter((r) => r.v_from <= tick && (r.v_to === null || r.v_to > tick)),
+  ])) as unknown as Snapshot);
 }
 
 /**
@@ -227,9 +250,6 @@ export interface IntervalQuery {
   max_nodes?: number; expand?: string[];
 }
 
-/** Diff and timeline compare elements, so nothing is collapsed there. */
-const uncollapsed = (q: IntervalQuery): TopologyQuery => ({ ...q, max_nodes: Number.MAX_SAFE_INTEGER });
-
 /** The union of a view over [from, to]: every node and edge with its intervals, and the ticks. */
 export async function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
   const instants = await changeInstants(db, q.network_id, q.from, q.to);
@@ -237,8 +257,11 @@ export async function timelineGraph(db: Db, organizationId: string, q: IntervalQ
     throw new AppError('validation_failed', { field: 'from', reason: `the network changed more than ${MAX_TICKS} times in this interval: choose a shorter one` });
   }
   const ticks = [q.from, ...instants.filter((t) => t !== q.from)];
-  const drawings = [];
-  for (const at of ticks) drawings.push({ at, graph: (await graphAt(db, organizationId, uncollapsed(q), at)).graph });
+  // Every instant drawn from one read of each history table (`from` in the ticks' own format).
+  const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
+  const snapshots = await loadSnapshotsAt(db, organizationId, q.network_id, [from, ...ticks.slice(1)]);
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
+  const drawings = ticks.map((at, i) => ({ at, graph: buildGraph(snapshots[i]!, q.view, options) }));
   const union = unionOverTime(drawings, null);
   // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
   const filtered_out = { ...emptyFilteredOut(), hidden_hosts: drawings.at(-1)!.graph.filtered_out.hidden_hosts, hosts_without_tag: drawings.at(-1)!.graph.filtered_out.hosts_without_tag };
