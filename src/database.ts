@@ -17,6 +17,7 @@ import { Migration20261125000012TopologyPinHistory } from '../migrations/Migrati
 import { Migration20261125000013Events } from '../migrations/Migration20261125000013Events.js';
 import { Migration20261125000014OutboxVacuum } from '../migrations/Migration20261125000014OutboxVacuum.js';
 import { Migration20261125000015EventsByNetwork } from '../migrations/Migration20261125000015EventsByNetwork.js';
+import { Migration20261125000016HistoryParentBtree } from '../migrations/Migration20261125000016HistoryParentBtree.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000013Events', class: Migration20261125000013Events },
   { name: 'Migration20261125000014OutboxVacuum', class: Migration20261125000014OutboxVacuum },
   { name: 'Migration20261125000015EventsByNetwork', class: Migration20261125000015EventsByNetwork },
+  { name: 'Migration20261125000016HistoryParentBtree', class: Migration20261125000016HistoryParentBtree },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -116,11 +116,13 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
   const [services, sp] = sourceOf('services', networkId, at);
   const [interfaces, ip] = sourceOf('interfaces', networkId, at);
   const tags = tagsOf(organizationId, at);
+  // application: from the organization's few application tags to a service carrying one (the
+  // other way round scanned every service of the network when there was no application tag: 30–40 ms as of an instant).
   const row = await db.one<{ workloads: boolean; application: boolean; l2: boolean }>(
     `select exists (select 1 from ${services} s) as workloads,
-            exists (select 1 from ${services} s join ${tags[0]} t on t.id = any(s.tags) and t.is_application) as application,
+            exists (select 1 from ${tags[0]} t where t.is_application and exists (select 1 from ${services} s where t.id = any(s.tags))) as application,
             exists (select 1 from ${interfaces} i where i.neighbor is not null or i.lldp_sys_name is not null or i.cdp_device_id is not null) as l2`,
-    [...sp, ...sp, ...tags[1], ...ip],
+    [...sp, ...tags[1], ...sp, ...ip],
   );
   return (['l3', 'workloads', 'application', 'l2'] as const).filter((v) => v === 'l3' || row![v]);
 }
