@@ -6,6 +6,7 @@ import { applyCollapse, buildGraph, type Snapshot } from '../../src/modules/topo
 import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
 import { loadSnapshot } from '../../src/modules/topology/service.js';
 import { diffGraphs, same, unionOverTime } from '../../src/modules/topology/diff.js';
+import { GraphCache } from '../../src/modules/topology/graphCache.js';
 import { Db } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
@@ -413,6 +414,27 @@ describe('topology: a drawn graph served again while its network is unchanged', 
     expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: other.id, name: 'far' } }), 201);
     await topo();
     expect(await lookups()).to.deep.include({ hit: before.hit + 3, miss: before.miss });
+  });
+});
+
+describe('topology: graph cache (pure)', () => {
+  it('serves an entry only under its version, evicts the least recently used past its weight, refuses one too heavy, and counts', () => {
+    const seen: string[] = [];
+    const cache = new GraphCache<string>(40, (r) => seen.push(r)); // one entry may weigh at most 10
+    cache.set('a', '1', 'A', 10);
+    cache.set('b', '1', 'B', 10);
+    cache.set('c', '1', 'C', 10);
+    expect(cache.get('a', '1')).to.equal('A'); // a is now the most recently used
+    expect(cache.get('a', '2')).to.equal(undefined); // another version: drawn again
+    cache.set('d', '1', 'D', 10);
+    cache.set('e', '1', 'E', 10); // 50 > 40: b, the least recently used, goes
+    expect(cache.get('b', '1')).to.equal(undefined);
+    expect([cache.get('a', '1'), cache.get('c', '1'), cache.get('e', '1')]).to.deep.equal(['A', 'C', 'E']);
+    cache.set('f', '1', 'F', 11); // over a quarter of the whole: not kept
+    expect(cache.get('f', '1')).to.equal(undefined);
+    cache.set('g', undefined, 'G', 1); // no version (a change waits in the outbox): not kept
+    expect(cache.get('g', undefined)).to.equal(undefined);
+    expect(seen).to.deep.equal(['hit', 'miss', 'miss', 'hit', 'hit', 'hit', 'miss', 'bypass']);
   });
 });
 
