@@ -94,9 +94,11 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
 
 /**
  * A host with 50 children: 10 IP addresses, 30 ports, 10 services (each binding 2 of the ports:
- * 20 bindings). All ids are chosen here, so bodies A and B name the same children and every PUT
- * after the first *updates* the host and its 50 children (names, port numbers) instead of
- * recreating them; the bindings are the same in both (updated in place, no new state).
+ * 20 bindings). Bodies A and B name the same children, so every PUT after the first *updates* the
+ * host and its 50 children (names, port numbers) instead of recreating them; the bindings are the
+ * same in both (updated in place, no new state). The ids chosen here are placeholders: the first
+ * PUT gives the children server ids (an id that is not the host's child is a new child's), and
+ * `withServerIds` below writes those into both bodies.
  */
 function putBodies(hostId: string, subnetId: string) {
   const ipIds = Array.from({ length: 10 }, () => randomUUID());
@@ -112,6 +114,22 @@ function putBodies(hostId: string, subnetId: string) {
     })),
   });
   return { a: body('a'), b: body('b') };
+}
+
+/** Bodies A and B with the ids the server gave their children (answered by the PUT of `a`). */
+function withServerIds(bodies: ReturnType<typeof putBodies>, answer: any): ReturnType<typeof putBodies> {
+  const ids = new Map<string, string>();
+  const a = bodies.a;
+  const byPosition = [...answer.ip_addresses].sort((x: any, y: any) => x.position - y.position);
+  a.ip_addresses.forEach((ip, i) => ids.set(ip.id, byPosition[i].id));
+  a.ports.forEach((port) => ids.set(port.id, answer.ports.find((p: any) => p.number === port.number).id));
+  a.services.forEach((svc) => {
+    const served = answer.services.find((x: any) => x.name === svc.name);
+    ids.set(svc.id, served.id);
+    svc.bindings.forEach((b) => ids.set(b.id, served.bindings.find((x: any) => x.port_id === ids.get(b.port_id)).id));
+  });
+  const swap = (body: typeof a) => JSON.parse(JSON.stringify(body), (_k, v) => (typeof v === 'string' && ids.has(v) ? ids.get(v) : v));
+  return { a: swap(bodies.a), b: swap(bodies.b) };
 }
 
 // ---- Load generation ----------------------------------------------------------------------------
@@ -248,10 +266,15 @@ async function main() {
     const [putHost] = await db.execute<Array<{ id: string }>>(
       `select id from hosts order by created_at, id offset ${Math.floor(CFG.hosts / 2)} limit 1`,
     );
-    const bodies = putBodies(putHost!.id, tenant.subnetId);
-    for (const body of [bodies.a, bodies.b, bodies.a]) {
+    const placeholders = putBodies(putHost!.id, tenant.subnetId);
+    const created = ok(await http(base, 'PUT', `/api/v1/hosts/${putHost!.id}`, { cookie: tenant.cookie, body: placeholders.a }), 200, 'PUT');
+    const bodies = withServerIds(placeholders, created);
+    const childIds = (data: any) => [...data.ip_addresses, ...data.ports, ...data.services, ...data.services.flatMap((x: any) => x.bindings)].map((c: any) => c.id).sort();
+    for (const body of [bodies.b, bodies.a]) {
       const data = ok(await http(base, 'PUT', `/api/v1/hosts/${putHost!.id}`, { cookie: tenant.cookie, body }), 200, 'PUT');
       if (data.ip_addresses.length + data.ports.length + data.services.length !== 50) throw new Error('PUT host does not have 50 children');
+      // Updated in place, not recreated: the same children as the first PUT made.
+      if (JSON.stringify(childIds(data)) !== JSON.stringify(childIds(created))) throw new Error('the PUT recreated the children instead of updating them');
     }
 
     // ---- Same JSON from the API and the baseline (fails loudly otherwise) ----

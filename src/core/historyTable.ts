@@ -148,6 +148,9 @@ export class HistoryTable {
    * are deleted, listed ids are updated, new ids created; all set-based, three statements. A
    * listed id that belongs to another owner is 400 naming it (the upsert's WHERE refuses it).
    * `updatable` are the columns an update may change; rows must carry every column to insert.
+   * `current`: the owners' children as the caller read them (a superset is fine): when every one
+   * is listed, the delete is skipped (a statement that deletes nothing still fires its statement
+   * triggers: ~1–4 ms each on a host's PUT).
    */
   async syncChildren(
     db: Db,
@@ -155,9 +158,13 @@ export class HistoryTable {
     rows: Row[],
     updatable: string[],
     field: string,
+    current?: ReadonlySet<string>,
   ): Promise<void> {
     const ids = rows.map((r) => r.id as string);
-    await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))`, [owner.ids, ids]);
+    const listed = new Set(ids);
+    if (!current || [...current].some((id) => !listed.has(id))) {
+      await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))`, [owner.ids, ids]);
+    }
     if (!rows.length) return;
     const cols = Object.keys(rows[0]!);
     const t = this.spec.table;

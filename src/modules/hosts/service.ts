@@ -87,11 +87,11 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
   if (input.ip_addresses) {
     const ips = planIpAddresses(input.ip_addresses);
     await assertIpAddressesInSubnets(db, scope, host.network_id as string, ips, 'ip_addresses.subnet_id');
-    await ipAddressTable.syncChildren(db, hostOwner, ips.map((i) => ({ ...owned, ...i })), ['subnet_id', 'ip_address', 'mac_address', 'name', 'position'], 'ip_addresses.id');
+    await ipAddressTable.syncChildren(db, hostOwner, ips.map((i) => ({ ...owned, ...i })), ['subnet_id', 'ip_address', 'mac_address', 'name', 'position'], 'ip_addresses.id', own.ipAddresses);
   }
   if (input.ports) {
     const ports = planPorts(input.ports);
-    await portTable.syncChildren(db, hostOwner, ports.map((p) => ({ ...owned, ...p })), ['number', 'protocol', 'type'], 'ports.id');
+    await portTable.syncChildren(db, hostOwner, ports.map((p) => ({ ...owned, ...p })), ['number', 'protocol', 'type'], 'ports.id', own.ports);
   }
   if (input.services) {
     const services = planServices(input.services);
@@ -99,14 +99,14 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
     await serviceTable.syncChildren(
       db, hostOwner,
       services.map(({ bindings: _b, ...s }) => ({ ...owned, ...s, source: MANUAL })),
-      ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id',
+      ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id', own.services,
     );
     const bindings = services.flatMap((s) => s.bindings.map((b) => ({ ...b, service_id: s.id })));
     await assertBindingTargets(db, host.id as string, bindings, 'services.bindings.');
     const { host_id: _h, ...bindingOwned } = owned;
     await bindingTable.syncChildren(
       db, { column: 'service_id', ids: services.map((s) => s.id) },
-      bindings.map((b) => ({ ...bindingOwned, ...b })), ['type', 'port_id', 'ip_address_id'], 'services.bindings.id',
+      bindings.map((b) => ({ ...bindingOwned, ...b })), ['type', 'port_id', 'ip_address_id'], 'services.bindings.id', own.bindings,
     );
     // Bindings of services that were dropped went with them (ON DELETE CASCADE).
   }
