@@ -14,32 +14,36 @@ function sessionCookieOptions(services: Services) {
   return { httpOnly: true, sameSite: 'lax' as const, secure: services.config.secureCookies, path: '/', maxAge: SESSION_TTL_MS, overwrite: true };
 }
 
-async function resolve(ctx: Context, services: Services): Promise<Scope | undefined> {
-  const authorization = ctx.get('Authorization');
-  const db = new Db(services.orm.em.fork());
-  if (authorization) {
-    const match = /^Bearer +([A-Za-z0-9_\-.]{1,200}) *$/i.exec(authorization);
+/** What a request presents: a Bearer key (wins) or the session cookie. */
+interface Presented { authorization: string; daemonId?: string; sessionId?: string }
+const presentedBy = (ctx: Context): Presented =>
+  ({ authorization: ctx.get('Authorization'), daemonId: ctx.get('X-Daemon-ID') || undefined, sessionId: ctx.cookies.get(SESSION_COOKIE) });
+
+/** The scope of a presented credential (throws its auth_* error); `extend`: a session past half its life is extended. */
+async function scopeOf(db: Db, c: Presented, extend: boolean): Promise<{ scope?: Scope; refreshed?: boolean }> {
+  if (c.authorization) {
+    const match = /^Bearer +([A-Za-z0-9_\-.]{1,200}) *$/i.exec(c.authorization);
     if (!match) throw new AppError('auth_header_malformed');
     const token = match[1]!;
     // `scp_u_` is a user key; `scp_d_`, or no known prefix (legacy), a daemon key (reference §3.1).
-    if (token.startsWith('scp_u_')) {
-      const scope = await scopeFromApiKey(db, token);
-      services.keyUsage.touch(scope.apiKeyId!);
-      return scope;
-    }
-    const scope = await scopeFromDaemonKey(db, token, ctx.get('X-Daemon-ID') || undefined);
-    services.keyUsage.touch(scope.apiKeyId!, 'daemon');
-    return scope;
+    return { scope: token.startsWith('scp_u_') ? await scopeFromApiKey(db, token) : await scopeFromDaemonKey(db, token, c.daemonId) };
   }
-  return sessionScope(ctx, services, db);
+  return c.sessionId ? scopeFromSession(db, c.sessionId, { extend }) : {};
+}
+
+async function resolve(ctx: Context, services: Services): Promise<Scope | undefined> {
+  const presented = presentedBy(ctx);
+  const { scope, refreshed } = await scopeOf(new Db(services.orm.em.fork()), presented, true);
+  if (scope?.apiKeyId) services.keyUsage.touch(scope.apiKeyId, scope.kind === 'daemon' ? 'daemon' : 'user');
+  if (refreshed) setSessionCookie(ctx, services, presented.sessionId!);
+  return scope;
 }
 
 /** The signed-in user of the session cookie, if any; a session past half its life is extended (cookie re-sent). */
 export async function sessionScope(ctx: Context, services: Services, db: Db): Promise<Scope | undefined> {
-  const sessionId = ctx.cookies.get(SESSION_COOKIE);
-  if (!sessionId) return undefined;
-  const { scope, refreshed } = await scopeFromSession(db, sessionId);
-  if (refreshed) setSessionCookie(ctx, services, sessionId);
+  const { sessionId } = presentedBy(ctx);
+  const { scope, refreshed } = await scopeOf(db, { authorization: '', sessionId }, true);
+  if (refreshed) setSessionCookie(ctx, services, sessionId!);
   return scope;
 }
 
@@ -50,15 +54,10 @@ export async function sessionScope(ctx: Context, services: Services, db: Db): Pr
  * touched (no session extended, no key usage recorded); a database error is thrown, not a refusal.
  */
 export function credentialCheck(ctx: Context, services: Services): () => Promise<Scope | undefined> {
-  const authorization = ctx.get('Authorization');
-  const daemonId = ctx.get('X-Daemon-ID') || undefined;
-  const sessionId = ctx.cookies.get(SESSION_COOKIE);
+  const presented = presentedBy(ctx);
   return async () => {
-    const db = new Db(services.orm.em.fork());
     try {
-      const token = authorization ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
-      if (authorization) return token ? await (token.startsWith('scp_u_') ? scopeFromApiKey(db, token) : scopeFromDaemonKey(db, token, daemonId)) : undefined;
-      return sessionId ? (await scopeFromSession(db, sessionId, { extend: false })).scope : undefined;
+      return (await scopeOf(new Db(services.orm.em.fork()), presented, false)).scope;
     } catch (err) {
       if (err instanceof AppError && err.code.startsWith('auth_')) return undefined; // expired, revoked, access disabled
       throw err;

@@ -1,6 +1,6 @@
 // Differences between two drawings of one view (issue 11.2) and the union of a view over an
 // interval (11.3): pure functions over graphs drawn from history by service.ts.
-import type { Graph, GraphEdge, GraphNode } from './graph.js';
+import type { Graph, GraphEdge, GraphNode, Interval } from './graph.js';
 
 type Item = GraphNode | GraphEdge;
 
@@ -60,8 +60,6 @@ function diffItems<T extends Item>(before: T[], after: T[]): ItemDiff<T> {
 export function diffGraphs(before: Pick<Graph, 'nodes' | 'edges'>, after: Pick<Graph, 'nodes' | 'edges'>) {
   return { nodes: diffItems(before.nodes, after.nodes), edges: diffItems(before.edges, after.edges) };
 }
-
-export interface Interval { from: string; to: string | null }
 
 /**
  * The union of the drawings at each instant of `ticks` (ascending; the state is constant between

@@ -314,8 +314,10 @@ export function chooseCollapsed(counts: Map<string, number>, elements: number, o
   return collapsed;
 }
 
-/** Time intervals (ISO instants; `to` null: still open) merged where they overlap or touch. */
-type Interval = { from: string; to: string | null };
+/** When an item of a timeline's union existed: ISO instants, `to` null while it still does. */
+export interface Interval { from: string; to: string | null }
+
+/** Intervals merged where they overlap or touch. */
 function mergeIntervals(intervals: Interval[]): Interval[] {
   const sorted = [...intervals].sort((a, b) => a.from.localeCompare(b.from));
   const out: Interval[] = [];
@@ -345,6 +347,7 @@ export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed:
     return { id: n.id, kind: 'collapsed', entity_id: n.entity_id, parent_id: n.parent_id, label: n.label, collapsed_kind: n.kind, counts, ...(n.intervals ? { intervals: n.intervals } : {}) };
   });
   const merged = new Map<string, GraphEdge>();
+  const mergedIntervals = new Map<string, Interval[]>(); // a timeline's: joined once, after the loop
   for (const e of edges) {
     const source = closed.get(e.source) ?? e.source;
     const target = closed.get(e.target) ?? e.target;
@@ -357,9 +360,10 @@ export function applyCollapse(nodes: GraphNode[], edges: GraphEdge[], collapsed:
     const id = `collapsed:${e.kind}:${source}:${target}`;
     const prev = merged.get(id);
     const style = e.dependency_id ? { color: e.color, edge_style: e.edge_style } : {};
-    const intervals = e.intervals ? { intervals: mergeIntervals([...((prev?.intervals as Interval[]) ?? []), ...(e.intervals as Interval[])]) } : {};
-    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, ...style }), count: ((prev?.count as number) ?? 0) + 1, ...intervals });
+    merged.set(id, { ...(prev ?? { id, kind: e.kind, source, target, ...style }), count: ((prev?.count as number) ?? 0) + 1 });
+    if (e.intervals) (mergedIntervals.get(id) ?? mergedIntervals.set(id, []).get(id)!).push(...(e.intervals as Interval[]));
   }
+  for (const [id, intervals] of mergedIntervals) merged.get(id)!.intervals = mergeIntervals(intervals);
   return { nodes: keptNodes, edges: [...merged.values()] };
 }
 

@@ -32,14 +32,18 @@ type Instants = [string, string];
  */
 interface Span { first: string; last: string }
 const US = (column: string) => `to_char(${column} at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+type When = string | Instants | Span | undefined;
+const isSpan = (at: When): at is Span => typeof at === 'object' && !Array.isArray(at);
+/** The columns sourceOf adds to say when a row was valid: flags for two instants, the period for a span. */
+const validityColumns = (at: When) => (Array.isArray(at) ? ', at_first, at_second' : isSpan(at) ? ', v_from, v_to' : '');
 
 /**
  * A table's rows of the network (or, with `column`, of another scope: tags by organization), live,
  * as of `at`, or valid at either of two instants (flagged `at_first`, `at_second`), as a subquery
  * and its parameters.
  */
-function sourceOf(table: string, scopeId: string, at: string | Instants | Span | undefined, column = 'network_id'): [string, unknown[]] {
-  if (at && typeof at === 'object' && !Array.isArray(at)) {
+function sourceOf(table: string, scopeId: string, at: When, column = 'network_id'): [string, unknown[]] {
+  if (isSpan(at)) {
     return [
       `(select *, ${US('valid_from')} as v_from, ${US('valid_to')} as v_to from ${table}_history where ${column} = ? and valid_from <= ?::timestamptz and (valid_to is null or valid_to > ?::timestamptz))`,
       [scopeId, at.last, at.first],
@@ -58,10 +62,10 @@ function sourceOf(table: string, scopeId: string, at: string | Instants | Span |
 }
 
 /** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: string | Instants | Span | undefined, hostIds?: string[]) {
+async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: When, hostIds?: string[]) {
   // host(ip_address) prints an address without its /32 (the column is inet).
   const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
-  const cols = Array.isArray(at) ? `${columns}, at_first, at_second` : at && typeof at === 'object' ? `${columns}, v_from, v_to` : columns;
+  const cols = `${columns}${validityColumns(at)}`;
   const [src, params] = sourceOf(table, networkId, at);
   if (!hostIds || table === 'subnets' || table === 'dependencies') return db.query(`select ${cols} from ${src} t`, params);
   if (table === 'hosts') return db.query(`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]);
@@ -72,14 +76,14 @@ async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at
   return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
 }
 
-const tagsOf = (organizationId: string, at: string | Instants | Span | undefined) => sourceOf('tags', organizationId, at, 'organization_id');
+const tagsOf = (organizationId: string, at: When) => sourceOf('tags', organizationId, at, 'organization_id');
 
-async function readSnapshot(db: Db, organizationId: string, networkId: string, at: string | Instants | Span | undefined, hostIds?: string[]): Promise<Snapshot> {
+async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
   const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
   const tags = tagsOf(organizationId, at);
   const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tagRows] = await Promise.all([
     rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
-    db.query(`select id, name, color, is_application${Array.isArray(at) ? ', at_first, at_second' : at && typeof at === 'object' ? ', v_from, v_to' : ''} from ${tags[0]} t`, tags[1]),
+    db.query(`select id, name, color, is_application${validityColumns(at)} from ${tags[0]} t`, tags[1]),
   ]);
   return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags: tagRows };
 }
@@ -238,8 +242,7 @@ export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, 
  */
 function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.query('set local max_parallel_workers_per_gather = 0');
-    await tx.query('set local random_page_cost = 1.1');
+    await tx.query(`select set_config('max_parallel_workers_per_gather', '0', true), set_config('random_page_cost', '1.1', true)`);
     return fn(tx);
   }, { snapshot: true });
 }

@@ -48,6 +48,12 @@ const graphPath = (state: MapState) => `/api/v1/topology${query({
   include_hidden: state.includeHidden || undefined, expand: state.expand,
 })}`;
 
+/** A diff or timeline read of this state over [from, to] (to: now when absent); the timeline is shaped by `expand` as the map is. */
+const intervalPath = (kind: 'diff' | 'timeline', state: MapState, from: string, to?: string) => `/api/v1/topology/${kind}${query({
+  network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined,
+  include_hidden: state.includeHidden || undefined, expand: kind === 'timeline' ? state.expand : undefined,
+})}`;
+
 /** At boot, on a map's address: its graph requested while the session loads. */
 export function prefetchMap(networkId: string, q: URLSearchParams): void {
   prefetch(graphPath(stateOf(networkId, q)));
@@ -284,7 +290,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const starts = [network?.created_at, new Date(Date.now() - 24 * 3600e3).toISOString(), new Date(Date.now() - 3600e3).toISOString()].filter(Boolean) as string[];
     for (const from of starts) {
       try {
-        const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ network_id: state.networkId, view: state.view, from, to: now, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
+        const t = await api.get<Topology & { ticks: string[] }>(intervalPath('timeline', state, from, now));
         const tick = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : undefined;
         state.timeline = t;
         // Opened again (a container expanded): at the same instant if it is still a tick.
@@ -302,7 +308,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     while (!disposed && state.timeline && state.timeline.layout.status === 'pending') {
       status.textContent = 'Laying out the history…';
       await new Promise((r) => setTimeout(r, LAYOUT_POLL_MS));
-      const t = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/${kind}${query({ network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined, expand: state.expand })}`);
+      const t = await api.get<Topology & { ticks: string[] }>(intervalPath(kind, state, from, to));
       if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks };
     }
     renderGraph(); // the history's positions are the map's: the view stays where it is
@@ -345,12 +351,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const from = q.get('from');
     if (!from) return fill(errors, notice('info', 'Choose the instants to compare.'));
     const to = q.get('to') ?? undefined;
-    const params = { network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined };
     try {
-      const diff = await api.get<TopologyDiff>(`/api/v1/topology/diff${query(params)}`);
+      const diff = await api.get<TopologyDiff>(intervalPath('diff', state, from, to));
       state.diff = diff;
       // Drawn on the union of the interval (one layout holding what was removed and what was added).
-      const union = await api.get<Topology & { ticks: string[] }>(`/api/v1/topology/timeline${query({ ...params, to: diff.to, expand: state.expand })}`).catch(() => undefined);
+      const union = await api.get<Topology & { ticks: string[] }>(intervalPath('timeline', state, from, diff.to)).catch(() => undefined);
       if (union) {
         state.timeline = union;
         state.tick = undefined;
