@@ -4,14 +4,16 @@
 //
 // Refused: loopback, link-local (cloud metadata 169.254.169.254, fd00:ec2::254), unspecified,
 // multicast, broadcast and reserved addresses, in every spelling (the WHATWG URL parser turns
-// 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into 127.0.0.1; IPv4-mapped and NAT64 IPv6 addresses are
-// judged by the IPv4 address inside). Private ranges stay allowed: daemons live on LANs.
+// 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into 127.0.0.1; IPv4-mapped, -compatible and -translated,
+// NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address inside). Private ranges stay allowed:
+// daemons live on LANs.
 // DAEMON_ALLOWED_NETWORKS (CIDR list) allows more, e.g. 127.0.0.0/8 for a daemon on this machine.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 
 const DENIED_V4 = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '240.0.0.0/4'];
-const DENIED_V6 = ['::/128', '::1/128', 'fe80::/10', 'ff00::/8', 'fd00:ec2::254/128'];
+// Local-use NAT64 (64:ff9b:1::/48) and Teredo (2001::/32) hide the IPv4 address they lead to: refused whole.
+const DENIED_V6 = ['::/128', '::1/128', 'fe80::/10', 'ff00::/8', 'fd00:ec2::254/128', '64:ff9b:1::/48', '2001::/32'];
 /** Refused too for destinations outside the operator's networks (webhooks): private, shared (CGNAT) and unique-local ranges. */
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '198.18.0.0/15', '192.0.0.0/24', 'fc00::/7', 'fec0::/10'];
 
@@ -41,15 +43,35 @@ function blockList(cidrs: string[]): BlockList {
   return list;
 }
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
+/** The eight 16-bit words of an IPv6 address (`::` expanded, a trailing dotted quad as two words). */
+function ipv6Words(ip: string): number[] | undefined {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  const hex = dotted ? ip.slice(0, dotted.index) + [(+dotted[1]! << 8) | +dotted[2]!, (+dotted[3]! << 8) | +dotted[4]!].map((w) => w.toString(16)).join(':') : ip;
+  const [head, tail, ...rest] = hex.split('::');
+  if (rest.length) return undefined;
+  const part = (s: string | undefined) => (s ? s.split(':').map((w) => parseInt(w, 16)) : []);
+  const [a, b] = [part(head), part(tail)];
+  const words = tail === undefined ? a : [...a, ...new Array<number>(8 - a.length - b.length).fill(0), ...b];
+  return words.length === 8 && words.every((w) => w >= 0 && w <= 0xffff) ? words : undefined;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, by which it is judged (a packet to it reaches that IPv4
+ * address through a translator or tunnel, or on this host's dual stack): IPv4-mapped ::ffff:0:0/96,
+ * IPv4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96 (but :: and ::1 themselves), NAT64 64:ff9b::/96
+ * and 6to4 2002::/16.
+ */
 function embeddedIPv4(ip: string): string | undefined {
-  const lower = ip.toLowerCase();
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(lower);
-  if (!m) return undefined;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2]!, 16);
-  const lo = parseInt(m[3]!, 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  const w = ipv6Words(ip.toLowerCase());
+  if (!w) return undefined;
+  const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  const zero = (from: number, to: number) => w.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && w[5] === 0xffff) return quad(w[6]!, w[7]!);
+  if (zero(0, 4) && w[4] === 0xffff && w[5] === 0) return quad(w[6]!, w[7]!);
+  if (zero(0, 6) && (w[6] !== 0 || w[7]! > 1)) return quad(w[6]!, w[7]!);
+  if (w[0] === 0x64 && w[1] === 0xff9b && zero(2, 6)) return quad(w[6]!, w[7]!);
+  if (w[0] === 0x2002) return quad(w[1]!, w[2]!);
+  return undefined;
 }
 
 export class OutboundPolicy {
@@ -69,7 +91,7 @@ export class OutboundPolicy {
   /** Whether the server may connect to this IP address. */
   addressAllowed(ip: string): boolean {
     const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-    const v4 = isIPv4(bare) ? bare : embeddedIPv4(bare);
+    const v4 = isIPv4(bare) ? bare : isIP(bare) === 6 ? embeddedIPv4(bare) : undefined;
     const [address, family] = v4 ? [v4, 'ipv4' as const] : [bare, 'ipv6' as const];
     if (!isIP(address)) return false;
     if (this.allowed.check(address, family) || (v4 && this.allowed.check(bare, isIPv4(bare) ? 'ipv4' : 'ipv6'))) return true;

@@ -39,6 +39,29 @@ describe('core: outbound address policy', () => {
     it(`${url} → ${expected}`, () => expect(refusal(policy, url)).to.equal(expected));
   }
 
+  // IPv6 spellings that carry an IPv4 address: judged by that address (issue 22, finding 6).
+  const webhooks = new OutboundPolicy([], { denyPrivate: true });
+  const embedded: Array<[string, string]> = [
+    ['http://[::7f00:1]/', 'address'], ['http://[::127.0.0.1]/', 'address'], ['http://[::ffff:0:7f00:1]/', 'address'],
+    ['http://[::ffff:0:127.0.0.1]/', 'address'], ['http://[::ffff:127.0.0.1]/', 'address'], ['http://[::ffff:7f00:1]/', 'address'],
+    ['http://[0:0:0:0:0:ffff:7f00:1]/', 'address'], ['http://[64:ff9b::7f00:1]/', 'address'], ['http://[2002:7f00:1::]/', 'address'],
+    ['http://[::a9fe:a9fe]/', 'address'], ['http://[2002:a9fe:a9fe::1]/', 'address'], ['http://[64:ff9b:1::7f00:1]/', 'address'],
+    ['http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'address'], // Teredo: the IPv4 address inside is obfuscated
+    // private ranges inside, for webhooks
+    ['http://[::a00:5]/', 'address'], ['http://[::ffff:0:c0a8:114]/', 'address'], ['http://[64:ff9b::10.0.0.5]/', 'address'], ['http://[2002:c0a8:114::]/', 'address'],
+    // a public address inside stays allowed, and so do ordinary global addresses
+    ['http://[64:ff9b::808:808]/', 'allowed'], ['http://[2002:808:808::1]/', 'allowed'], ['http://[2606:4700::1111]/', 'allowed'],
+  ];
+  for (const [url, expected] of embedded) {
+    it(`webhook ${url} → ${expected}`, () => expect(refusal(webhooks, url)).to.equal(expected));
+  }
+
+  it('WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 (tests) allows loopback in its IPv6 spellings too, and nothing else', () => {
+    const local = new OutboundPolicy(['127.0.0.0/8'], { denyPrivate: true });
+    for (const url of ['http://127.0.0.1:60073/hook', 'http://[::ffff:127.0.0.1]/', 'http://[::7f00:1]/', 'http://[2002:7f00:1::]/']) expect(refusal(local, url), url).to.equal('allowed');
+    for (const url of ['http://[::1]/', 'http://[::a9fe:a9fe]/', 'http://10.0.0.5/']) expect(refusal(local, url), url).to.equal('address');
+  });
+
   it('DAEMON_ALLOWED_NETWORKS opens a refused range, and only that one', () => {
     const local = new OutboundPolicy(parseAllowedNetworks('127.0.0.0/8, ::1/128'));
     expect(refusal(local, 'http://127.0.0.1:60073')).to.equal('allowed');
