@@ -21,8 +21,9 @@ export function csvField(value: unknown): string {
   if (value === null || value === undefined) text = '';
   else if (Array.isArray(value)) text = value.map((v) => (v && typeof v === 'object' ? String((v as { id?: unknown }).id ?? JSON.stringify(v)) : String(v))).join(';');
   else if (typeof value === 'object') text = JSON.stringify(value);
-  else if (typeof value === 'string') text = FORMULA_START.test(value) ? `'${value}` : value;
   else text = String(value);
+  // Whatever the text came from (a list's ids, an object's JSON): only a real number may start with '-'.
+  if (typeof value !== 'number' && typeof value !== 'bigint' && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -19,6 +19,15 @@ describe('csv fields', () => {
     expect(csvField('web-1')).to.equal('web-1');
   });
 
+  it('guards a formula whatever the cell is made from: a list of values or of entities, an object', () => {
+    expect(csvField(['=HYPERLINK("http://evil.example","x")', 'b'])).to.equal('"\'=HYPERLINK(""http://evil.example"",""x"");b"');
+    expect(csvField([{ id: '=1+1' }, { id: 'c2' }])).to.equal("'=1+1;c2"); // credential_assignments[].id
+    expect(csvField([{ x: 1 }, '@SUM(A1)'])).to.equal('"{""x"":1};@SUM(A1)"'); // the cell starts with '{': no formula
+    expect(csvField(['+cmd'])).to.equal("'+cmd");
+    expect(csvField([-1, 2])).to.equal("'-1;2");
+    expect(csvField(-5)).to.equal('-5');
+  });
+
   it('writes null as empty, lists as ;-joined ids, other objects as JSON', () => {
     expect(csvField(null)).to.equal('');
     expect(csvField(undefined)).to.equal('');
