@@ -19,7 +19,8 @@ export interface ResourceService {
   history(db: Db, scope: Scope, id: string): Promise<unknown>;
 }
 
-type Operation = 'list' | 'create' | 'get' | 'update' | 'remove' | 'history' | 'bulkDelete' | 'exportCsv';
+type BulkOperation = 'bulkDelete' | 'exportCsv';
+type Operation = 'list' | 'create' | 'get' | 'update' | 'remove' | 'history' | BulkOperation;
 
 export interface ResourceDef {
   /** Collection path, e.g. `/api/v1/ports`. */
@@ -43,7 +44,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   const { path, group, noun, service: s, schemas } = r;
   const [one, many] = r.entity;
   const item = `${path}/:id`;
-  const routes: Record<Operation, ProtectedRoute> = {
+  const routes: Record<Exclude<Operation, BulkOperation>, ProtectedRoute> = {
     list: {
       operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
       query: schemas.list, response: schemas.response,
@@ -73,10 +74,11 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
       params: idParams, response: schemas.response,
       handler: ({ db, scope, params }) => s.history(db, scope, params.id),
     },
-    ...bulkRoutes({ ...r, list: (db, scope, q) => s.list(db, scope, q), remove: (db, scope, id) => s.remove(db, scope, id) }),
   };
-  if (r.organizationWide) for (const op of ['create', 'update', 'remove', 'bulkDelete'] as const) routes[op].organizationWide = true;
-  return (Object.keys(routes) as Operation[]).map((op) => ({ ...routes[op], ...r.extend?.[op] }) as RouteDef);
+  if (r.organizationWide) for (const op of ['create', 'update', 'remove'] as const) routes[op].organizationWide = true;
+  const declared = (Object.keys(routes) as Array<keyof typeof routes>).map((op) => ({ ...routes[op], ...r.extend?.[op] }) as RouteDef);
+  const [bulkDelete, exportCsv] = bulkRoutes(declared, { ...r, list: (db, scope, q) => s.list(db, scope, q), remove: (db, scope, id) => s.remove(db, scope, id) });
+  return [...declared, { ...bulkDelete, ...r.extend?.bulkDelete }, { ...exportCsv, ...r.extend?.exportCsv }] as RouteDef[];
 }
 
 /** `POST …/bulk-delete` takes `{ids}` or (as Scanopy's clients send) the bare list. */
@@ -90,33 +92,38 @@ interface BulkDef {
   path: string;
   group: string;
   entity: [string, string];
-  writeRole: Role;
   schemas: { list: Joi.ObjectSchema; response: Joi.Schema };
   list: (db: Db, scope: Scope, query: Record<string, any>) => Promise<unknown>;
   /** The resource's delete of one id (the request, for after-commit work such as telling the pollers). */
   remove: (db: Db, scope: Scope, id: string, req: RequestInput<Scope>) => Promise<unknown>;
-  /** Key and account management: a signed-in user only, as the resource's other routes. */
-  sessionOnly?: boolean;
-  organizationWide?: boolean;
-  /** The lowest role that may read (and so export) the list: Viewer unless the list needs more. */
-  readRole?: Role;
+}
+
+/** Who may call a route: what `authorize` (src/http/pipeline.ts) reads of its declaration. */
+const accessOf = (route: ProtectedRoute) => ({ auth: route.auth, sessionOnly: route.sessionOnly, organizationWide: route.organizationWide });
+
+/** The resource's own route `method path` among `declared`: the one a bulk route stands for. */
+function declaredRoute(declared: RouteDef[], method: string, path: string): ProtectedRoute {
+  const route = declared.find((d) => d.method === method && d.path === path);
+  if (!route || route.auth === 'public' || route.auth === 'daemon') throw new Error(`bulkRoutes: no protected route ${method.toUpperCase()} ${path} declared before its bulk routes`);
+  return route;
 }
 
 /**
- * Bulk delete and CSV export of a resource, from its own delete and list. A bulk delete is one
+ * Bulk delete and CSV export of a resource, from its own delete and list, which it declared
+ * before (`declared`). Each takes who may call it (role, session only, organization-wide) from
+ * that route, so an export can never show what the list refuses. A bulk delete is one
  * transaction of the resource's deletes: each keeps its rules and its history state, and the first
  * id that is unknown (another organization's looks the same: 404) or out of reach (403) or refused
  * by a rule undoes them all.
  */
-export function bulkRoutes(r: BulkDef): { bulkDelete: ProtectedRoute; exportCsv: ProtectedRoute } {
+export function bulkRoutes(declared: RouteDef[], r: BulkDef): [bulkDelete: ProtectedRoute, exportCsv: ProtectedRoute] {
   const [, many] = r.entity;
   const noun = r.group.toLowerCase();
-  return {
-    bulkDelete: {
-      operationId: `bulkDelete${many}`, method: 'post', path: `${r.path}/bulk-delete`, group: r.group, auth: r.writeRole,
+  return [
+    {
+      operationId: `bulkDelete${many}`, method: 'post', path: `${r.path}/bulk-delete`, group: r.group, ...accessOf(declaredRoute(declared, 'delete', `${r.path}/:id`)),
       summary: `Delete the listed ${noun}, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted)`,
       body: bulkDeleteBody, response: bulkDeleteResponse,
-      sessionOnly: r.sessionOnly, organizationWide: r.organizationWide,
       handler: (req) => {
         const { db, scope, body } = req;
         const ids: string[] = Array.isArray(body) ? body : body.ids;
@@ -126,11 +133,11 @@ export function bulkRoutes(r: BulkDef): { bulkDelete: ProtectedRoute; exportCsv:
         });
       },
     },
-    exportCsv: {
-      operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, auth: r.readRole ?? 'Viewer', sessionOnly: r.sessionOnly,
+    {
+      operationId: `export${many}Csv`, method: 'get', path: `${r.path}/export/csv`, group: r.group, ...accessOf(declaredRoute(declared, 'get', r.path)),
       summary: `The ${noun} as CSV (RFC 4180), with the list's filters; streamed`, produces: ['text/csv'], query: r.schemas.list.keys({ limit: Joi.any().strip(), offset: Joi.any().strip() }), // the whole list, in pages
       handler: ({ db, scope, query }) => csvExport(`${many.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.csv`, csvColumns(r.schemas.response),
         (offset, limit) => r.list(db, scope, { ...query, offset, limit }) as Promise<Page<Record<string, unknown>>>),
     },
-  };
+  ];
 }

@@ -197,6 +197,11 @@ interface Fixture {
   role: Role;
   /** Key management and organization settings: a signed-in session only (decisions §2). */
   sessionOnly?: boolean;
+  /**
+   * Reaches beyond any one network (users, networks, tags, webhooks: their writes, and webhooks'
+   * reads too): refused to an API key limited to some networks, even the Owner's (issue 10.1).
+   */
+  organizationWide?: boolean;
   /** What `:id` names. */
   id?: IdKind;
   /** A valid body. */
@@ -265,18 +270,18 @@ const FIXTURES: Record<string, Fixture> = {
 
   'GET /api/v1/users': { role: 'Admin' },
   'POST /api/v1/users': {
-    role: 'Admin', status: 201, creates: 'user',
+    role: 'Admin', organizationWide: true, status: 201, creates: 'user',
     body: () => ({ email: `${uniq('new')}@example.test`, password: PASSWORD, permissions: 'Viewer', network_ids: [] }),
   },
   'GET /api/v1/users/:id': { role: 'Admin', id: 'user' },
-  'PUT /api/v1/users/:id': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Member', network_ids: [p.network] }) },
-  'PUT /api/v1/users/:id/admin': { role: 'Admin', id: 'user', body: (p) => ({ permissions: 'Viewer', network_ids: [p.network] }) },
-  'DELETE /api/v1/users/:id': { role: 'Admin', id: 'user' },
-  'POST /api/v1/users/bulk-delete': bulkDelete('/api/v1/users', 'user', 'Admin'),
+  'PUT /api/v1/users/:id': { role: 'Admin', organizationWide: true, id: 'user', body: (p) => ({ permissions: 'Member', network_ids: [p.network] }) },
+  'PUT /api/v1/users/:id/admin': { role: 'Admin', organizationWide: true, id: 'user', body: (p) => ({ permissions: 'Viewer', network_ids: [p.network] }) },
+  'DELETE /api/v1/users/:id': { role: 'Admin', organizationWide: true, id: 'user' },
+  'POST /api/v1/users/bulk-delete': bulkDelete('/api/v1/users', 'user', 'Admin', undefined, { organizationWide: true }),
   'GET /api/v1/users/export/csv': exportCsv(undefined, { role: 'Admin' }),
 
   'GET /api/v1/organizations/current': { role: 'Viewer' },
-  'PUT /api/v1/organizations/current': { role: 'Owner', sessionOnly: true, body: () => ({ name: 'Alpha renamed', api_access_enabled: true }) },
+  'PUT /api/v1/organizations/current': { role: 'Owner', sessionOnly: true, organizationWide: true, body: () => ({ name: 'Alpha renamed', api_access_enabled: true }) },
 
   'POST /api/v1/auth/keys': { role: 'Viewer', sessionOnly: true, status: 201, creates: 'apiKey', body: () => ({ name: uniq('key') }) },
   'GET /api/v1/auth/keys': { role: 'Viewer', sessionOnly: true },
@@ -288,15 +293,15 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/auth/keys/export/csv': exportCsv(undefined, { sessionOnly: true }),
 
   'GET /api/v1/networks': { role: 'Viewer' },
-  'POST /api/v1/networks': { role: 'Admin', status: 201, creates: 'network', body: () => ({ name: uniq('net') }) },
+  'POST /api/v1/networks': { role: 'Admin', organizationWide: true, status: 201, creates: 'network', body: () => ({ name: uniq('net') }) },
   'GET /api/v1/networks/:id': { role: 'Viewer', id: 'network', outside: 'Network' },
-  'PUT /api/v1/networks/:id': { role: 'Admin', id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
-  'DELETE /api/v1/networks/:id': { role: 'Admin', id: 'network', outside: 'Network' },
+  'PUT /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
+  'DELETE /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', outside: 'Network' },
   'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
-  'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network'),
+  'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network', { organizationWide: true }),
   'GET /api/v1/networks/export/csv': exportCsv(),
   'POST /api/v1/networks/:id/restore': {
-    role: 'Admin', id: 'network', fresh: 'network', outside: 'Network',
+    role: 'Admin', organizationWide: true, id: 'network', fresh: 'network', outside: 'Network',
     // The allowed call restores a fresh network deleted after `at`; the refusals name a live one, as of now.
     afterFresh: async (id, app, w) => {
       deletedAt.set(id, expectOk(await call(app.url, 'GET', `/api/v1/networks/${id}`, { auth: w.owner.auth })).updated_at);
@@ -306,12 +311,12 @@ const FIXTURES: Record<string, Fixture> = {
   },
 
   'GET /api/v1/tags': { role: 'Viewer' },
-  'POST /api/v1/tags': { role: 'Admin', status: 201, creates: 'tag', body: () => ({ name: uniq('tag'), color: 'Blue' }) },
+  'POST /api/v1/tags': { role: 'Admin', organizationWide: true, status: 201, creates: 'tag', body: () => ({ name: uniq('tag'), color: 'Blue' }) },
   'GET /api/v1/tags/:id': { role: 'Viewer', id: 'tag' },
-  'PUT /api/v1/tags/:id': { role: 'Admin', id: 'tag', body: () => ({ name: uniq('tag'), color: 'Red' }) },
-  'DELETE /api/v1/tags/:id': { role: 'Admin', id: 'tag' },
+  'PUT /api/v1/tags/:id': { role: 'Admin', organizationWide: true, id: 'tag', body: () => ({ name: uniq('tag'), color: 'Red' }) },
+  'DELETE /api/v1/tags/:id': { role: 'Admin', organizationWide: true, id: 'tag' },
   'GET /api/v1/tags/:id/history': { role: 'Viewer', id: 'tag' },
-  'POST /api/v1/tags/bulk-delete': bulkDelete('/api/v1/tags', 'tag', 'Admin'),
+  'POST /api/v1/tags/bulk-delete': bulkDelete('/api/v1/tags', 'tag', 'Admin', undefined, { organizationWide: true }),
   'PUT /api/v1/hosts/:destination/consolidate/:other': {
     role: 'Member', id: 'host', fresh: 'host', outside: 'Host', answersOther: true,
     check: async (data, { app, w, ids }) => {
@@ -417,18 +422,18 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/events/stream': { role: 'Viewer', query: net, outside: 'Network', stream: true },
 
   // Webhooks: Admin, organization-wide.
-  'POST /api/v1/webhooks': { role: 'Admin', status: 201, body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
-  'GET /api/v1/webhooks': { role: 'Admin' },
-  'GET /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
-  'PUT /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook', body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
-  'DELETE /api/v1/webhooks/:id': { role: 'Admin', id: 'webhook' },
-  'POST /api/v1/webhooks/bulk-delete': bulkDelete('/api/v1/webhooks', 'webhook', 'Admin'),
-  'GET /api/v1/webhooks/export/csv': exportCsv(undefined, { role: 'Admin' }),
-  'POST /api/v1/webhooks/:id/rotate-secret': { role: 'Admin', id: 'webhook', check: (data) => { expect(data.secret).to.match(/^whsec_/); } },
-  'POST /api/v1/webhooks/:id/test': { role: 'Admin', id: 'webhook', status: 202 },
-  'GET /api/v1/webhooks/:id/deliveries': { role: 'Admin', id: 'webhook', answersOther: true, check: (data) => { expect(data.length).to.be.greaterThan(0); } },
-  'POST /api/v1/webhooks/:id/deliveries/:delivery_id/redeliver': { role: 'Admin', id: 'webhook', status: 202, answersOther: true },
-  'POST /api/v1/webhooks/:id/redeliver': { role: 'Admin', id: 'webhook', status: 202, answersOther: true, body: () => ({ since: new Date(Date.now() - 3600_000).toISOString() }) },
+  'POST /api/v1/webhooks': { role: 'Admin', organizationWide: true, status: 201, body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
+  'GET /api/v1/webhooks': { role: 'Admin', organizationWide: true },
+  'GET /api/v1/webhooks/:id': { role: 'Admin', organizationWide: true, id: 'webhook' },
+  'PUT /api/v1/webhooks/:id': { role: 'Admin', organizationWide: true, id: 'webhook', body: () => ({ name: uniq('hook'), url: 'https://example.com/hook' }) },
+  'DELETE /api/v1/webhooks/:id': { role: 'Admin', organizationWide: true, id: 'webhook' },
+  'POST /api/v1/webhooks/bulk-delete': bulkDelete('/api/v1/webhooks', 'webhook', 'Admin', undefined, { organizationWide: true }),
+  'GET /api/v1/webhooks/export/csv': exportCsv(undefined, { role: 'Admin', organizationWide: true }),
+  'POST /api/v1/webhooks/:id/rotate-secret': { role: 'Admin', organizationWide: true, id: 'webhook', check: (data) => { expect(data.secret).to.match(/^whsec_/); } },
+  'POST /api/v1/webhooks/:id/test': { role: 'Admin', organizationWide: true, id: 'webhook', status: 202 },
+  'GET /api/v1/webhooks/:id/deliveries': { role: 'Admin', organizationWide: true, id: 'webhook', answersOther: true, check: (data) => { expect(data.length).to.be.greaterThan(0); } },
+  'POST /api/v1/webhooks/:id/deliveries/:delivery_id/redeliver': { role: 'Admin', organizationWide: true, id: 'webhook', status: 202, answersOther: true },
+  'POST /api/v1/webhooks/:id/redeliver': { role: 'Admin', organizationWide: true, id: 'webhook', status: 202, answersOther: true, body: () => ({ since: new Date(Date.now() - 3600_000).toISOString() }) },
 };
 
 /** The only routes that answer without a credential (decisions §2, §8). */
@@ -538,12 +543,13 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     if (code === 'auth_key_expired') expect(res.body.params).to.have.property('expired_at').that.is.a('string');
   }
 
-  // 1b. Organization-wide writes refuse a key limited to some networks, even the Owner's (issue 10.1).
-  if ((route as { organizationWide?: boolean }).organizationWide && !fx.sessionOnly) {
+  // 1b. Organization-wide routes refuse a key limited to some networks, even the Owner's (issue 10.1).
+  if (fx.organizationWide && !fx.sessionOnly) {
     const res = await send(app, req, { bearer: w.scopedKey });
     expect(res.status, `with a network-limited key: ${JSON.stringify(res.body)}`).to.equal(403);
     expectError(res, 403, 'auth_key_network_scoped');
   }
+  expect(route.auth !== 'public' && route.auth !== 'daemon' && route.organizationWide === true, 'declared organization-wide').to.equal(fx.organizationWide === true);
 
   // 2. Session-only routes refuse every API key, even the Owner's full key.
   if (fx.sessionOnly) expectDenied(await send(app, req, { bearer: w.owner.key.key }), undefined, 'with an Owner API key');
@@ -581,7 +587,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     };
     const callers: Array<[string, Credential]> = [];
     for (const role of ['Member', 'Viewer'] as const) if (RANK[role] >= RANK[fx.role]) callers.push([`${role} without a grant`, sessionOf[role].auth]);
-    if (!fx.sessionOnly && !(route as { organizationWide?: boolean }).organizationWide) callers.push(['Owner key scoped to another network', { bearer: w.scopedKey }]);
+    if (!fx.sessionOnly && !fx.organizationWide) callers.push(['Owner key scoped to another network', { bearer: w.scopedKey }]);
     for (const [what, auth] of callers) {
       const res = await send(app, outside, auth);
       expect(res.status, `aimed at a network outside the scope, as ${what}: ${JSON.stringify(res.body)}`).to.equal(403);
@@ -643,6 +649,19 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     const stale = Object.keys(FIXTURES).filter((k) => !protectedRoutes.some((r) => routeKey(r) === k));
     expect(stale, 'fixtures naming no protected route').to.deep.equal([]);
     expect(routes.filter((r) => r.auth === 'public').map(routeKey)).to.have.members(PUBLIC_ROUTES);
+  });
+
+  it('a bulk delete is called by whoever may delete one, an export by whoever may list (role, session only, organization-wide)', () => {
+    const access = (r: RouteDef | undefined) => r && r.auth !== 'public' && r.auth !== 'daemon'
+      ? { auth: r.auth, sessionOnly: r.sessionOnly === true, organizationWide: r.organizationWide === true } : r;
+    const find = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path);
+    const extra = routes.filter((r) => /\/(bulk-delete|export\/csv)$/.test(r.path));
+    expect(extra.length).to.be.greaterThan(20);
+    for (const route of extra) {
+      const base = route.path.replace(/\/(bulk-delete|export\/csv)$/, '');
+      const own = route.path.endsWith('/bulk-delete') ? find('delete', `${base}/:id`) : find('get', base);
+      expect(access(route), routeKey(route)).to.deep.equal(access(own));
+    }
   });
 
   it('daemon protocol routes: 401 without a credential, 403 auth_daemon_required for users (sessions and keys)', async () => {

@@ -8,7 +8,7 @@ import {
 } from './schemas.js';
 import { accountService } from './service.js';
 
-export const accountRoutes = defineRoutes([
+const accountRoutesDeclared = defineRoutes([
   {
     operationId: 'register', method: 'post', path: '/api/auth/register', group: 'Auth', auth: 'public', limitByAddress: true, status: 201,
     summary: 'Create an organization, its Owner and a first network "Default"', body: registerBody, response: userResponse,
@@ -79,10 +79,11 @@ export const accountRoutes = defineRoutes([
     summary: 'Rename the organization, turn its API access on or off', body: organizationBody, response: organizationResponse,
     handler: ({ db, scope, body }) => accountService.updateOrganization(db, scope, body),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/users', group: 'Users', entity: ['User', 'Users'], writeRole: 'Admin', readRole: 'Admin', organizationWide: true,
-    schemas: { list: userListQuery, response: userResponse },
-    list: (db, scope, q) => accountService.listUsers(db, scope, q as { limit: number; offset: number }),
-    remove: (db, scope, id) => accountService.removeUser(db, scope, id),
-  })),
 ]);
+
+export const accountRoutes = [...accountRoutesDeclared, ...bulkRoutes(accountRoutesDeclared, {
+  path: '/api/v1/users', group: 'Users', entity: ['User', 'Users'],
+  schemas: { list: userListQuery, response: userResponse },
+  list: (db, scope, q) => accountService.listUsers(db, scope, q as { limit: number; offset: number }),
+  remove: (db, scope, id) => accountService.removeUser(db, scope, id),
+})];

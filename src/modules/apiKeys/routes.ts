@@ -5,7 +5,7 @@ import { apiKeyCreateBody, apiKeyCreated, apiKeyListQuery, apiKeyResponse, apiKe
 import { apiKeyService } from './service.js';
 
 // Keys are managed by a signed-in user (session), never by another key (decisions §2).
-export const apiKeyRoutes = defineRoutes([
+const apiKeyRoutesDeclared = defineRoutes([
   {
     operationId: 'createApiKey', method: 'post', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, status: 201,
     summary: 'Create an API key; the plaintext `key` is shown only in this response', body: apiKeyCreateBody, response: apiKeyCreated,
@@ -36,10 +36,11 @@ export const apiKeyRoutes = defineRoutes([
     params: idParams,
     handler: ({ db, scope, params }) => apiKeyService.remove(db, scope, params.id),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/auth/keys', group: 'API keys', entity: ['ApiKey', 'ApiKeys'], writeRole: 'Viewer', sessionOnly: true,
-    schemas: { list: apiKeyListQuery, response: apiKeyResponse },
-    list: (db, scope, q) => apiKeyService.list(db, scope, q as { limit: number; offset: number }),
-    remove: (db, scope, id) => apiKeyService.remove(db, scope, id),
-  })),
 ]);
+
+export const apiKeyRoutes = [...apiKeyRoutesDeclared, ...bulkRoutes(apiKeyRoutesDeclared, {
+  path: '/api/v1/auth/keys', group: 'API keys', entity: ['ApiKey', 'ApiKeys'],
+  schemas: { list: apiKeyListQuery, response: apiKeyResponse },
+  list: (db, scope, q) => apiKeyService.list(db, scope, q as { limit: number; offset: number }),
+  remove: (db, scope, id) => apiKeyService.remove(db, scope, id),
+})];

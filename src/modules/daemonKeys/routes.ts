@@ -5,7 +5,7 @@ import { daemonKeyCreateBody, daemonKeyCreated, daemonKeyListQuery, daemonKeyRes
 import { daemonKeyService } from './service.js';
 
 // Daemon keys are managed by a signed-in Admin (session), like user keys (decisions §2, §7).
-export const daemonKeyRoutes = defineRoutes([
+const daemonKeyRoutesDeclared = defineRoutes([
   {
     group: 'Daemon API keys', auth: 'Admin', sessionOnly: true, operationId: 'createDaemonApiKey', method: 'post', path: '/api/v1/auth/daemon', status: 201,
     summary: 'Create a daemon API key for one network; the plaintext `key` is shown only in this response',
@@ -35,10 +35,11 @@ export const daemonKeyRoutes = defineRoutes([
     group: 'Daemon API keys', auth: 'Admin', sessionOnly: true, operationId: 'deleteDaemonApiKey', method: 'delete', path: '/api/v1/auth/daemon/:id', summary: 'Revoke a daemon API key (its daemons then get 401)', params: idParams,
     handler: ({ db, scope, params }) => daemonKeyService.remove(db, scope, params.id),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/auth/daemon', group: 'Daemon API keys', entity: ['DaemonApiKey', 'DaemonApiKeys'], writeRole: 'Admin', readRole: 'Admin', sessionOnly: true,
-    schemas: { list: daemonKeyListQuery, response: daemonKeyResponse },
-    list: (db, scope, q) => daemonKeyService.list(db, scope, q as { limit: number; offset: number; network_id?: string }),
-    remove: (db, scope, id) => daemonKeyService.remove(db, scope, id),
-  })),
 ]);
+
+export const daemonKeyRoutes = [...daemonKeyRoutesDeclared, ...bulkRoutes(daemonKeyRoutesDeclared, {
+  path: '/api/v1/auth/daemon', group: 'Daemon API keys', entity: ['DaemonApiKey', 'DaemonApiKeys'],
+  schemas: { list: daemonKeyListQuery, response: daemonKeyResponse },
+  list: (db, scope, q) => daemonKeyService.list(db, scope, q as { limit: number; offset: number; network_id?: string }),
+  remove: (db, scope, id) => daemonKeyService.remove(db, scope, id),
+})];

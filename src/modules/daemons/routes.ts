@@ -18,7 +18,7 @@ import { daemonService } from './service.js';
 const reconcileAfterCommit = (afterCommit: RequestInput['afterCommit'], services: Services) =>
   afterCommit('tell the poll schedulers of a daemon change (the periodic reconcile will)', () => requestSchedulerReconcile(services.queues));
 
-export const daemonRoutes = defineRoutes([
+const daemonRoutesDeclared = defineRoutes([
   {
     operationId: 'listDaemons', method: 'get', path: '/api/v1/daemons', group: 'Daemons', auth: 'Viewer', paginated: true,
     summary: 'List daemons with their version_status (filter network_id; `at` for a past instant)', query: daemonListQuery, response: daemonResponse,
@@ -63,16 +63,17 @@ export const daemonRoutes = defineRoutes([
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/daemons', group: 'Daemons', entity: ['Daemon', 'Daemons'], writeRole: 'Admin',
-    schemas: { list: daemonListQuery, response: daemonResponse },
-    list: (db, scope, q) => daemonService.list(db, scope, q),
-    remove: (db, scope, id, req) => {
-      reconcileAfterCommit(req.afterCommit, req.services);
-      return daemonService.remove(db, scope, id);
-    },
-  })),
 ]);
+
+export const daemonRoutes = [...daemonRoutesDeclared, ...bulkRoutes(daemonRoutesDeclared, {
+  path: '/api/v1/daemons', group: 'Daemons', entity: ['Daemon', 'Daemons'],
+  schemas: { list: daemonListQuery, response: daemonResponse },
+  list: (db, scope, q) => daemonService.list(db, scope, q),
+  remove: (db, scope, id, req) => {
+    reconcileAfterCommit(req.afterCommit, req.services);
+    return daemonService.remove(db, scope, id);
+  },
+})];
 
 // ---- The daemon protocol (Bearer scp_d_… with X-Daemon-ID; reference daemon-protocol §1.1) ----------
 const daemonParams = Joi.object({ id: anyUuid().required() });

@@ -6,7 +6,7 @@ import { hostResponse } from './response.js';
 import { hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
 
-export const hostRoutes = defineRoutes([
+const hostRoutesDeclared = defineRoutes([
   {
     operationId: 'listHosts', method: 'get', path: '/api/v1/hosts', group: 'Hosts', auth: 'Viewer', paginated: true,
     summary: 'List hosts with their children (filters network_id, tag_ids, hidden, q; `at` for a past instant)',
@@ -45,9 +45,10 @@ export const hostRoutes = defineRoutes([
     response: hostResponse,
     handler: ({ db, scope, params }) => hostService.consolidate(db, scope, params.destination, params.other),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], writeRole: 'Member',
-    schemas: { list: hostListQuery, response: hostResponse },
-    list: (db, scope, q) => hostService.list(db, scope, q), remove: (db, scope, id) => hostService.remove(db, scope, id),
-  })),
 ]);
+
+export const hostRoutes = [...hostRoutesDeclared, ...bulkRoutes(hostRoutesDeclared, {
+  path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'],
+  schemas: { list: hostListQuery, response: hostResponse },
+  list: (db, scope, q) => hostService.list(db, scope, q), remove: (db, scope, id) => hostService.remove(db, scope, id),
+})];

@@ -7,7 +7,7 @@ import { deliveryIdParams, deliveryListQuery, deliveryResponse, redeliverBody, w
 import { webhookService } from './service.js';
 
 
-export const webhookRoutes = defineRoutes([
+const webhookRoutesDeclared = defineRoutes([
   {
     group: 'Webhooks', auth: 'Admin', organizationWide: true, operationId: 'createWebhook', method: 'post', path: '/api/v1/webhooks', status: 201, body: webhookWrite, response: webhookResponse,
     summary: 'Subscribe an endpoint to events (types or `host.*` patterns, networks); the signing secret (whsec_…) is in this answer only',
@@ -56,14 +56,15 @@ export const webhookRoutes = defineRoutes([
     summary: 'Send again every delivery of this endpoint that failed since an instant',
     handler: ({ db, scope, params, body, services }) => webhookService.redeliverFailed(db, scope, services.queues, params.id, body.since),
   },
-  ...Object.values(bulkRoutes({
-    path: '/api/v1/webhooks', group: 'Webhooks', entity: ['Webhook', 'Webhooks'], writeRole: 'Admin', readRole: 'Admin', organizationWide: true,
-    schemas: { list: Joi.object({ limit: Joi.number(), offset: Joi.number() }), response: webhookResponse },
-    // The endpoints of an organization are few: one page.
-    list: async (db, scope, q) => {
-      const all = q.offset ? [] : await webhookService.list(db, scope);
-      return Page.of(all, all.length, 0, 0);
-    },
-    remove: (db, scope, id) => webhookService.remove(db, scope, id),
-  })),
 ]);
+
+export const webhookRoutes = [...webhookRoutesDeclared, ...bulkRoutes(webhookRoutesDeclared, {
+  path: '/api/v1/webhooks', group: 'Webhooks', entity: ['Webhook', 'Webhooks'],
+  schemas: { list: Joi.object({ limit: Joi.number(), offset: Joi.number() }), response: webhookResponse },
+  // The endpoints of an organization are few: one page.
+  list: async (db, scope, q) => {
+    const all = q.offset ? [] : await webhookService.list(db, scope);
+    return Page.of(all, all.length, 0, 0);
+  },
+  remove: (db, scope, id) => webhookService.remove(db, scope, id),
+})];
