@@ -132,21 +132,32 @@ ${cells.join('\n')}
 `;
 }
 
+/**
+ * Names (which daemons report) as inert Mermaid label text, for inside quotes: a line break would
+ * start a statement (`click n0 call …`), `%%` a comment or `%%{init}%%` directive, `<` HTML and a
+ * leading backtick Markdown, `|` may end an edge's label; `#` and `&` too, so a name's own `#…;` or
+ * `&…;` shows as typed. Mermaid decodes its entity codes (#quot;, #35;) when it renders the label.
+ */
+const MERMAID_CODES: Record<string, string> = { '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '#': '#35;', '%': '#37;', '`': '#96;', '|': '#124;' };
+export const mermaidText = (s: unknown) => String(s ?? '')
+  .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+  .replace(/["<>&#%`|]/g, (c) => MERMAID_CODES[c]!);
+
 export function toMermaid(d: Drawing): string {
   const ids = new Map<string, string>();
   const short = (id: string) => {
     if (!ids.has(id)) ids.set(id, `n${ids.size}`);
     return ids.get(id)!;
   };
-  const text = (s: string) => `"${s.replace(/"/g, '#quot;')}"`;
+  const text = (label: string | string[]) => `"${[label].flat().map(mermaidText).join('<br/>')}"`;
   const isContainer = containers(d.nodes);
   const out = ['flowchart LR'];
   for (const c of d.nodes.filter((n) => isContainer.has(n.id))) {
     out.push(`  subgraph ${short(c.id)}[${text(c.label)}]`);
-    for (const n of d.nodes.filter((x) => x.parent_id === c.id)) out.push(`    ${short(n.id)}[${text(lines(n).join('<br/>'))}]`);
+    for (const n of d.nodes.filter((x) => x.parent_id === c.id)) out.push(`    ${short(n.id)}[${text(lines(n))}]`);
     out.push('  end');
   }
-  for (const n of d.nodes.filter((x) => !x.parent_id && !isContainer.has(x.id))) out.push(`  ${short(n.id)}[${text(lines(n).join('<br/>'))}]`);
+  for (const n of d.nodes.filter((x) => !x.parent_id && !isContainer.has(x.id))) out.push(`  ${short(n.id)}[${text(lines(n))}]`);
   d.edges.forEach((e) => {
     const arrow = e.kind === 'same_host' || e.kind === 'hypervisor' || e.kind === 'container_runtime' ? '-.->' : '-->';
     out.push(`  ${short(e.source)} ${arrow}${e.label ? `|${text(String(e.label))}|` : ''} ${short(e.target)}`);
