@@ -59,7 +59,7 @@ export async function createServices(
     orm,
     redis,
     logger,
-    rateLimiter: new RateLimiter(redis, { keyPrefix: config.redisPrefix }),
+    rateLimiter: new RateLimiter(redis, { keyPrefix: config.redisPrefix, redisTimeoutMs: config.rateLimitRedisTimeoutMs, testClock: config.rateLimitTestClock }),
     loginGuard: new LoginGuard(redis, config.redisPrefix),
     keyUsage: new KeyUsageRecorder(orm, logger),
     queues,

@@ -49,6 +49,10 @@ export interface AppConfig {
   webhookAllowedNetworks: string[];
   /** WEBHOOK_TIMEOUT_MS: one delivery attempt's time limit (15 s). */
   webhookTimeoutMs: number;
+  /** RATE_LIMIT_REDIS_TIMEOUT_MS: how long a request's rate limit waits for Redis before the in-process bucket answers (100). */
+  rateLimitRedisTimeoutMs: number;
+  /** RATE_LIMIT_TEST_CLOCK=true, tests only: the buckets' clock is the ms count a test sets in Redis (src/http/rateLimiter.ts). */
+  rateLimitTestClock: boolean;
 }
 
 function seconds(name: string, text: string | undefined, fallback: number[]): number[] {
@@ -100,6 +104,8 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     webhookRetrySchedule: seconds('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE, [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookAllowedNetworks: parseAllowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS, 'WEBHOOK_ALLOWED_NETWORKS'),
     webhookTimeoutMs: nonNegative('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
+    rateLimitRedisTimeoutMs: nonNegative('RATE_LIMIT_REDIS_TIMEOUT_MS', env.RATE_LIMIT_REDIS_TIMEOUT_MS, 100),
+    rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
     ...overrides,
   };
 }

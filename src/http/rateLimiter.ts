@@ -12,7 +12,9 @@ import { takeToken, UNITS_PER_TOKEN, type BucketPolicy, type BucketState, type R
 /**
  * Lua port of takeToken() in src/core/tokenBucket.ts. THE TWO MUST STAY IN STEP
  * (same units, same order of operations); test/http/rateLimiter.spec.ts checks it.
- * KEYS[1] = bucket hash; ARGV = capacity, refillPerMinute[, nowMs (tests only)].
+ * KEYS[1] = bucket hash[, KEYS[2] = test clock key]; ARGV = capacity, refillPerMinute[, nowMs (tests only)].
+ * The test clock (RATE_LIMIT_TEST_CLOCK) is a ms count a test sets and advances, so its assertions
+ * do not depend on how fast a loaded machine runs; unset, Redis TIME is used.
  * Hash fields: u = tokens in units of 1/60000 token (integer), t = updatedAt ms.
  * Returns {allowed 0|1, remaining, resetSeconds, retryAfterSeconds}.
  */
@@ -21,6 +23,8 @@ local UNIT = ${UNITS_PER_TOKEN}
 local rate = tonumber(ARGV[2])
 local cap = tonumber(ARGV[1]) * UNIT
 local now = tonumber(ARGV[3])
+local testClock = KEYS[2] and tonumber(redis.call('GET', KEYS[2]))
+if testClock then now = testClock end
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -42,8 +46,9 @@ if units >= UNIT then
 end
 local missing = cap - units
 redis.call('HSET', KEYS[1], 'u', units, 't', updated)
--- expire once it would be full anyway: the missing key then reads as full
-redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(missing / rate)))
+-- expire once it would be full anyway: the missing key then reads as full (not under a test
+-- clock, which real time does not move; the test deletes its keys)
+if not testClock then redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(missing / rate))) end
 local retry = 0
 if allowed == 0 then
   retry = math.max(1, math.ceil((UNIT - units) / (rate * 1000)))
@@ -51,14 +56,17 @@ end
 return {allowed, math.floor(units / UNIT), math.ceil(missing / (rate * 1000)), retry}
 `;
 
-const COMMAND = 'rateLimitTake';
 type TakeCommand = (key: string, capacity: number, refillPerMinute: number, nowMs?: number) => Promise<[number, number, number, number]>;
 
-/** Register the script on a client (idempotent); exported for the agreement test. */
-export function defineTakeCommand(redis: Redis): TakeCommand {
-  const r = redis as unknown as Record<string, TakeCommand>;
-  if (typeof r[COMMAND] !== 'function') redis.defineCommand(COMMAND, { lua: TAKE_TOKEN_LUA, numberOfKeys: 1 });
-  return (...args) => r[COMMAND](...args);
+/** The Redis key of the test clock (ms) of the buckets under `keyPrefix`. */
+export const testClockKey = (keyPrefix: string) => `${keyPrefix}rl:clock`;
+
+/** Register the script on a client (idempotent); exported for the agreement test. `clockKey`: the test clock's key. */
+export function defineTakeCommand(redis: Redis, clockKey?: string): TakeCommand {
+  const command = clockKey ? 'rateLimitTakeWithClock' : 'rateLimitTake';
+  const r = redis as unknown as Record<string, (...args: Array<string | number | undefined>) => ReturnType<TakeCommand>>;
+  if (typeof r[command] !== 'function') redis.defineCommand(command, { lua: TAKE_TOKEN_LUA, numberOfKeys: clockKey ? 2 : 1 });
+  return clockKey ? (key, ...args) => r[command](key, clockKey, ...args) : (...args) => r[command](...args);
 }
 
 // Fallback map housekeeping: sweep full buckets at most this often, and never
@@ -77,11 +85,11 @@ export class RateLimiter {
 
   constructor(
     private readonly redis: Redis,
-    opts: { keyPrefix?: string; redisTimeoutMs?: number } = {},
+    opts: { keyPrefix?: string; redisTimeoutMs?: number; testClock?: boolean } = {},
   ) {
     this.keyPrefix = opts.keyPrefix ?? '';
     this.redisTimeoutMs = opts.redisTimeoutMs ?? 100;
-    this.take_ = defineTakeCommand(redis);
+    this.take_ = defineTakeCommand(redis, opts.testClock ? testClockKey(this.keyPrefix) : undefined);
   }
 
   /** True while the last decision came from the in-process fallback. */

@@ -3,9 +3,9 @@
 // health and version, one bucket across API processes (Redis), and an in-process fallback when
 // Redis is down.
 //
-// Timing: a user bucket gains one token every 200 ms, and a burst of 150 requests takes a few hundred
-// ms here, so "the 151st is 429" is asserted as "after the 150, at most one more request per 200 ms
-// elapsed passes before a 429" — exact bucket arithmetic, no slack token.
+// Timing: the buckets' clock is the test's (RATE_LIMIT_TEST_CLOCK): frozen, and moved only by
+// advance(), so every count is exact however long a loaded machine takes to send the requests. Redis
+// may be slow too: no request falls back to the in-process bucket after 100 ms (the 60 s timeout).
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,12 @@ import { call, expectError, expectOk, type ApiResponse, type Credential } from '
 import { callFrom, createKey, freshLoopbackIp, registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient } from '../daemons/world.js';
 import { bundlePath } from '../../scripts/build.js';
+import { testClockKey } from '../../src/http/rateLimiter.js';
 
 const USER_CAPACITY = 150;
-const USER_MS_PER_TOKEN = 200; // 300 per minute
 const ANON_CAPACITY = 10;
-const ANON_MS_PER_TOKEN = 1500; // 40 per minute
+const CLOCKED = { rateLimitTestClock: true, rateLimitRedisTimeoutMs: 60_000 };
+const CLOCKED_ENV = { RATE_LIMIT_TEST_CLOCK: 'true', RATE_LIMIT_REDIS_TIMEOUT_MS: '60000' };
 
 /** n requests, `batch` at a time concurrently, in order of sending. */
 async function burst(n: number, send: (i: number) => Promise<ApiResponse>, batch = 50): Promise<ApiResponse[]> {
@@ -30,41 +31,28 @@ async function burst(n: number, send: (i: number) => Promise<ApiResponse>, batch
   return out;
 }
 
-/** Sends one at a time until a 429; `extra` counts the successes before it. */
-async function untilLimited(send: () => Promise<ApiResponse>, max = 100): Promise<{ extra: number; last: ApiResponse }> {
-  for (let extra = 0; extra <= max; extra++) {
-    const res = await send();
-    if (res.status === 429) return { extra, last: res };
-    expectOk(res);
-  }
-  throw new Error(`no 429 after ${max} further requests`);
-}
-
-/** Tokens a bucket can have regained since `t0` (the server's clock is at most 1 ms coarser). */
-const refilledSince = (t0: number, msPerToken: number) => Math.floor((Date.now() - t0 + 1) / msPerToken);
-
 const header = (res: ApiResponse, name: string) => res.headers.get(name);
 const remaining = (res: ApiResponse) => Number(header(res, 'x-ratelimit-remaining'));
 
-/** Every allowed response of a burst from a full bucket: Limit, Reset, and Remaining counting down. */
-function expectCountdown(responses: ApiResponse[], capacity: number, limit: number, maxRefill: number): void {
+/** Every allowed response of a burst from a full bucket: Limit, Reset, and Remaining counting down to capacity - n. */
+function expectCountdown(responses: ApiResponse[], capacity: number, limit: number): void {
   for (const res of responses) {
     expect(res.status, JSON.stringify(res.body)).to.be.within(200, 499);
     expect(res.status).to.not.equal(429);
     expect(header(res, 'x-ratelimit-limit')).to.equal(String(limit));
-    expect(Number(header(res, 'x-ratelimit-reset'))).to.be.within(0, Math.ceil((capacity * 60) / limit));
+    // whole tokens missing, refilled at limit/60 per second
+    expect(Number(header(res, 'x-ratelimit-reset'))).to.equal(Math.ceil(((capacity - remaining(res)) * 60) / limit));
     expect(header(res, 'retry-after')).to.equal(null);
   }
-  // The k-th largest Remaining of n takes from a full bucket lies in [capacity-1-k, capacity-1-k+refill].
   const rem = responses.map(remaining).sort((a, b) => b - a);
-  expect(rem[0], 'the first take from a full bucket leaves capacity - 1').to.equal(capacity - 1);
-  rem.forEach((r, k) => expect(r, `Remaining #${k} of ${JSON.stringify(rem)}`).to.be.within(capacity - 1 - k, capacity - 1 - k + maxRefill));
+  expect(rem).to.deep.equal(responses.map((_, k) => capacity - 1 - k));
 }
 
-function expectLimited(res: ApiResponse, limit: number, retryAfter: [number, number]): void {
+/** A 429; Retry-After is `retryAfter` (up to `maxRetryAfter` where real time moves the bucket). */
+function expectLimited(res: ApiResponse, limit: number, retryAfter: number, maxRetryAfter = retryAfter): void {
   expectError(res, 429, 'rate_limit_exceeded');
   const after = Number(header(res, 'retry-after'));
-  expect(after).to.be.within(retryAfter[0], retryAfter[1]);
+  expect(after).to.be.within(retryAfter, maxRetryAfter);
   expect(res.body.params.retry_after).to.equal(after);
   expect(header(res, 'x-ratelimit-limit')).to.equal(String(limit));
   expect(header(res, 'x-ratelimit-remaining')).to.equal('0');
@@ -74,8 +62,11 @@ describe('http/rateLimit: token buckets through HTTP', () => {
   let app: TestApp;
   let t: Tenant;
   let child: ChildProcess | undefined;
+  /** Moves the buckets' clock (the only time they see). */
+  const advance = async (ms: number) => { await app.services.redis.incrby(testClockKey(app.redisPrefix), ms); };
   beforeEach(async () => {
-    app = await startTestApp();
+    app = await startTestApp(CLOCKED);
+    await app.services.redis.set(testClockKey(app.redisPrefix), 1_700_000_000_000);
     t = await registerTenant(app.url, 'rl'); // register + login are anonymous: the user bucket is still full
   });
   afterEach(async () => {
@@ -93,72 +84,58 @@ describe('http/rateLimit: token buckets through HTTP', () => {
   const me = (auth: Credential) => () => call(app.url, 'GET', '/api/auth/me', { auth });
 
   it('150 immediate requests pass with X-RateLimit-Limit 300 and a falling Remaining; then 429 rate_limit_exceeded with Retry-After', async () => {
-    const t0 = Date.now();
     const first = await burst(USER_CAPACITY, me(t.owner));
     for (const res of first) expectOk(res);
-    const { extra, last } = await untilLimited(me(t.owner));
-    const refill = refilledSince(t0, USER_MS_PER_TOKEN);
-    expect(extra, `requests allowed past the 150 (≤ one per 200 ms elapsed, here ${refill})`).to.be.at.most(refill);
-    expectCountdown(first, USER_CAPACITY, 300, refill);
-    // Less than one token is left: one is back within 200 ms, the bucket is full in 150/5 = 30 s.
-    expectLimited(last, 300, [1, 1]);
+    expectCountdown(first, USER_CAPACITY, 300);
+    // No token is left: one is back within 200 ms, the bucket is full in 150/5 = 30 s.
+    const last = await me(t.owner)();
+    expectLimited(last, 300, 1);
     expect(header(last, 'x-ratelimit-reset')).to.equal('30');
     expect(last.body.error).to.match(/rate limit/i);
   });
 
-  it('refills one token per 200 ms: one second after running dry about 5 more pass, then 429 again', async () => {
+  it('refills one token per 200 ms: one second after running dry 5 more pass, then 429 again', async () => {
     await burst(USER_CAPACITY, me(t.owner));
-    await untilLimited(me(t.owner));
-    const dry = Date.now(); // the bucket holds less than one token from here
-    await sleep(1000);
+    expectLimited(await me(t.owner)(), 300, 1);
+    await advance(1000);
     const after = await Promise.all(Array.from({ length: 10 }, me(t.owner)));
-    const passed = after.filter((r) => r.status === 200);
-    // 5 tokens in 1 s, plus the fraction left at the 429; only a heavily loaded machine (a slow sleep or
-    // burst) may have let a further token in, and then the bound says how many.
-    const upper = Math.max(6, refilledSince(dry, USER_MS_PER_TOKEN) + 1);
-    expect(passed.length, after.map((r) => r.status).join(',')).to.be.within(4, upper);
-    expect(passed.length + after.filter((r) => r.status === 429).length).to.equal(10);
-    for (const res of after.filter((r) => r.status === 429)) expectLimited(res, 300, [1, 1]);
-    // Dry again: a further request is refused, unless a loaded machine took 200 ms to send it.
-    const batchEnd = Date.now();
-    const { extra, last } = await untilLimited(() => call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: t.owner }));
-    expect(extra).to.be.at.most(refilledSince(batchEnd, USER_MS_PER_TOKEN) + 1);
-    expectLimited(last, 300, [1, 1]);
+    expect(after.filter((r) => r.status === 200), after.map((r) => r.status).join(',')).to.have.length(5);
+    for (const res of after.filter((r) => r.status !== 200)) expectLimited(res, 300, 1);
+    const tags = () => call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: t.owner });
+    expectLimited(await tags(), 300, 1);
+    await advance(199);
+    expectLimited(await tags(), 300, 1);
+    await advance(1);
+    expectOk(await tags());
+    expectLimited(await tags(), 300, 1);
   });
 
   it('two API keys of one user and the user’s session share one bucket, whatever the client IP', async () => {
     const keyA = await createKey(app.url, t.owner, { name: 'A' });
     const keyB = await createKey(app.url, t.owner, { name: 'B', permissions: 'Viewer' });
-    await sleep(2 * USER_MS_PER_TOKEN + 100); // the two creations' tokens are back: the bucket is full
-    const t0 = Date.now();
+    await advance(400); // the two creations' tokens are back: the bucket is full
     const viaA = await burst(100, () => call(app.url, 'GET', '/api/v1/tags?limit=1', { auth: { bearer: keyA.key } }));
     const ipB = freshLoopbackIp();
     const viaB = await burst(50, () => callFrom(ipB, app.url, 'GET', '/api/auth/me', { auth: { bearer: keyB.key } }));
     for (const res of [...viaA, ...viaB]) expectOk(res);
     // Key B starts where key A left off, not at 149.
-    expect(Math.max(...viaB.map(remaining))).to.be.at.most(49 + refilledSince(t0, USER_MS_PER_TOKEN));
-    const ipS = freshLoopbackIp();
-    const { extra, last } = await untilLimited(() => callFrom(ipS, app.url, 'GET', '/api/auth/me', { auth: t.owner }));
-    const refill = refilledSince(t0, USER_MS_PER_TOKEN);
-    expect(extra, `session requests allowed after 150 by the keys (refill ${refill})`).to.be.at.most(refill);
-    expectCountdown([...viaA, ...viaB], USER_CAPACITY, 300, refill);
-    expectLimited(last, 300, [1, 1]);
+    expect(Math.max(...viaB.map(remaining))).to.equal(49);
+    expectCountdown([...viaA, ...viaB], USER_CAPACITY, 300);
+    expectLimited(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/auth/me', { auth: t.owner }), 300, 1);
   });
 
   it('anonymous callers are limited per client IP at 10: the 11th unauthenticated request is 429', async () => {
     const ip = freshLoopbackIp();
-    const t0 = Date.now();
     const res = await Promise.all(Array.from({ length: ANON_CAPACITY + 2 }, () => callFrom(ip, app.url, 'GET', '/api/v1/tags')));
-    const refill = refilledSince(t0, ANON_MS_PER_TOKEN); // 0 unless the machine is very slow
     const denied = res.filter((r) => r.status === 401);
-    expect(denied.length, res.map((r) => r.status).join(',')).to.be.within(ANON_CAPACITY, ANON_CAPACITY + refill);
+    expect(denied.length, res.map((r) => r.status).join(',')).to.equal(ANON_CAPACITY);
     for (const r of denied) expectError(r, 401, 'auth_not_authenticated');
-    expectCountdown(denied, ANON_CAPACITY, 40, refill);
+    expectCountdown(denied, ANON_CAPACITY, 40);
     const limited = res.filter((r) => r.status === 429);
-    expect(limited.length + denied.length).to.equal(ANON_CAPACITY + 2);
-    for (const r of limited) expectLimited(r, 40, [1, 2]); // one token per 1.5 s
+    expect(limited).to.have.length(2);
+    for (const r of limited) expectLimited(r, 40, 2); // one token per 1.5 s
     // A bad credential from that IP is anonymous too; another IP has its own bucket; a user is not limited by the IP's.
-    expectLimited(await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: { bearer: 'garbage' } }), 40, [1, 2]);
+    expectLimited(await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: { bearer: 'garbage' } }), 40, 2);
     expectError(await callFrom(freshLoopbackIp(), app.url, 'GET', '/api/v1/tags'), 401, 'auth_not_authenticated');
     const signedIn = await callFrom(ip, app.url, 'GET', '/api/v1/tags', { auth: t.owner });
     expectOk(signedIn);
@@ -182,10 +159,10 @@ describe('http/rateLimit: token buckets through HTTP', () => {
   it('/api/health and /api/version are never limited and carry no rate-limit headers', async () => {
     const ip = freshLoopbackIp();
     await Promise.all(Array.from({ length: ANON_CAPACITY }, () => callFrom(ip, app.url, 'GET', '/api/v1/tags')));
-    expectLimited(await callFrom(ip, app.url, 'GET', '/api/v1/tags'), 40, [1, 2]);
+    expectLimited(await callFrom(ip, app.url, 'GET', '/api/v1/tags'), 40, 2);
     // and the signed-in user's bucket is empty too
     await burst(USER_CAPACITY, me(t.owner));
-    await untilLimited(me(t.owner));
+    expectLimited(await me(t.owner)(), 300, 1);
 
     const free = await burst(200, (i) => callFrom(ip, app.url, 'GET', i % 2 ? '/api/health' : '/api/version'));
     const freeSignedIn = await burst(100, (i) => call(app.url, 'GET', i % 2 ? '/api/health' : '/api/version', { auth: t.owner }));
@@ -202,7 +179,7 @@ describe('http/rateLimit: token buckets through HTTP', () => {
     const root = fileURLToPath(new URL('../..', import.meta.url));
     child = spawn(process.execPath, ['--enable-source-maps', bundlePath('server')], {
       cwd: root,
-      env: { ...process.env, PORT: '0', DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, LOG_LEVEL: 'info' },
+      env: { ...process.env, PORT: '0', DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, LOG_LEVEL: 'info', ...CLOCKED_ENV },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -227,32 +204,23 @@ describe('http/rateLimit: token buckets through HTTP', () => {
       child!.once('exit', (code) => reject(new Error(`second API exited (${code}) before listening: ${stderr}`)));
     });
     const childUrl = `http://127.0.0.1:${port}`;
-    expectOk(await call(childUrl, 'GET', '/api/health'));
-    // The child answers from its in-process fallback until its Redis connection is up (or while a
-    // Redis call takes over 100 ms, as on a loaded machine): one limited call with another
-    // credential first, so the measured burst meets the shared bucket.
-    expectOk(await call(childUrl, 'GET', '/api/auth/me', { auth: t.owner }));
-    await sleep(200);
+    // The child answers from its in-process fallback until its Redis connection is up: wait for it.
+    for (let tries = 0; (await call(childUrl, 'GET', '/api/ready')).status !== 200; tries++) {
+      if (tries === 100) throw new Error('the second API never became ready');
+      await sleep(100);
+    }
 
     const key = await createKey(app.url, t.owner, { name: 'shared' });
-    await sleep(USER_MS_PER_TOKEN + 100); // the creation's token is back
+    await advance(200); // the creation's token is back
     const auth = { bearer: key.key };
-    const t0 = Date.now();
     const here = await burst(100, () => call(app.url, 'GET', '/api/auth/me', { auth }));
     const there = await burst(50, () => call(childUrl, 'GET', '/api/auth/me', { auth }));
     for (const res of [...here, ...there]) expectOk(res);
-    expect(Math.max(...there.map(remaining)), 'the second process continues the first one’s bucket').to.be.at.most(49 + refilledSince(t0, USER_MS_PER_TOKEN));
-
-    const { extra, last } = await untilLimited(() => call(childUrl, 'GET', '/api/auth/me', { auth }));
-    const refill = refilledSince(t0, USER_MS_PER_TOKEN);
-    expect(extra).to.be.at.most(refill);
-    expectCountdown([...here, ...there], USER_CAPACITY, 300, refill);
-    expectLimited(last, 300, [1, 1]);
+    expect(Math.max(...there.map(remaining)), 'the second process continues the first one’s bucket').to.equal(49);
+    expectCountdown([...here, ...there], USER_CAPACITY, 300);
+    expectLimited(await call(childUrl, 'GET', '/api/auth/me', { auth }), 300, 1);
     // and the first process agrees, right away
-    const t1 = Date.now();
-    const back = await untilLimited(() => call(app.url, 'GET', '/api/auth/me', { auth }));
-    expect(back.extra).to.be.at.most(refilledSince(t1, USER_MS_PER_TOKEN) + 1); // +1: the fraction left at the child's 429
-    expectLimited(back.last, 300, [1, 1]);
+    expectLimited(await call(app.url, 'GET', '/api/auth/me', { auth }), 300, 1);
   });
 });
 
@@ -275,7 +243,7 @@ describe('http/rateLimit: Redis unreachable', () => {
     const ip = freshLoopbackIp();
     const anon = await Promise.all(Array.from({ length: ANON_CAPACITY + 1 }, () => callFrom(ip, app.url, 'GET', '/api/v1/tags')));
     expect(anon.filter((r) => r.status === 401)).to.have.length(ANON_CAPACITY);
-    expectLimited(anon.find((r) => r.status === 429)!, 40, [1, 2]);
+    expectLimited(anon.find((r) => r.status === 429)!, 40, 1, 2);
 
     const started = Date.now();
     const ready = await call(app.url, 'GET', '/api/ready');
