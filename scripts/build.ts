@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const ENTRY_POINTS = { server: 'src/server.ts', worker: 'workers/index.ts', operator: 'scripts/operator.ts' } as const;
+// topologyThread: the entry of the topology CPU pool's threads (src/modules/topology/pool.ts finds it next to the bundle that loads it).
+export const ENTRY_POINTS = { server: 'src/server.ts', worker: 'workers/index.ts', operator: 'scripts/operator.ts', topologyThread: 'src/modules/topology/thread.ts' } as const;
 export const bundlePath = (name: keyof typeof ENTRY_POINTS) => `${ROOT}dist/${name}.mjs`;
 
 export async function buildBundles(): Promise<void> {

@@ -8,6 +8,7 @@ import type { Logger } from '../src/core/logger.js';
 import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings } from '../src/core/queues.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
 import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
+import { closeCpuPool } from '../src/modules/topology/pool.js';
 
 /** What the server-poll cycle needs (src/modules/serverPoll), plus the shared job metrics. */
 export interface WorkerServices extends PollerDeps {
@@ -30,6 +31,7 @@ export async function createWorkerServices(config: AppConfig, settings: QueueSet
 }
 
 export async function closeWorkerServices(services: WorkerServices): Promise<void> {
+  await closeCpuPool();
   await services.queues.close();
   services.redis.disconnect();
   await services.orm.close(true);

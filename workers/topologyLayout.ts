@@ -3,12 +3,17 @@
 // the positions by (view, digest) for every later answer. The job carries the query and the
 // instant the answer was drawn at; the graph is drawn again from history at that instant, so the
 // positions belong to exactly the graph the client was given. Jobs are deduplicated by (view,
-// digest): a graph asked for by many clients is laid out once.
+// digest): a graph asked for by many clients is laid out once. The drawing and the layout run on
+// this process's CPU pool (src/modules/topology/pool.ts), so its event loop keeps delivering
+// webhooks and polling daemons meanwhile; jobs are taken by priority, an organization's nth
+// outstanding job at n (layout.ts enqueueLayout), so one organization's flood never delays
+// another's first map.
 import { Worker } from 'bullmq';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
-import { layoutGraph, placeIncrementally, previousPositions, storeLayout, type LayoutJob } from '../src/modules/topology/layout.js';
+import { layoutFinished, previousPositions, storeLayout, type LayoutJob } from '../src/modules/topology/layout.js';
 import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
+import { cpuPool } from '../src/modules/topology/pool.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const TOPOLOGY_LAYOUT_QUEUE = QUEUE_NAMES.topologyLayout;
@@ -18,12 +23,10 @@ export async function runLayoutJob(services: Pick<WorkerServices, 'orm' | 'logge
   const { graph, digest } = job.timeline
     ? await timelineGraph(db, job.organization_id, { ...job, ...job.timeline }).then((u) => ({ graph: u, digest: u.digest }))
     : await graphAt(db, job.organization_id, job, job.as_of);
-  const started = performance.now();
   try {
     // Where the map already stands, it stays: new nodes placed near their neighbours; elk only for a new map.
     const previous = await previousPositions(db, job.network_id, job.view, job.digest);
-    const positions = placeIncrementally(graph.nodes, graph.edges, previous) ?? await layoutGraph(graph.nodes, graph.edges);
-    const durationMs = performance.now() - started;
+    const { positions, durationMs } = await cpuPool().run(job.organization_id, 'layout', { nodes: graph.nodes, edges: graph.edges, previous }, graph.nodes.length);
     // The graph drawn again is the one answered (same inputs, same instant): its digest is the job's.
     for (const d of new Set([job.digest, digest])) await storeLayout(db, { ...job, digest: d }, { positions, durationMs });
     return { nodes: graph.nodes.length, duration_ms: Math.round(durationMs) };
@@ -36,8 +39,14 @@ export async function runLayoutJob(services: Pick<WorkerServices, 'orm' | 'logge
 export async function startTopologyLayout(services: WorkerServices): Promise<Worker> {
   return new Worker(
     TOPOLOGY_LAYOUT_QUEUE,
-    timed(services, TOPOLOGY_LAYOUT_QUEUE, (job) => runLayoutJob(services, job.data as LayoutJob)),
-    // One at a time per process: a layout is CPU work in this thread.
-    workerOptions(services, 1),
+    timed(services, TOPOLOGY_LAYOUT_QUEUE, async (job) => {
+      try {
+        return await runLayoutJob(services, job.data as LayoutJob);
+      } finally {
+        await layoutFinished(services.queues.topologyLayout, (job.data as LayoutJob).organization_id).catch(() => undefined);
+      }
+    }),
+    // One more job than the pool has threads: while a large layout holds them, a small one (laid out inline) still goes ahead.
+    workerOptions(services, cpuPool().options.threads + 1),
   );
 }

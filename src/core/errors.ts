@@ -39,13 +39,16 @@ export const ERROR_CODES = {
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
   idempotency_key_reused: { status: 422, message: "Idempotency-Key '{key}' was used for a different request: send a new key for a new request" },
+  idempotency_secret_not_replayed: { status: 409, message: "The request with Idempotency-Key '{key}' was done (it created {id}), but its answer held a secret shown only once, which is not kept: rotate that key or secret for a new one" },
   event_cursor_expired: { status: 410, message: 'Events up to {after} are past retention (EVENT_RETENTION_DAYS); the oldest kept is {oldest}: re-read the inventory, then follow the feed from the newest event' },
   payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
   auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },
   rate_limit_exceeded: { status: 429, message: 'Rate limit exceeded. Try again in {retry_after} seconds.' },
+  topology_busy: { status: 429, message: 'Your organization already has {queued} large topology computations waiting (views, exports, timelines): try again in {retry_after} seconds' },
   internal_error: { status: 500, message: 'Internal server error (request {request_id})' },
   service_unavailable: { status: 503, message: 'Service unavailable: {reason}' },
+  topology_timeout: { status: 503, message: 'Computing this topology took longer than {limit_seconds} s and was stopped: narrow it (a smaller max_nodes, tag_ids, another view, or a shorter interval)' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

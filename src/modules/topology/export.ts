@@ -88,7 +88,7 @@ ${parts.join('\n')}
 
 export function toGraphml(d: Drawing): string {
   const byParent = new Map<string | null, GraphNode[]>();
-  for (const n of d.nodes) byParent.set(n.parent_id, [...(byParent.get(n.parent_id) ?? []), n]);
+  for (const n of d.nodes) (byParent.get(n.parent_id) ?? byParent.set(n.parent_id, []).get(n.parent_id)!).push(n); // a copy per node was quadratic
   const node = (n: GraphNode): string => {
     const b = d.positions[n.id];
     const data = `<data key="label">${xml(n.label)}</data><data key="kind">${xml(n.kind)}</data>`
@@ -152,9 +152,11 @@ export function toMermaid(d: Drawing): string {
   const text = (label: string | string[]) => `"${[label].flat().map(mermaidText).join('<br/>')}"`;
   const isContainer = containers(d.nodes);
   const out = ['flowchart LR'];
+  const childrenOf = new Map<string, GraphNode[]>(); // grouped once: a scan of every node per container was quadratic
+  for (const n of d.nodes) if (n.parent_id) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n);
   for (const c of d.nodes.filter((n) => isContainer.has(n.id))) {
     out.push(`  subgraph ${short(c.id)}[${text(c.label)}]`);
-    for (const n of d.nodes.filter((x) => x.parent_id === c.id)) out.push(`    ${short(n.id)}[${text(lines(n))}]`);
+    for (const n of childrenOf.get(c.id) ?? []) out.push(`    ${short(n.id)}[${text(lines(n))}]`);
     out.push('  end');
   }
   for (const n of d.nodes.filter((x) => !x.parent_id && !isContainer.has(x.id))) out.push(`  ${short(n.id)}[${text(lines(n))}]`);

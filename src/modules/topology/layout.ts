@@ -1,11 +1,12 @@
 // Laying a topology graph out (issue 11.4). elkjs's layered algorithm with compound containers
-// runs in the `topology-layout` worker (workers/topologyLayout.ts), never in a request; its result
+// runs in the `topology-layout` worker (workers/topologyLayout.ts, on a thread of its CPU pool), never in a request's event loop; its result
 // is kept in `topology_layouts` by (view, digest), so an unchanged graph is laid out once. A GET
 // answers at once: the stored layout, or `pending` after enqueueing the job. Pins (positions a user
 // fixed) are stored apart and laid over every answer, so a new layout never moves a pinned node.
 import { createRequire } from 'node:module';
 import type { ELK as ElkApi, ELKConstructorArguments } from 'elkjs/lib/elk-api.js';
 import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Db } from '../../core/db.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
 
@@ -203,6 +204,38 @@ export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previ
 export const layoutJobId = (view: string, digest: string) => `layout-${view}-${digest}`;
 
 /**
+ * Fairness between organizations in the layout queue: an organization's first outstanding layout
+ * job goes to BullMQ's wait list (taken before any prioritized job), its nth gets priority n (a
+ * lower number is taken first), so a flood of one organization's jobs never delays another's first. The count is one Redis counter per organization, raised at enqueue
+ * and lowered when the worker is done with the job (layoutFinished), each in one atomic script;
+ * it expires an hour after its last rise, so a count a lost job left behind does not stay.
+ */
+const outstandingKey = (queue: Queue, organizationId: string) => `${queue.opts.prefix}:${queue.name}:outstanding:${organizationId}`;
+const RAISE = `local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], 3600) return n`;
+const LOWER = `local n = redis.call('DECR', KEYS[1]) if n <= 0 then redis.call('DEL', KEYS[1]) end return n`;
+/** BullMQ's lowest priority. */
+const PRIORITY_MAX = 2 ** 21;
+/** The queue's own connection (an ioredis client under BullMQ's interface). */
+const redisOf = async (queue: Queue) => (await queue.getBackend().client) as unknown as Redis;
+
+export async function enqueueLayout(queue: Queue, job: LayoutJob): Promise<void> {
+  const n = Number(await (await redisOf(queue)).eval(RAISE, 1, outstandingKey(queue, job.organization_id)));
+  try {
+    await queue.add('layout', job, {
+      jobId: layoutJobId(job.view, job.digest), priority: n > 1 ? Math.min(n, PRIORITY_MAX) : undefined, removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 },
+    });
+  } catch (err) {
+    await layoutFinished(queue, job.organization_id).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The worker is done with one of the organization's layout jobs (laid out or failed). */
+export async function layoutFinished(queue: Queue, organizationId: string): Promise<void> {
+  await (await redisOf(queue)).eval(LOWER, 1, outstandingKey(queue, organizationId));
+}
+
+/**
  * The layout of a graph for an answer: the stored one, else `pending` (and the job enqueued once:
  * the pending row is the claim). Pins of the network's view are laid over it.
  */
@@ -217,7 +250,7 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
     );
     if (claimed.length) {
       try {
-        await queue.add('layout', job, { jobId: layoutJobId(job.view, job.digest), removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 } });
+        await enqueueLayout(queue, job);
       } catch (err) {
         // Not queued (Redis down): no claim either, so the next answer tries again.
         await db.query(`delete from topology_layouts where view = ? and digest = ? and status = 'pending'`, [job.view, job.digest]);
@@ -230,11 +263,15 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
   return { status: row.status, positions, pinned, ...(row.error ? { error: row.error } : {}) };
 }
 
-/** Positions with the network view's pins laid over them (pins of nodes not drawn are left out). */
-export async function withPins(db: Db, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
-  const pins = await db.query<{ node_id: string; x: number; y: number }>(
-    `select node_id, x, y from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view],
-  );
+export interface Pin { node_id: string; x: number; y: number }
+
+/** The network view's pins. */
+export function readPins(db: Db, networkId: string, view: View): Promise<Pin[]> {
+  return db.query<Pin>(`select node_id, x, y from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view]);
+}
+
+/** Positions with pins laid over them (pins of nodes not drawn are left out). */
+export function overlayPins(laid: Record<string, Box>, pins: Pin[], nodeIds: Set<string>) {
   const positions: Record<string, Box> = { ...laid };
   const pinned: string[] = [];
   for (const p of pins) {
@@ -244,6 +281,11 @@ export async function withPins(db: Db, networkId: string, view: View, laid: Reco
     pinned.push(p.node_id);
   }
   return { positions, pinned };
+}
+
+/** Positions with the network view's pins laid over them (pins of nodes not drawn are left out). */
+export async function withPins(db: Db, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
+  return overlayPins(laid, await readPins(db, networkId, view), nodeIds);
 }
 
 /**

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { at, body, commaList, idList, uuid } from '../../http/schemas.js';
-import { VIEWS } from './graph.js';
+import { MAX_NODES_CAP, VIEWS } from './graph.js';
 
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -10,7 +10,7 @@ export const topologyQuery = Joi.object({
   at: at(),
   tag_ids: idList(100),
   include_hidden: Joi.boolean().default(false),
-  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  max_nodes: Joi.number().integer().min(1).max(MAX_NODES_CAP).default(2000),
   expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
 });
 
@@ -75,14 +75,14 @@ export const diffQuery = interval(Joi.object({ ...filters, from: at().required()
 export const timelineQuery = interval(Joi.object({
   ...filters, from: at().required(), to: at(),
   // The union is shaped as the view is (its biggest containers collapsed), so a long history of a large network stays drawable.
-  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  max_nodes: Joi.number().integer().min(1).max(MAX_NODES_CAP).default(2000),
   expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
 }));
 
 export const exportQuery = Joi.object({
   ...filters,
   at: at(),
-  max_nodes: Joi.number().integer().min(1).max(50_000).default(2000),
+  max_nodes: Joi.number().integer().min(1).max(MAX_NODES_CAP).default(2000),
   expand: commaList(NODE_ID, 'a container node id (<kind>:<uuid>)', 1000),
   format: Joi.string().valid('svg', 'graphml', 'drawio', 'mermaid').required(),
 });

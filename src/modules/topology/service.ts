@@ -4,11 +4,12 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { buildGraph, chooseCollapsed, collapse, emptyFilteredOut, graphDigest, type Graph, type Snapshot, type View } from './graph.js';
-import { layoutFor, layoutGraph, storeLayout, withPins, type Box } from './layout.js';
-import { diffGraphs, unionOverTime } from './diff.js';
+import { chooseCollapsed, emptyFilteredOut, type Graph, type Snapshot, type View } from './graph.js';
+import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
-import { EXPORT_FORMATS, EXPORTERS, type ExportFormat } from './export.js';
+import { EXPORT_FORMATS, type ExportFormat } from './export.js';
+import { cpuPool } from './pool.js';
+import { elementRows, POSITIONED, sideOf, splitByTick } from './thread.js';
 import { AppError } from '../../core/errors.js';
 import { FileResponse } from '../../http/envelope.js';
 
@@ -96,8 +97,7 @@ export async function loadSnapshot(db: Db, organizationId: string, networkId: st
 /** The inventory at two instants, each history table read once (a diff's two sides). */
 export async function loadSnapshotPair(db: Db, organizationId: string, networkId: string, instants: Instants, hostIds?: string[]): Promise<[Snapshot, Snapshot]> {
   const both = await readSnapshot(db, organizationId, networkId, instants, hostIds);
-  const side = (flag: 'at_first' | 'at_second') => Object.fromEntries(Object.entries(both).map(([k, rows]) => [k, (rows as Array<Record<string, unknown>>).filter((r) => r[flag])])) as unknown as Snapshot;
-  return [side('at_first'), side('at_second')];
+  return [sideOf(both, 'at_first'), sideOf(both, 'at_second')];
 }
 
 /**
@@ -105,10 +105,12 @@ export async function loadSnapshotPair(db: Db, organizationId: string, networkId
  * (a timeline's instants): the rows valid anywhere between the first and the last, split by tick.
  */
 export async function loadSnapshotsAt(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot[]> {
-  const all = await readSnapshot(db, organizationId, networkId, { first: ticks[0]!, last: ticks[ticks.length - 1]! });
-  return ticks.map((tick) => Object.fromEntries(Object.entries(all).map(([k, rows]) => [
-    k, (rows as Array<{ v_from: string; v_to: string | null }>).filter((r) => r.v_from <= tick && (r.v_to === null || r.v_to > tick)),
-  ])) as unknown as Snapshot);
+  return splitByTick(await readSpan(db, organizationId, networkId, ticks), ticks);
+}
+
+/** The rows valid anywhere between the first and the last of `ticks`, each with its validity (v_from, v_to). */
+function readSpan(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot> {
+  return readSnapshot(db, organizationId, networkId, { first: ticks[0]!, last: ticks[ticks.length - 1]! });
 }
 
 /**
@@ -189,14 +191,15 @@ async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: 
   );
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at, rows.map((r) => r.id));
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
-  const graph = buildGraph(snapshot, 'l3', { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }, { collapsed, filteredOut });
-  return { snapshot, graph, digest: graphDigest(graph) };
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
+  return { snapshot, ...(await cpuPool().run(organizationId, 'draw', { snapshot, view: 'l3', options, forced: { collapsed, filteredOut } }, elementRows(snapshot))) };
 }
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
 const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
-/** Most instants a timeline draws (each is a full drawing of the view). */
+/** A timeline's budget, in one place: at most MAX_TICKS instants (each a full drawing of the view), and at most TIMELINE_MAX_DRAWN element rows (hosts, addresses, services, interfaces) drawn over all its instants. */
 export const MAX_TICKS = 200;
+export const TIMELINE_MAX_DRAWN = 1_000_000;
 
 /**
  * The instants in (from, to] at which anything of the network changed: every state that began or
@@ -225,8 +228,8 @@ export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, 
     if (budgeted) return budgeted;
   }
   const snapshot = await loadSnapshot(db, organizationId, q.network_id, at);
-  const graph = buildGraph(snapshot, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand });
-  return { snapshot, graph, digest: graphDigest(graph) };
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand };
+  return { snapshot, ...(await cpuPool().run(organizationId, 'draw', { snapshot, view: q.view, options }, elementRows(snapshot))) };
 }
 
 /**
@@ -270,14 +273,19 @@ export async function timelineGraph(db: Db, organizationId: string, q: IntervalQ
   const ticks = [q.from, ...instants.filter((t) => t !== q.from)];
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
-  const snapshots = await loadSnapshotsAt(db, organizationId, q.network_id, [from, ...ticks.slice(1)]);
-  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
-  const drawings = ticks.map((at, i) => ({ at, graph: buildGraph(snapshots[i]!, q.view, options) }));
-  const union = unionOverTime(drawings, null);
-  // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
-  const filtered_out = { ...emptyFilteredOut(), hidden_hosts: drawings.at(-1)!.graph.filtered_out.hidden_hosts, hosts_without_tag: drawings.at(-1)!.graph.filtered_out.hosts_without_tag };
-  const shaped = collapse(union.nodes, union.edges, { maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand }, filtered_out);
-  return { ticks, ...shaped, filtered_out, digest: graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) }) };
+  const tickRows = [from, ...ticks.slice(1)];
+  const all = await readSpan(db, organizationId, q.network_id, tickRows);
+  const union = await cpuPool().run(organizationId, 'timeline', {
+    all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER },
+    maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN,
+  }, elementRows(all) * ticks.length);
+  if ('refused' in union) {
+    throw new AppError('validation_failed', {
+      field: 'from',
+      reason: `this timeline would draw ${union.refused} elements (${ticks.length} instants × the elements at each), more than ${TIMELINE_MAX_DRAWN}: choose a shorter interval, filter by tag_ids or read another view`,
+    });
+  }
+  return { ticks, ...union };
 }
 
 /** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
@@ -361,8 +369,8 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
 
 /** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
 async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
-  const snapshots = await loadSnapshotPair(db, organizationId, q.network_id, instants, hostIds);
-  return snapshots.map((s) => buildGraph(s, q.view, { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }));
+  const both = await readSnapshot(db, organizationId, q.network_id, instants, hostIds);
+  return cpuPool().run(organizationId, 'diff', { both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER } }, elementRows(both));
 }
 
 export const topologyService = {
@@ -371,8 +379,7 @@ export const topologyService = {
     return readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       const hostIds = await hostsToCompare(tx, scope.organizationId, q, q.from, to);
-      const [before, after] = await drawForDiff(tx, scope.organizationId, q, [q.from, to], hostIds);
-      return { network_id: q.network_id, view: q.view, from: q.from, to, ...diffGraphs(before, after) };
+      return { network_id: q.network_id, view: q.view, from: q.from, to, ...(await drawForDiff(tx, scope.organizationId, q, [q.from, to], hostIds)) };
     });
   },
 
@@ -394,19 +401,18 @@ export const topologyService = {
   async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
-    const stored = await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest]);
-    let laid = stored?.positions;
-    if (!laid) {
-      const started = performance.now();
-      laid = await layoutGraph(graph.nodes, graph.edges);
-      await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, { positions: laid, durationMs: performance.now() - started });
-    }
-    const { positions } = await withPins(db, q.network_id, q.view, laid, new Set(graph.nodes.map((n) => n.id)));
+    const stored = POSITIONED[q.format]
+      ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
+      : undefined;
+    const pins = await readPins(db, q.network_id, q.view);
     const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
     const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
+    // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
+    const { text, made } = await cpuPool().run(scope.organizationId, 'export', { format: q.format, nodes: graph.nodes, edges: graph.edges, stored: stored?.positions, pins, title }, graph.nodes.length);
+    if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
     const { type, extension } = EXPORT_FORMATS[q.format];
     const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
-    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, EXPORTERS[q.format]({ nodes: graph.nodes, edges: graph.edges, positions, title }));
+    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, text);
   },
 
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {

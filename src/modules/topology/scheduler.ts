@@ -1,0 +1,60 @@
+// Which waiting task runs next on the CPU pool (pool.ts): pure bookkeeping, no threads here.
+// Tasks wait in one queue per organization; a free slot goes to the organizations in turn
+// (round-robin), each with at most `perKeyRunning` tasks running, so one tenant looping exports
+// cannot starve another tenant's map: its next task waits behind at most one task of each other
+// organization. A queue holds at most `perKeyQueued` tasks: beyond it the caller is refused.
+
+export interface FairSchedulerOptions {
+  /** Tasks running at once in all (the pool's threads). */
+  slots: number;
+  /** Tasks of one organization running at once. */
+  perKeyRunning: number;
+  /** Tasks of one organization waiting at once. */
+  perKeyQueued: number;
+}
+
+export class FairScheduler<T> {
+  /** Waiting tasks by organization; the Map's order is the turn order (a served key moves to the end). */
+  private readonly waiting = new Map<string, T[]>();
+  private readonly running = new Map<string, number>();
+  private active = 0;
+
+  constructor(private readonly o: FairSchedulerOptions) {}
+
+  /** Queues a task; false when its organization's queue is full. */
+  push(key: string, item: T): boolean {
+    const queue = this.waiting.get(key) ?? [];
+    if (queue.length >= this.o.perKeyQueued) return false;
+    queue.push(item);
+    this.waiting.set(key, queue);
+    return true;
+  }
+
+  /** The next task to start (and counts it as running), or undefined when none may start now. */
+  next(): { key: string; item: T } | undefined {
+    if (this.active >= this.o.slots) return undefined;
+    for (const [key, queue] of this.waiting) {
+      if ((this.running.get(key) ?? 0) >= this.o.perKeyRunning) continue;
+      const item = queue.shift()!;
+      // Served: its turn goes to the back (or it leaves, with nothing left waiting).
+      this.waiting.delete(key);
+      if (queue.length) this.waiting.set(key, queue);
+      this.running.set(key, (this.running.get(key) ?? 0) + 1);
+      this.active += 1;
+      return { key, item };
+    }
+    return undefined;
+  }
+
+  /** A task of `key` finished (or was cancelled): its slot is free. */
+  done(key: string): void {
+    const n = (this.running.get(key) ?? 0) - 1;
+    if (n > 0) this.running.set(key, n);
+    else this.running.delete(key);
+    this.active -= 1;
+  }
+
+  queued(key: string): number {
+    return this.waiting.get(key)?.length ?? 0;
+  }
+}

@@ -1,0 +1,81 @@
+// The CPU-heavy halves of topology requests and layout jobs, as tasks over plain data (what the
+// SQL reads gave): drawing a view, a diff's two drawings, a timeline's per-instant drawings with
+// their union, elk layouts and export text. pool.ts runs them on worker threads (this file is the
+// threads' entry: its own bundle, dist/topologyThread.mjs) or inline when they are small, so the
+// API's and the worker's event loops keep answering while a large view is computed.
+import { buildGraph, collapse, emptyFilteredOut, graphDigest, type FilteredOut, type GraphEdge, type GraphNode, type GraphOptions, type Snapshot, type View } from './graph.js';
+import { diffGraphs, unionOverTime } from './diff.js';
+import { layoutGraph, overlayPins, placeIncrementally, type Box, type Pin } from './layout.js';
+import { EXPORTERS, type ExportFormat } from './export.js';
+
+type Rows = Array<Record<string, unknown>>;
+
+/** The rows that become element nodes (what a drawing's work grows with). */
+export const elementRows = (s: Snapshot) => s.hosts.length + s.ipAddresses.length + s.services.length + s.interfaces.length;
+
+/** One instant of a read of two (service.ts sourceOf): the rows flagged valid at it. */
+export const sideOf = (both: Snapshot, flag: 'at_first' | 'at_second') =>
+  Object.fromEntries(Object.entries(both).map(([k, rows]) => [k, (rows as Rows).filter((r) => r[flag])])) as unknown as Snapshot;
+
+/** Each tick's rows (ascending ticks, in the format of the rows' v_from / v_to) out of one read of the span. */
+export const splitByTick = (all: Snapshot, ticks: string[]) => ticks.map((tick) => Object.fromEntries(Object.entries(all).map(([k, rows]) => [
+  k, (rows as Array<{ v_from: string; v_to: string | null }>).filter((r) => r.v_from <= tick && (r.v_to === null || r.v_to > tick)),
+])) as unknown as Snapshot);
+
+/** Formats whose file places nodes where the layout put them (Mermaid is laid out by its reader). */
+export const POSITIONED: Record<ExportFormat, boolean> = { svg: true, graphml: true, drawio: true, mermaid: false };
+
+export const TASKS = {
+  draw(i: { snapshot: Snapshot; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } }) {
+    const graph = buildGraph(i.snapshot, i.view, i.options, i.forced);
+    return { graph, digest: graphDigest(graph) };
+  },
+
+  diff(i: { both: Snapshot; view: View; options: GraphOptions }) {
+    return diffGraphs(buildGraph(sideOf(i.both, 'at_first'), i.view, i.options), buildGraph(sideOf(i.both, 'at_second'), i.view, i.options));
+  },
+
+  /**
+   * The union of a view over its ticks, shaped as the view is. `instants`: the ticks in the rows'
+   * format (`ticks` are the answer's). Refused (the number of element rows it would draw) when
+   * the drawings would hold more than `maxDrawn` element rows in all.
+   */
+  timeline(i: { all: Snapshot; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number }) {
+    const snapshots = splitByTick(i.all, i.instants);
+    const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), 0);
+    if (drawn > i.maxDrawn) return { refused: drawn } as const;
+    const drawings = i.ticks.map((at, k) => ({ at, graph: buildGraph(snapshots[k]!, i.view, i.options) }));
+    const union = unionOverTime(drawings, null);
+    // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
+    const last = drawings.at(-1)!.graph.filtered_out;
+    const filtered_out = { ...emptyFilteredOut(), hidden_hosts: last.hidden_hosts, hosts_without_tag: last.hosts_without_tag };
+    const shaped = collapse(union.nodes, union.edges, { maxNodes: i.maxNodes, expand: i.expand }, filtered_out);
+    const digest = graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) });
+    return { ...shaped, filtered_out, digest };
+  },
+
+  /** Around the view's previous positions when most nodes keep theirs, else afresh with elk. */
+  async layout(i: { nodes: GraphNode[]; edges: GraphEdge[]; previous: Record<string, Box> }) {
+    const started = performance.now();
+    const positions = placeIncrementally(i.nodes, i.edges, i.previous) ?? await layoutGraph(i.nodes, i.edges);
+    return { positions, durationMs: performance.now() - started };
+  },
+
+  /** The file; laid out first when no layout is stored (`made`: the new layout, to store). */
+  async export(i: { format: ExportFormat; nodes: GraphNode[]; edges: GraphEdge[]; stored?: Record<string, Box>; pins: Pin[]; title: string }) {
+    const started = performance.now();
+    const made = !i.stored && POSITIONED[i.format] ? await layoutGraph(i.nodes, i.edges) : undefined;
+    const { positions } = overlayPins(i.stored ?? made ?? {}, i.pins, new Set(i.nodes.map((n) => n.id)));
+    const text = EXPORTERS[i.format]({ nodes: i.nodes, edges: i.edges, positions, title: i.title });
+    return { text, made: made && { positions: made, durationMs: performance.now() - started } };
+  },
+};
+
+export type TaskName = keyof typeof TASKS;
+export type TaskInput<K extends TaskName> = Parameters<(typeof TASKS)[K]>[0];
+export type TaskOutput<K extends TaskName> = Awaited<ReturnType<(typeof TASKS)[K]>>;
+
+/** The threads' entry (piscina calls the default export with each task). */
+export default function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): TaskOutput<K> | Promise<TaskOutput<K>> {
+  return (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
+}
