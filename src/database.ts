@@ -18,6 +18,7 @@ import { Migration20261125000013Events } from '../migrations/Migration2026112500
 import { Migration20261125000014OutboxVacuum } from '../migrations/Migration20261125000014OutboxVacuum.js';
 import { Migration20261125000015EventsByNetwork } from '../migrations/Migration20261125000015EventsByNetwork.js';
 import { Migration20261125000016HistoryParentBtree } from '../migrations/Migration20261125000016HistoryParentBtree.js';
+import { Migration20261125000017IdempotencySecrets } from '../migrations/Migration20261125000017IdempotencySecrets.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000014OutboxVacuum', class: Migration20261125000014OutboxVacuum },
   { name: 'Migration20261125000015EventsByNetwork', class: Migration20261125000015EventsByNetwork },
   { name: 'Migration20261125000016HistoryParentBtree', class: Migration20261125000016HistoryParentBtree },
+  { name: 'Migration20261125000017IdempotencySecrets', class: Migration20261125000017IdempotencySecrets },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
