@@ -14,6 +14,7 @@ import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues
 import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
 import { BODY_LIMIT_BYTES, errorEnvelope } from './http/envelope.js';
+import { bodyDepthLimit } from './http/bodyDepth.js';
 import { createMetrics, metricsEndpoint } from './http/metrics.js';
 import { queueDashboard } from './http/queueDashboard.js';
 import { apiDocs } from './http/apiDocs.js';
@@ -107,6 +108,7 @@ export function buildApp(services: Services): Koa {
   app.use(webApp()); // the web application's pages and assets (dist/web)
   app.use(apiDocs('Network inventory API')); // /api/docs: Swagger UI over /api/openapi.json
   app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
+  app.use(bodyDepthLimit()); // at most 32 levels of arrays and objects
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
   app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));
   app.use(router.routes());

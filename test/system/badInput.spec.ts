@@ -63,6 +63,18 @@ describe('system: no input gives a 500', function () {
     expectOk(await call(app.url, 'GET', `/api/v1/hosts?at=${encodeURIComponent('2026-01-01T00:00:00+15:59')}`, { auth: t.owner }));
   });
 
+  it('a body nested deeper than 32 levels is 400 validation_failed on any route (a host\'s credential_assignments[].x 6,000 deep was a 500); 32 levels pass', async () => {
+    const host = (xDepth: number) => `{"network_id":"${t.defaultNetworkId}","name":"deep","credential_assignments":[{"credential_id":"${randomUUID()}","x":${'['.repeat(xDepth)}${']'.repeat(xDepth)}}]}`;
+    const post = (path: string, rawBody: string) => call(app.url, 'POST', path, { auth: t.owner, rawBody, headers: { 'Content-Type': 'application/json' } });
+    const refused = await post('/api/v1/hosts', host(6000));
+    expectError(refused, 400, 'validation_failed');
+    expect(refused.body.error).to.contain('32 levels');
+    expectError(await post('/api/v1/hosts', host(30)), 400, 'validation_failed'); // 33 levels in all
+    expectOk(await post('/api/v1/hosts', host(29)), 201); // 32
+    // Before authentication too.
+    expectError(await call(app.url, 'POST', '/api/auth/login', { rawBody: '['.repeat(40) + ']'.repeat(40), headers: { 'Content-Type': 'application/json' } }), 400, 'validation_failed');
+  });
+
   it('a lost database answers 503 with Retry-After', async () => {
     const database = new URL(app.databaseUrl).pathname.slice(1);
     await adminQuery(`alter database "${database}" allow_connections false`);
