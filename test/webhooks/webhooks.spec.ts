@@ -2,9 +2,6 @@
 // independent Standard Webhooks verifier, the retry schedule, 410, the delivery log, redelivery,
 // the address guard, and no event lost to a killed worker or a flushed Redis.
 import { spawn } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Worker } from 'bullmq';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -13,37 +10,7 @@ import { registerTenant, type Tenant } from '../support/world.js';
 import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
 import { startWebhookDelivery } from '../../workers/webhookDelivery.js';
 import { bundlePath } from '../../scripts/build.js';
-
-interface Received { at: number; headers: IncomingHttpHeaders; body: string; json: any; status?: number }
-
-/** A receiver: records every request; `answer` decides each status (and may hold the answer). */
-async function startReceiver(answer: (r: Received, n: number) => number | Promise<number> = () => 200) {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString(); });
-    req.on('end', async () => {
-      const r = { at: Date.now(), headers: req.headers, body, json: JSON.parse(body) };
-      received.push(r);
-      const status = await answer(r, received.length);
-      (r as Received).status = status;
-      res.writeHead(status, { 'Content-Type': 'text/plain' }).end(`answer ${status}`);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
-}
-
-/** Standard Webhooks verification, written from the specification (not the server's code). */
-function verify(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const expected = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest();
-  return String(headers['webhook-signature']).split(' ').some((part) => {
-    const [version, sig] = part.split(',');
-    const given = Buffer.from(sig ?? '', 'base64');
-    return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
-  });
-}
+import { startReceiver, verify, type Receiver } from './receiver.js';
 
 describe('webhooks', function () {
   this.timeout(60_000);
@@ -51,13 +18,17 @@ describe('webhooks', function () {
   let t: Tenant;
   let worker: Worker | undefined;
   let closeWorker: (() => Promise<void>) | undefined;
-  const receivers: Array<{ close(): Promise<unknown> }> = [];
+  const receivers: Receiver[] = [];
   const receiver = async (answer?: Parameters<typeof startReceiver>[0]) => {
     const r = await startReceiver(answer);
     receivers.push(r);
     return r;
   };
-  const hook = async (body: Record<string, unknown>) => expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { auth: t.owner, body: { name: 'hook', ...body } }), 201);
+  const hook = async (body: Record<string, unknown>) => {
+    const created = expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { auth: t.owner, body: { name: 'hook', ...body } }), 201);
+    receivers.find((r) => r.url === created.url)?.secrets.push(created.secret); // its receiver verifies every delivery
+    return created;
+  };
   const tag = async (name: string) => expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: t.owner, body: { name, color: 'Blue' } }), 201);
   const host = async (name: string) => expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { name, network_id: t.defaultNetworkId } }), 201);
   /** Every delivery of the endpoint, once all are delivered (the server saw a 2xx for each). */
@@ -78,8 +49,11 @@ describe('webhooks', function () {
   afterEach(async () => {
     await closeWorker?.();
     closeWorker = undefined;
+    const received = receivers.flatMap((r) => r.received);
     for (const r of receivers.splice(0)) await r.close();
     await app.close();
+    // Every delivery of every test, as a Standard Webhooks receiver checks it (signature and timestamp).
+    for (const x of received) expect(x.verified, `delivery ${x.headers['webhook-id']}`).to.equal(true);
   });
 
   it('delivers matching events, signed per Standard Webhooks; the secret is shown once; rotation signs with both secrets', async () => {
@@ -96,7 +70,7 @@ describe('webhooks', function () {
     expect(first!.json.data).to.include({ type: 'host.created', entity_id: h.id });
     expect(first!.json.timestamp).to.match(/Z$/);
     expect(verify(created.secret, first!.headers, first!.body)).to.equal(true);
-    expect(verify(created.secret, { ...first!.headers, 'webhook-id': 'other' }, first!.body)).to.equal(false);
+    expect(verify(created.secret, { ...first!.headers, 'webhook-id': 'other' }, first!.body)).to.equal('No matching signature found');
 
     const rotated = expectOk(await call(app.url, 'POST', `/api/v1/webhooks/${created.id}/rotate-secret`, { auth: t.owner }));
     expect(rotated.secret).to.not.equal(created.secret);
