@@ -5,10 +5,10 @@ import pg from 'pg';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { buildNetwork } from '../support/network.js';
-import { createKey, createNetwork, registerTenant, type Tenant } from '../support/world.js';
+import { createKey, createNetwork, createUser, registerTenant, type Tenant } from '../support/world.js';
 import { seedDaemon, workerServicesFor, db } from '../workers/support.js';
 import { evaluateVersionStatuses } from '../../workers/versionStatus.js';
-import { pruneEvents } from '../../src/modules/events/service.js';
+import { pruneEvents, recordEvent } from '../../src/modules/events/service.js';
 
 describe('events: the change feed', () => {
   let app: TestApp;
@@ -131,6 +131,32 @@ describe('events: the change feed', () => {
     const scoped = await createKey(app.url, t.owner, { permissions: 'Admin', network_ids: [other] });
     const seen = await feed('', { bearer: scoped.key });
     expect(seen.map((e) => e.network_id)).to.deep.equal([other]); // only its network's creation: no host, no tag
+  });
+
+  it('events of a resource are read by who may read it: a webhook\'s by an Admin (not a Viewer, not a network-limited key), its URL cut to its origin', async () => {
+    const url = 'https://chat.example.com/services/T0001/B0002/s3cr3tpath';
+    const hook = expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { auth: t.owner, body: { name: 'chat', url } }), 201);
+    // As the delivery worker records it when the endpoint answers 410 (src/modules/webhooks/delivery.ts).
+    await recordEvent(db(app), {
+      type: 'webhook.disabled', organizationId: t.orgId, networkId: null, entityType: 'webhook', entityId: hook.id,
+      changes: { enabled: [true, false] }, data: { id: hook.id, name: 'chat', url, disabled_reason: 'gone', last_status_code: 410 },
+    });
+    expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: t.owner, body: { name: 'for-everyone', color: 'Blue' } }), 201);
+    const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
+    const admin = await createUser(app.url, t.owner, 'Admin');
+    const limited = await createKey(app.url, t.owner, { name: 'default only', network_ids: [t.defaultNetworkId] });
+    expectError(await call(app.url, 'GET', `/api/v1/webhooks/${hook.id}`, { auth: viewer.auth }), 403, 'auth_permission_denied');
+    const viewerSees = await feed('', viewer.auth);
+    expect(typesOf(viewerSees)).to.include('tag.created').and.not.include('webhook.disabled');
+    expect(typesOf(await feed('&types=webhook.*', viewer.auth)).size).to.equal(0);
+    expect(typesOf(await feed('', { bearer: limited.key }))).to.not.include('webhook.disabled');
+    for (const who of [admin.auth, t.owner, { bearer: (await createKey(app.url, t.owner, { name: 'full' })).key }]) {
+      const [disabled] = (await feed('&types=webhook.*', who)).filter((e) => e.type === 'webhook.disabled');
+      expect(disabled.data).to.include({ id: hook.id, url: 'https://chat.example.com', disabled_reason: 'gone' });
+      expect(JSON.stringify(disabled)).to.not.match(/s3cr3t/);
+    }
+    const stored = await db(app).query<{ data: unknown }>(`select data from events where type = 'webhook.disabled'`);
+    expect(JSON.stringify(stored)).to.not.match(/s3cr3t/);
   });
 
   it('ids follow commit order: a transaction that started first but commits last comes after', async () => {

@@ -6,6 +6,7 @@ import type { Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
+import { readableEntityTypes, withoutSecrets } from './access.js';
 
 export interface EventFilter {
   networkId?: string;
@@ -33,10 +34,10 @@ export type Event = ReturnType<typeof eventResponse>;
 const isTimeKey = (k: string) => k.endsWith('_at') || k === 'last_seen' || k === 'valid_from';
 const timeOf = (v: unknown) => (typeof v === 'string' ? isoTimestamp(v) : v);
 
-/** An event in API shape: timestamps as the API writes them everywhere else. */
+/** An event in API shape: timestamps as the API writes them everywhere else, no secret (access.ts). */
 export function eventResponse(row: EventRow) {
-  const data = Object.fromEntries(Object.entries(row.data).map(([k, v]) => [k, isTimeKey(k) ? timeOf(v) : v]));
-  const changes = Object.fromEntries(Object.entries(row.changes).map(([k, pair]) => [k, isTimeKey(k) ? pair.map(timeOf) : pair]));
+  const data = Object.fromEntries(Object.entries(withoutSecrets(row.entity_type, row.data)).map(([k, v]) => [k, isTimeKey(k) ? timeOf(v) : v]));
+  const changes = Object.fromEntries(Object.entries(withoutSecrets(row.entity_type, row.changes)).map(([k, pair]) => [k, isTimeKey(k) ? pair.map(timeOf) : pair]));
   return {
     id: String(row.id),
     type: row.type,
@@ -61,13 +62,15 @@ export async function checkFilter(db: Db, scope: Scope, filter: EventFilter): Pr
 }
 
 /**
- * SQL over alias `e` for what a caller sees: its organization; then the networks it sees (an
- * Owner/Admin without a key limit: all, including deleted ones); organization-wide events (tags)
- * except for a key limited to some networks; then the request's own filters.
+ * SQL over alias `e` for what a caller sees: its organization; the kinds of entity it may read
+ * (access.ts); then the networks it sees (an Owner/Admin without a key limit: all, including
+ * deleted ones); organization-wide events (tags) except for a key limited to some networks; then
+ * the request's own filters. The feed, the stream (visibleTo) and the webhooks (webhookAudience)
+ * all apply this one rule.
  */
 export function visibleWhere(scope: Scope, filter: EventFilter): [string, unknown[]] {
-  const where = ['e.organization_id = ?'];
-  const params: unknown[] = [scope.organizationId];
+  const where = ['e.organization_id = ?', 'e.entity_type = any(?::text[])'];
+  const params: unknown[] = [scope.organizationId, readableEntityTypes(scope)];
   if (!scope.allNetworks) {
     where.push(scope.keyLimitedToNetworks ? 'e.network_id = any(?::uuid[])' : '(e.network_id = any(?::uuid[]) or e.network_id is null)');
     params.push([...scope.networkIds]);
@@ -90,12 +93,24 @@ export function visibleWhere(scope: Scope, filter: EventFilter): [string, unknow
 /** The same predicate in memory, for events already read (the stream's fan-out). */
 export function visibleTo(scope: Scope, filter: EventFilter, e: Event): boolean {
   if (e.organization_id !== scope.organizationId) return false;
+  if (!readableEntityTypes(scope).includes(e.entity_type)) return false;
   if (!scope.allNetworks) {
     if (e.network_id === null ? scope.keyLimitedToNetworks : !scope.networkIds.has(e.network_id)) return false;
   }
   if (filter.networkId && e.network_id !== filter.networkId) return false;
   if (filter.entityId && e.entity_id !== filter.entityId) return false;
   return !filter.types?.length || typeMatches(filter.types, e.type);
+}
+
+/**
+ * A webhook endpoint as a reader of events: its organization's Admins manage it and read its
+ * deliveries, so it gets what an Admin's API key gets, limited to its networks when it lists some.
+ */
+export function webhookAudience(w: { organization_id: string; network_ids: string[] | null }): Scope {
+  return {
+    kind: 'api_key', organizationId: w.organization_id, userId: '', role: 'Admin',
+    networkIds: new Set(w.network_ids ?? []), allNetworks: w.network_ids === null, keyLimitedToNetworks: w.network_ids !== null,
+  };
 }
 
 /** Whether a type is one of the patterns (`*`, `host.*`, `host.created`): the in-memory twin of the SQL LIKE. */
@@ -196,7 +211,7 @@ export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
     `insert into event_outbox (op, entity, entity_id, actor_type, actor_id, batch_id, event)
      values ('x', ?, ?, ?, ?, coalesce(nullif(current_setting('netinv.batch_id', true), '')::uuid, gen_random_uuid()), ?::jsonb)`,
     [e.entityType, e.entityId, db.context.actor?.type ?? 'system', db.context.actor?.id ?? null,
-      { type: e.type, organization_id: e.organizationId, network_id: e.networkId, changes: e.changes ?? {}, data: e.data }],
+      { type: e.type, organization_id: e.organizationId, network_id: e.networkId, changes: withoutSecrets(e.entityType, e.changes ?? {}), data: withoutSecrets(e.entityType, e.data) }],
   );
   await db.query(`select pg_notify('netinv_outbox', '')`);
 }

@@ -13,7 +13,7 @@ import type { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
-import { eventResponse, recordEvent, typeMatches, type Event, type EventRow } from '../events/service.js';
+import { eventResponse, recordEvent, visibleTo, webhookAudience, type Event, type EventRow } from '../events/service.js';
 import { signatureHeader } from './signature.js';
 
 /** Where webhooks may go: the one outbound policy, private ranges refused too, unless WEBHOOK_ALLOWED_NETWORKS allows them. */
@@ -67,11 +67,9 @@ interface Endpoint {
   created_at: Date;
 }
 
+/** The events' one visibility rule (src/modules/events/service.ts), with the endpoint as reader. */
 const matches = (w: Endpoint, e: Event) =>
-  w.organization_id === e.organization_id
-  && new Date(e.occurred_at!) >= new Date(w.created_at)
-  && (w.network_ids === null || (e.network_id !== null && w.network_ids.includes(e.network_id)))
-  && typeMatches(w.event_types, e.type);
+  new Date(e.occurred_at!) >= new Date(w.created_at) && visibleTo(webhookAudience(w), { types: w.event_types }, e);
 
 /**
  * Moves the events after the dispatch cursor into deliveries (at most `batch` events a call; one
