@@ -95,6 +95,25 @@ describe('web application (Chromium)', function () {
     expectNoProblems(w);
   });
 
+  it('a hostile ?focus= is ignored: the map never asks the API for another resource (/api/v1/auth/keys)', async () => {
+    w = await openPage(browser, app.url);
+    const asked: string[] = [];
+    w.page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    await signIn(w.page, app.url, user, mapPath());
+    await waitForMap(w.page);
+    for (const focus of ['..%2Fauth%2Fkeys', '..%2F..%2Fv1%2Fauth%2Fkeys', `host%3A${n.db.id}%2F..%2F..%2Fauth%2Fkeys`]) {
+      // The change stream is opened just after the focus is handled: any request for it was made by then.
+      const streamOpened = w.page.waitForRequest((r) => r.url().includes('/api/v1/events/stream'));
+      await w.page.goto(`${app.url}${mapPath()}?focus=${focus}`);
+      await waitForMap(w.page);
+      await streamOpened;
+      expect(await w.page.isVisible('#details'), focus).to.equal(false);
+    }
+    expect(asked.filter((path) => path.startsWith('/api/v1/auth/'))).to.deep.equal([]);
+    expect(asked.filter((path) => path.startsWith('/api/v1/hosts/'))).to.deep.equal([]);
+    expectNoProblems(w);
+  });
+
   it('the history slider back in time hides a host created later; the others do not move', async () => {
     const created = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: await auth(), body: { network_id: user.networkId, name: 'latecomer', ip_addresses: [{ subnet_id: n.subnetA.id, ip_address: '10.1.0.77' }] } }), 201);
     w = await openPage(browser, app.url);

@@ -14,7 +14,25 @@ export interface Page<T> { items: T[]; total: number; limit: number; offset: num
 let onSignedOut: (reason: 'expired') => void = () => undefined;
 export const whenSignedOut = (fn: (reason: 'expired') => void) => { onSignedOut = fn; };
 
+/**
+ * A path with each interpolated value encoded as one segment: apiPath`/api/v1/hosts/${id}` names a
+ * host whatever `id` holds (`../auth/keys` stays inside the segment).
+ */
+export function apiPath(parts: TemplateStringsArray, ...segments: Array<string | number>): string {
+  return parts.reduce((path, part, i) => `${path}${encodeURIComponent(String(segments[i - 1]))}${part}`);
+}
+
+/**
+ * Whether the browser would send `path` as written: a value put into a path unencoded (`..`, `%2e%2e`,
+ * `\`) makes the browser resolve it to another resource, so such a path is never requested.
+ */
+export function isPlainPath(path: string): boolean {
+  const [pathname = ''] = path.split(/[?#]/, 1);
+  return pathname.startsWith('/') && new URL(pathname, 'http://localhost').pathname === pathname;
+}
+
 async function request(method: string, path: string, body?: unknown): Promise<any> {
+  if (!isPlainPath(path)) throw new ApiError(0, 'path_not_plain', `Refused to request ${path}: a path segment was not encoded`);
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',

@@ -1,7 +1,7 @@
 // A host as a person reads it: addresses, ports, services with their bindings, tags, last seen,
 // its daemon's version status with warnings, and its history (every state with its instant).
 // Used by the map's side panel and by the host page; it only reads the API.
-import { api, ApiError } from './api.js';
+import { api, apiPath, ApiError } from './api.js';
 import { h, notice, when } from './dom.js';
 import { navigate } from './main.js';
 
@@ -31,8 +31,8 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
   try {
     const q = opts.at ? `?at=${encodeURIComponent(opts.at)}` : '';
     const [host, history, tags, daemons] = await Promise.all([
-      api.get(`/api/v1/hosts/${hostId}${q}`),
-      api.get<any[]>(`/api/v1/hosts/${hostId}/history`).catch(() => []),
+      api.get(apiPath`/api/v1/hosts/${hostId}` + q),
+      api.get<any[]>(apiPath`/api/v1/hosts/${hostId}/history`).catch(() => []),
       tagsById(),
       api.get<any[]>('/api/v1/daemons?limit=1000').catch(() => []),
     ]);

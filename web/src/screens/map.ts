@@ -6,6 +6,7 @@
 import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
+import { focusedHost } from '../mapFocus.js';
 import { MapRenderer } from '../mapRenderer.js';
 import { changeLines, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
@@ -442,7 +443,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   else void loadGraph(firstGraph).then(() => {
     if (q.get('history') === 'true') void openTimeline();
     // Opened from a host's page: that host selected and brought into view.
-    const focus = q.get('focus');
+    const focus = focusedHost(q.get('focus'), hosts());
     if (focus && state.graph) void selectHost(focus, true);
     listen();
     later(LIVE_POLL_MS, poll);
