@@ -9,8 +9,9 @@ import { mapScreen, prefetchMap } from './screens/map.js';
 import { hostsScreen, hostScreen } from './screens/hosts.js';
 import { daemonsScreen } from './screens/daemons.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
+import type { Network, User } from './apiTypes.js';
 
-export interface Session { user: { id: string; email: string; permissions: string; network_ids: string[] }; networks: Array<{ id: string; name: string }> }
+export interface Session { user: User; networks: Network[] }
 export interface Route { path: string; params: Record<string, string>; query: URLSearchParams }
 export type Screen = (outlet: HTMLElement, route: Route, session: Session) => (() => void) | void;
 
@@ -41,7 +42,7 @@ export const rememberSignedIn = (yes: boolean) => (yes ? localStorage.setItem(SI
 async function loadSession(): Promise<Session | undefined> {
   if (!localStorage.getItem(SIGNED_IN)) return undefined;
   try {
-    const [user, networks] = await Promise.all([api.get('/api/auth/me'), api.get('/api/v1/networks?limit=1000')]);
+    const [user, networks] = await Promise.all([api.get<User>('/api/auth/me'), api.get<Network[]>('/api/v1/networks?limit=1000')]);
     return { user, networks };
   } catch {
     rememberSignedIn(false);

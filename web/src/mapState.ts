@@ -2,26 +2,8 @@
 // the search over them, what exists at an instant of a timeline, how a diff marks elements. The
 // renderer (mapRenderer.ts) draws what these return; the screen (screens/map.ts) owns the state.
 
-export interface Box { x: number; y: number; width: number; height: number }
-export interface Interval { from: string; to: string | null }
-export interface GraphNode {
-  id: string; kind: string; entity_id: string | null; parent_id: string | null; label: string;
-  host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
-  services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
-  counts?: Record<string, number>; collapsed_kind?: string; color?: string;
-}
-export interface GraphEdge { id: string; kind: string; source: string; target: string; color?: string; edge_style?: string; label?: string; intervals?: Interval[] }
-export interface Layout { status: 'ready' | 'pending' | 'failed' | 'skipped'; positions: Record<string, Box>; pinned: string[]; error?: string }
-export interface Topology {
-  network_id: string; view: string; as_of?: string; digest: string; available_views?: string[];
-  nodes: GraphNode[]; edges: GraphEdge[]; layout: Layout; ticks?: string[];
-}
-export interface ItemChange { id: string; kind: string; changes: Record<string, [unknown, unknown]> }
-export interface TopologyDiff {
-  from: string; to: string;
-  nodes: { added: GraphNode[]; removed: GraphNode[]; changed: ItemChange[] };
-  edges: { added: GraphEdge[]; removed: GraphEdge[]; changed: ItemChange[] };
-}
+import type { GraphEdge, GraphNode, Interval, TopologyDiff } from './apiTypes.js';
+export type { Box, GraphEdge, GraphNode, Interval, ItemChange, Layout, Topology, TopologyDiff } from './apiTypes.js';
 
 export interface HostEntry { hostId: string; name: string; hostname?: string; ips: string[]; nodeIds: string[] }
 

@@ -2,6 +2,7 @@
 // Reads and writes /api/v1/auth/keys.
 import { api, ApiError } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
+import type { UserApiKey, UserApiKeyCreated } from '../apiTypes.js';
 
 export function apiKeysScreen(outlet: HTMLElement) {
   const list = h('div', {});
@@ -12,8 +13,8 @@ export function apiKeysScreen(outlet: HTMLElement) {
     onsubmit: async (e: SubmitEvent) => {
       e.preventDefault();
       try {
-        const key = await api.post('/api/v1/auth/keys', { name: name.value });
-        const secret: string = key.key;
+        const key = await api.post<UserApiKeyCreated>('/api/v1/auth/keys', { name: name.value });
+        const secret = key.key;
         const copy = h('button', { type: 'button', onclick: async () => { await navigator.clipboard?.writeText(secret).catch(() => undefined); copy.textContent = 'Copied'; } }, 'Copy');
         fill(created, h('div', { class: 'notice info', role: 'status' },
           h('p', {}, 'Your new key. It is shown only now: copy it somewhere safe.'),
@@ -29,12 +30,12 @@ export function apiKeysScreen(outlet: HTMLElement) {
 
   async function load() {
     try {
-      const keys = await api.get<any[]>('/api/v1/auth/keys');
+      const keys = await api.get<UserApiKey[]>('/api/v1/auth/keys');
       fill(list, keys.length
         ? h('table', { class: 'list' },
           h('thead', {}, h('tr', {}, ['Name', 'Id', 'Created', 'Last used', ''].map((x) => h('th', { scope: 'col' }, x)))),
           h('tbody', {}, keys.map((k) => h('tr', {},
-            h('td', {}, k.name), h('td', {}, h('code', {}, k.id.slice(0, 8))), h('td', {}, when(k.created_at)), h('td', {}, when(k.last_used_at ?? k.last_used)),
+            h('td', {}, k.name), h('td', {}, h('code', {}, k.id.slice(0, 8))), h('td', {}, when(k.created_at)), h('td', {}, when(k.last_used_at)),
             h('td', {}, h('button', { type: 'button', class: 'danger', onclick: async () => {
               if (!confirm(`Revoke the key “${k.name}”? Clients using it will get 401.`)) return;
               await api.delete(`/api/v1/auth/keys/${k.id}`).catch((err: ApiError) => fill(created, notice('error', err.message, err.code)));

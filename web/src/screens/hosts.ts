@@ -4,6 +4,7 @@ import { api, ApiError, query } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
 import { navigate, type Route } from '../main.js';
+import type { Host } from '../apiTypes.js';
 
 const PAGE_SIZE = 50;
 
@@ -24,7 +25,7 @@ export function hostsScreen(outlet: HTMLElement, route: Route) {
     const tags = await tagsById();
     for (const t of tags.values()) tag.append(h('option', { value: t.id, selected: t.id === q.get('tag') }, t.name));
     try {
-      const list = await api.list(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, tag_ids: q.get('tag') ?? undefined, limit: PAGE_SIZE, offset: page * PAGE_SIZE})}`);
+      const list = await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, tag_ids: q.get('tag') ?? undefined, limit: PAGE_SIZE, offset: page * PAGE_SIZE})}`);
       if (!list.items.length) {
         fill(results, notice('info', q.get('q') || q.get('tag') ? 'No host matches.' : 'No hosts yet: provision a daemon or POST /api/v1/hosts.'));
         return;
@@ -32,11 +33,11 @@ export function hostsScreen(outlet: HTMLElement, route: Route) {
       fill(results,
         h('table', { class: 'list' },
           h('thead', {}, h('tr', {}, ['Name', 'Hostname', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
-          h('tbody', {}, list.items.map((host: any) => h('tr', {},
+          h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
             h('td', {}, host.hostname ?? '—'),
-            h('td', {}, (host.ip_addresses ?? []).map((ip: any) => ip.ip_address).join(', ') || '—'),
-            h('td', {}, (host.tags ?? []).map((t: string) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
+            h('td', {}, (host.ip_addresses ?? []).map((ip) => ip.ip_address).join(', ') || '—'),
+            h('td', {}, (host.tags ?? []).map((t) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
             h('td', {}, when(host.last_seen_at)))))),
         h('nav', { class: 'pager', 'aria-label': 'Pages' },
           h('span', {}, `${list.offset + 1}–${list.offset + list.items.length} of ${list.total}`),

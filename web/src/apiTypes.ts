@@ -1,0 +1,43 @@
+// The API's shapes, from the generated client's types (clients/typescript/schema.d.ts, made by
+// `npm run client` from the OpenAPI document): type-only, so esbuild erases them and the bundle does
+// not grow. Where the document is looser than what the API sends (a topology node is "id, kind,
+// label and anything else", a diff's items `unknown`), the fields the map reads are added here, once.
+import type { components } from '../../clients/typescript/schema.js';
+
+type Schemas = components['schemas'];
+
+export type User = Schemas['User'];
+export type Network = Schemas['Network'];
+export type Tag = Schemas['Tag'];
+export type Host = Schemas['Host'];
+export type Daemon = Schemas['Daemon'];
+export type UserApiKey = Schemas['UserApiKey'];
+export type UserApiKeyCreated = Schemas['UserApiKeyCreated'];
+export type VersionWarning = Schemas['VersionStatus']['warnings'][number];
+
+/** When a timeline's node or edge existed (to: null, still there). */
+export interface Interval { from: string; to: string | null }
+
+export type GraphNode = Schemas['TopologyNode'] & {
+  host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
+  services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
+  counts?: Record<string, number>; collapsed_kind?: string; color?: string;
+};
+export type GraphEdge = Schemas['TopologyEdge'] & { color?: string; edge_style?: string; label?: string; intervals?: Interval[] };
+
+export type Layout = Schemas['Topology']['layout'];
+export type Box = Layout['positions'][string];
+
+/**
+ * What the map draws: the graph as of an instant (Topology: as_of, available_views) or a timeline's
+ * union of instants (TopologyTimeline: ticks).
+ */
+export type Topology = Omit<Schemas['Topology'], 'nodes' | 'edges' | 'as_of' | 'available_views' | 'filtered_out'>
+  & Partial<Pick<Schemas['Topology'], 'as_of' | 'available_views' | 'filtered_out'>>
+  & { nodes: GraphNode[]; edges: GraphEdge[]; ticks?: string[] };
+
+export interface ItemChange { id: string; kind: string; changes: Record<string, [unknown, unknown]> }
+export type TopologyDiff = Omit<Schemas['TopologyDiff'], 'nodes' | 'edges'> & {
+  nodes: { added: GraphNode[]; removed: GraphNode[]; changed: ItemChange[] };
+  edges: { added: GraphEdge[]; removed: GraphEdge[]; changed: ItemChange[] };
+};
