@@ -4,8 +4,7 @@
 import { api, apiPath, ApiError } from './api.js';
 import { h, notice, when } from './dom.js';
 import { navigate } from './main.js';
-
-interface Tag { id: string; name: string; color: string }
+import type { Tag } from './apiTypes.js';
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
