@@ -37,7 +37,8 @@ export type Topology = Omit<Schemas['Topology'], 'nodes' | 'edges' | 'as_of' | '
   & { nodes: GraphNode[]; edges: GraphEdge[]; ticks?: string[] };
 
 export interface ItemChange { id: string; kind: string; changes: Record<string, [unknown, unknown]> }
-export type TopologyDiff = Omit<Schemas['TopologyDiff'], 'nodes' | 'edges'> & {
+/** What the map reads of a diff (its network and view are the map's own). */
+export type TopologyDiff = Pick<Schemas['TopologyDiff'], 'from' | 'to'> & {
   nodes: { added: GraphNode[]; removed: GraphNode[]; changed: ItemChange[] };
   edges: { added: GraphEdge[]; removed: GraphEdge[]; changed: ItemChange[] };
 };
