@@ -1,6 +1,6 @@
 // Topology benchmark (`npm run bench`, third part): the bench network of 10,000 hosts (bench/seed.ts)
 // drawn through the real API in this process, each measurement against its baseline in the same run:
-//   1. the full l3 graph (max_nodes large enough) vs a raw-SQL route answering the same rows as JSON;
+//   1. the l3 graph at the largest max_nodes allowed (5,000: no longer the whole network) vs a raw-SQL route answering all its rows as JSON;
 //   2. the default budgeted graph (max_nodes 2000), live and `at` (at ≤ 2× live);
 //   3. the diff over the seeded history, and the timeline's union over the same interval;
 //   4. elk layout time at 500 / 1,000 / 2,000 element nodes, and a map opened again: the graph
@@ -23,7 +23,7 @@ import { GraphCache } from '../src/modules/topology/graphCache.js';
 import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
 import { unionOverTime } from '../src/modules/topology/diff.js';
 import { sequenceEvents } from '../src/modules/events/service.js';
-import type { GraphEdge, GraphNode } from '../src/modules/topology/graph.js';
+import { MAX_NODES_CAP, type GraphEdge, type GraphNode } from '../src/modules/topology/graph.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { seed } from './seed.js';
@@ -121,7 +121,8 @@ async function main() {
 
     // 1. The full l3 graph vs the raw rows as JSON.
     const raw = await timeGet(`${base}${RAW_PATH}?${q}`, cookie, CFG.runs);
-    const full = await timeGet(`${base}/api/v1/topology?${q}&max_nodes=50000`, cookie, CFG.runs);
+    // max_nodes at most 5,000 since issue 22 (50,000 is a 400): the largest allowed, so the 10,000-host network is no longer drawn whole.
+    const full = await timeGet(`${base}/api/v1/topology?${q}&max_nodes=${MAX_NODES_CAP}`, cookie, CFG.runs);
     const fullGraph = JSON.parse(full.body).data;
     // 2. The default budget, live and at.
     const budgeted = await timeGet(`${base}/api/v1/topology?${q}`, cookie, CFG.runs);
@@ -205,7 +206,7 @@ async function main() {
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
     log(`| measure | result | target | |`);
     log(`|---|---|---|---|`);
-    log(`| full l3 (${nodes} nodes) p50 | ${result.full.ms.p50} ms vs raw ${result.full.rawMs.p50} ms: ratio ${result.full.ratio} | ≥ ${TARGETS.fullVsRaw} | ${verdict(result.full.ratio >= TARGETS.fullVsRaw)} |`);
+    log(`| l3 graph at the largest max_nodes (${MAX_NODES_CAP}: ${nodes} nodes) p50 | ${result.full.ms.p50} ms vs raw ${result.full.rawMs.p50} ms: ratio ${result.full.ratio} | ≥ ${TARGETS.fullVsRaw} | ${verdict(result.full.ratio >= TARGETS.fullVsRaw)} |`);
     log(`| budgeted (max_nodes 2000) p99 | ${result.budgeted.ms.p99} ms | ≤ ${TARGETS.budgetedP99Ms} ms | ${verdict(result.budgeted.ms.p99 <= TARGETS.budgetedP99Ms)} |`);
     log(`| at / live p50 | ${result.at.ratio}× | ≤ ${TARGETS.atVsLive}× | ${verdict(result.at.ratio <= TARGETS.atVsLive)} |`);
     log(`| diff over the history p50 | ${result.diff.ms.p50} ms (${result.diff.changed} changed nodes) | ≤ ${TARGETS.diffMs} ms | ${verdict(result.diff.ms.p50 <= TARGETS.diffMs)} |`);
