@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
   auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },
   rate_limit_exceeded: { status: 429, message: 'Rate limit exceeded. Try again in {retry_after} seconds.' },
+  event_streams_exceeded: { status: 429, message: 'This credential already has {limit} open event streams: close one before opening another' },
   topology_busy: { status: 429, message: 'Your organization already has {queued} large topology computations waiting (views, exports, timelines): try again in {retry_after} seconds' },
   internal_error: { status: 500, message: 'Internal server error (request {request_id})' },
   service_unavailable: { status: 503, message: 'Service unavailable: {reason}' },

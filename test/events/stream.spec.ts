@@ -5,8 +5,9 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk, type Credential } from '../support/client.js';
-import { createKey, createUser, login, registerTenant, type Tenant } from '../support/world.js';
-import { NODE, ROOT, waitFor } from '../workers/support.js';
+import { createKey, createNetwork, createUser, login, registerTenant, type Tenant } from '../support/world.js';
+import { db, NODE, ROOT, waitFor } from '../workers/support.js';
+import { recordEvent } from '../../src/modules/events/service.js';
 import { bundlePath } from '../../scripts/build.js';
 
 interface SseFrame { id?: string; event?: string; data?: any; comment?: string }
@@ -104,7 +105,7 @@ describe('events: the live stream', () => {
     theirs.close();
   });
 
-  it('ends a stream when its session signs out, its key is revoked or its user loses the network it follows; checked at each heartbeat', async () => {
+  it('ends a stream when its session signs out, its key is revoked or its user loses the network it follows', async () => {
     const ended = async (stream: Awaited<ReturnType<typeof openStream>>) =>
       (await waitFor('the stream ended', async () => stream.frames.find((f) => f.event === 'ended'), 5000)).data;
     // A second session of the owner, kept; the first one's stream ends when it signs out.
@@ -130,6 +131,92 @@ describe('events: the live stream', () => {
     const followed = await openStream(app.url, member.auth, { query: `?network_id=${t.defaultNetworkId}` });
     expectOk(await call(app.url, 'PUT', `/api/v1/users/${member.id}`, { auth: owner, body: { permissions: 'Member', network_ids: [] } }));
     expect((await ended(followed)).reason).to.match(/no longer visible/);
+  });
+
+  const host = (name: string, networkId: string, auth: Credential = t.owner) =>
+    call(app.url, 'POST', '/api/v1/hosts', { auth, body: { name, network_id: networkId } }).then((r) => expectOk(r, 201));
+  const names = (events: any[]) => events.map((e) => e.data.name);
+
+  it('ends a revoked key\'s or a signed-out session\'s stream at the next credential check (every second), not at the next heartbeat', async () => {
+    await app.close();
+    app = await startTestApp({ eventHeartbeatMs: 600_000 });
+    t = await registerTenant(app.url);
+    const key = await createKey(app.url, t.owner);
+    const byKey = await openStream(app.url, { bearer: key.key });
+    const bySession = await openStream(app.url, t.owner);
+    expectOk(await call(app.url, 'DELETE', `/api/v1/auth/keys/${key.id}`, { auth: t.owner }));
+    expectOk(await call(app.url, 'POST', '/api/auth/logout', { auth: t.owner }));
+    for (const stream of [byKey, bySession]) {
+      const ended = await waitFor('the stream ended', async () => stream.frames.find((f) => f.event === 'ended'), 10_000);
+      expect(ended.data.reason).to.match(/no longer accepted/);
+    }
+    expect(app.services.events.size).to.equal(0);
+  });
+
+  it('a key or a user limited to some networks gets no event of another network, live or catching up', async () => {
+    const lab = await createNetwork(app.url, t.owner, 'Lab');
+    const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
+    const limited = await createKey(app.url, t.owner, { name: 'default only', network_ids: [t.defaultNetworkId] });
+    const start = expectOk(await call(app.url, 'GET', '/api/v1/events?after=0&limit=1000', { auth: t.owner })).at(-1).id;
+    const callers: Credential[] = [member.auth, { bearer: limited.key }];
+    const live = await Promise.all(callers.map((auth) => openStream(app.url, auth, { query: '?types=host.*' })));
+    await host('in-lab', lab);
+    await host('in-default', t.defaultNetworkId);
+    const caughtUp = await Promise.all(callers.map((auth) => openStream(app.url, auth, { query: `?types=host.*&after=${start}` })));
+    for (const stream of [...live, ...caughtUp]) {
+      expect(names(await stream.until(1))).to.deep.equal(['in-default']);
+      stream.close();
+    }
+  });
+
+  it('a user\'s grants shrinking while a stream is open: the lost network\'s events stop', async () => {
+    const lab = await createNetwork(app.url, t.owner, 'Lab');
+    const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId, lab]);
+    const stream = await openStream(app.url, member.auth, { query: '?types=host.*' });
+    await host('lab-1', lab);
+    expect(names(await stream.until(1))).to.deep.equal(['lab-1']);
+    expectOk(await call(app.url, 'PUT', `/api/v1/users/${member.id}`, { auth: t.owner, body: { permissions: 'Member', network_ids: [t.defaultNetworkId] } }));
+    // A whole round of credential checks that started after the change.
+    const seen = app.services.events.rechecks;
+    await waitFor('two rounds of credential checks', async () => app.services.events.rechecks >= seen + 2 || undefined, 10_000);
+    await host('lab-2', lab);
+    await host('default-1', t.defaultNetworkId);
+    expect(names(await stream.until(2))).to.deep.equal(['lab-1', 'default-1']);
+    expect(stream.frames.some((f) => f.event === 'ended')).to.equal(false);
+    stream.close();
+  });
+
+  it('carries a resource\'s events only to who may read it: a Viewer\'s stream gets no webhook event', async () => {
+    const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
+    const [byViewer, byOwner] = [await openStream(app.url, viewer.auth), await openStream(app.url, t.owner)];
+    const hook = expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { auth: t.owner, body: { name: 'chat', url: 'https://chat.example.com/hooks/s3cr3t' } }), 201);
+    await recordEvent(db(app), {
+      type: 'webhook.disabled', organizationId: t.orgId, networkId: null, entityType: 'webhook', entityId: hook.id,
+      changes: { enabled: [true, false] }, data: { id: hook.id, name: 'chat', url: 'https://chat.example.com/hooks/s3cr3t', disabled_reason: 'gone', last_status_code: 410 },
+    });
+    await tag('after-the-webhook');
+    expect((await byViewer.until(1)).map((e) => e.type)).to.deep.equal(['tag.created']);
+    const ownerSaw = await byOwner.until(2);
+    expect(ownerSaw.map((e) => e.type)).to.deep.equal(['webhook.disabled', 'tag.created']);
+    expect(ownerSaw[0].data.url).to.equal('https://chat.example.com');
+    byViewer.close();
+    byOwner.close();
+  });
+
+  it('at most 10 open streams per credential: the 11th is 429 event_streams_exceeded; closing one frees its place; other credentials are not counted', async () => {
+    const key = await createKey(app.url, t.owner);
+    const open = await Promise.all(Array.from({ length: 10 }, () => openStream(app.url, { bearer: key.key })));
+    // Read as a stream might answer: its headers first (an accepted one would never end).
+    const controller = new AbortController();
+    const refused = await fetch(`${app.url}/api/v1/events/stream`, { headers: { Authorization: `Bearer ${key.key}` }, signal: controller.signal });
+    if (refused.status === 200) controller.abort();
+    expect(refused.status).to.equal(429);
+    expect(await refused.json()).to.deep.include({ success: false, code: 'event_streams_exceeded', params: { limit: 10 } });
+    const other = await openStream(app.url, t.owner);
+    open[0]!.close();
+    await waitFor('the closed stream gone', async () => app.services.events.size === 10 || undefined, 10_000);
+    const again = await openStream(app.url, { bearer: key.key });
+    for (const stream of [...open, other, again]) stream.close();
   });
 
   it('works across two API processes: a change made through one reaches a stream on the other', async function () {

@@ -22,6 +22,12 @@ export interface EventHubOptions {
   logger: Logger;
   /** Comment lines that keep proxies from closing an idle stream (EVENT_HEARTBEAT_MS, 15 s). */
   heartbeatMs: number;
+  /**
+   * How often every stream's credential is resolved again (1 s): a revoked key, a signed-out
+   * session or a lost grant stops a stream within about that, on whichever process serves it (each
+   * reads PostgreSQL), with no hook in the code paths that change credentials.
+   */
+  recheckMs?: number;
   /** What may wait for one slow client before it is dropped (1 MiB). */
   maxBufferBytes?: number;
   /** Safety net for a lost notification: the outbox is sequenced this often anyway (5 s). */
@@ -43,12 +49,18 @@ function frameOf(e: Event): string {
 /** The caller's credential resolved again: its scope now, or undefined once it is no longer accepted. */
 export type CredentialCheck = () => Promise<Scope | undefined>;
 
+/** A stream's place in its credential's count of open streams (events/streamLimit.ts): kept alive, then given back. */
+export interface StreamLease {
+  refresh(): Promise<void>;
+  release(): Promise<void>;
+}
+
 export class EventStream {
   readonly body = new PassThrough();
   live = false;
   closed = false;
   /** `scope` is what the caller may see now: replaced when its credential is checked again. */
-  constructor(public scope: Scope, readonly filter: EventFilter, public cursor: bigint, readonly recheck?: CredentialCheck) {}
+  constructor(public scope: Scope, readonly filter: EventFilter, public cursor: bigint, readonly recheck?: CredentialCheck, readonly lease?: StreamLease) {}
 
   write(text: string): void {
     if (!this.closed) this.body.write(text);
@@ -70,6 +82,8 @@ export class EventHub {
   private lastId = 0n;
   private readonly streams = new Set<EventStream>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Rounds of credential checks completed (tests wait for one that started after a change). */
+  rechecks = 0;
 
   constructor(private readonly opts: EventHubOptions) {}
 
@@ -109,6 +123,7 @@ export class EventHub {
     this.client = client;
     if (!this.timers.length) {
       this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatMs).unref());
+      this.timers.push(setInterval(() => this.rechecker.run(), this.opts.recheckMs ?? 1000).unref());
       this.timers.push(setInterval(() => this.sequence(), this.opts.sweepMs ?? 5000).unref());
     }
     // Whatever was committed while nobody listened: sequenced, and read by the streams.
@@ -171,8 +186,10 @@ export class EventHub {
   }
 
   private heartbeat(): void {
-    for (const s of this.streams) s.write(': heartbeat\n\n');
-    this.rechecker.run();
+    for (const s of this.streams) {
+      s.write(': heartbeat\n\n');
+      s.lease?.refresh().catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event stream lease not refreshed'));
+    }
   }
 
   /**
@@ -193,6 +210,7 @@ export class EventHub {
         this.opts.logger.warn({ err: (err as Error).message }, 'event stream credential check failed');
       }
     }
+    this.rechecks++;
   }, () => !this.stopped && this.streams.size > 0);
 
   /** A stream ended by the server: told why, then closed (a client should not reconnect with the same credential). */
@@ -213,12 +231,18 @@ export class EventHub {
     s.closed = true;
     this.streams.delete(s);
     s.body.end();
+    s.lease?.release().catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event stream lease not released (it expires)'));
   }
 
-  /** A new stream: caught up from the table, then live; its credential checked again at every heartbeat. */
-  async open(scope: Scope, filter: EventFilter, after: string, recheck?: CredentialCheck): Promise<EventStream> {
-    await this.start();
-    const stream = new EventStream(scope, filter, BigInt(after), recheck);
+  /** A new stream: caught up from the table, then live; its credential checked again every `recheckMs`. */
+  async open(scope: Scope, filter: EventFilter, after: string, recheck?: CredentialCheck, lease?: StreamLease): Promise<EventStream> {
+    try {
+      await this.start();
+    } catch (err) {
+      await lease?.release().catch(() => undefined);
+      throw err;
+    }
+    const stream = new EventStream(scope, filter, BigInt(after), recheck, lease);
     this.streams.add(stream);
     stream.write('retry: 2000\n\n');
     void this.catchUp(stream);

@@ -1,9 +1,12 @@
 import { AppError } from '../../core/errors.js';
+import { SESSION_COOKIE } from '../../core/principal.js';
+import { sha256Hex } from '../../core/secrets.js';
 import { CursorPage, StreamResponse } from '../../http/envelope.js';
 import { credentialCheck } from '../../http/authenticate.js';
 import { defineRoutes } from '../../http/pipeline.js';
 import { eventListQuery, eventResponse, eventStreamQuery } from './schemas.js';
 import { assertCursorKept, checkFilter, lastEventId, listEvents, type EventFilter } from './service.js';
+import { acquireStreamLease, STREAMS_PER_CREDENTIAL } from './streamLimit.js';
 
 const filterOf = (q: Record<string, any>): EventFilter => ({ networkId: q.network_id, types: q.types, entityId: q.entity_id });
 
@@ -19,8 +22,8 @@ export const eventRoutes = defineRoutes([
   },
   {
     operationId: 'streamEvents', method: 'get', path: '/api/v1/events/stream', group: 'Events', auth: 'Viewer',
-    summary: 'The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or `after`) with no gap, else from now; a comment heartbeat every 15 s',
-    query: eventStreamQuery, produces: ['text/event-stream'], errors: [410],
+    summary: `The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or \`after\`) with no gap, else from now; a comment heartbeat every 15 s; at most ${STREAMS_PER_CREDENTIAL} open per credential (429)`,
+    query: eventStreamQuery, produces: ['text/event-stream'], errors: [410, 429],
     handler: async ({ db, scope, query, services, ctx }) => {
       const filter = filterOf(query);
       await checkFilter(db, scope, filter);
@@ -28,7 +31,11 @@ export const eventRoutes = defineRoutes([
       if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
       const after = header || query.after || (await lastEventId(db));
       await assertCursorKept(db, after);
-      const stream = await services.events.open(scope, filter, after, credentialCheck(ctx, services));
+      // Counted per credential: the key, or the session (the cookie's digest, as sessions are stored).
+      const credential = scope.kind === 'api_key' ? `key:${scope.apiKeyId}` : `session:${sha256Hex(ctx.cookies.get(SESSION_COOKIE) ?? '')}`;
+      const leaseMs = Math.max(30_000, 3 * services.config.eventHeartbeatMs);
+      const lease = await acquireStreamLease(services.redis, services.config.redisPrefix, credential, leaseMs);
+      const stream = await services.events.open(scope, filter, after, credentialCheck(ctx, services), lease);
       return new StreamResponse('text/event-stream', stream.body, () => services.events.close(stream));
     },
   },
