@@ -1717,7 +1717,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or `after`) with no gap, else from now; a comment heartbeat every 15 s */
+        /** The same changes as Server-Sent Events, live: resumes after Last-Event-ID (or `after`) with no gap, else from now; a comment heartbeat every 15 s; at most 10 open per credential (429) */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
@@ -2555,7 +2555,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "entity_in_use" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "entity_in_use" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -2588,7 +2588,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: code `auth_login_locked`, `rate_limit_exceeded`, `topology_busy` */
+        /** @description Rate limited: code `auth_login_locked`, `rate_limit_exceeded`, `event_streams_exceeded`, `topology_busy` */
         Error429: {
             headers: {
                 [name: string]: unknown;
