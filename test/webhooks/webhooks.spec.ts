@@ -91,8 +91,9 @@ describe('webhooks', function () {
     const ids = new Set(r.received.map((x) => x.headers['webhook-id']));
     expect(ids.size).to.equal(1);
     const gaps = [r.received[1]!.at - r.received[0]!.at, r.received[2]!.at - r.received[1]!.at];
-    expect(gaps[0]).to.be.within(900, 4000);
-    expect(gaps[1]).to.be.within(1900, 6000);
+    // Never before its time (an upper bound would measure the machine's load, not the schedule).
+    expect(gaps[0]).to.be.at.least(900);
+    expect(gaps[1]).to.be.at.least(1900);
     const log = await waitFor('the delivery delivered', async () => {
       const list = expectOk(await call(app.url, 'GET', `/api/v1/webhooks/${w.id}/deliveries`, { auth: t.owner }));
       return list[0]?.status === 'delivered' ? list : undefined;
