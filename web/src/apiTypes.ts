@@ -21,9 +21,9 @@ export interface Interval { from: string; to: string | null }
 export type GraphNode = Schemas['TopologyNode'] & {
   host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
   services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
-  counts?: Record<string, number>; collapsed_kind?: string; color?: string;
+  counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
 };
-export type GraphEdge = Schemas['TopologyEdge'] & { color?: string; edge_style?: string; label?: string; intervals?: Interval[] };
+export type GraphEdge = Schemas['TopologyEdge'] & { color?: string; edge_style?: string; label?: string; dependency_id?: string; intervals?: Interval[] };
 
 export type Layout = Schemas['Topology']['layout'];
 export type Box = Layout['positions'][string];

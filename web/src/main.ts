@@ -50,21 +50,48 @@ async function loadSession(): Promise<Session | undefined> {
   }
 }
 
-function shell(active: string, s: Session): { frame: HTMLElement; outlet: HTMLElement } {
-  const first = s.networks[0]?.id;
+// The network last looked at: the Map link and the switcher open it.
+const NETWORK = 'netinventory.network';
+
+/** The network a page is about: the map's, the hosts page's filter, else the one last looked at, else the first. */
+function currentNetwork(route: Route, s: Session): string | undefined {
+  const named = route.params.network ?? route.query.get('network') ?? undefined;
+  if (named && s.networks.some((n) => n.id === named)) {
+    localStorage.setItem(NETWORK, named);
+    return named;
+  }
+  const last = localStorage.getItem(NETWORK);
+  return s.networks.find((n) => n.id === last)?.id ?? s.networks[0]?.id;
+}
+
+function shell(active: string, s: Session, route: Route): { frame: HTMLElement; outlet: HTMLElement } {
+  const network = currentNetwork(route, s);
   const link = (href: string, label: string, key: string) =>
     h('a', { href, 'aria-current': active === key ? 'page' : undefined, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(href); } }, label);
-  const outlet = h('main', { id: 'outlet' });
-  const frame = h('div', { class: 'frame' },
-    h('header', { class: 'top' },
-      h('strong', { class: 'brand' }, 'netinventory'),
+  // Another network: the same page for it (the hosts list filtered to it), the map otherwise.
+  const switcher = h('select', { id: 'network-switcher', 'aria-label': 'Network' }, s.networks.map((n) => h('option', { value: n.id, selected: n.id === network }, n.name)));
+  switcher.addEventListener('change', () => {
+    localStorage.setItem(NETWORK, switcher.value);
+    navigate(active === 'hosts' ? `/hosts?network=${encodeURIComponent(switcher.value)}` : `/networks/${encodeURIComponent(switcher.value)}/topology`);
+  });
+  const menuToggle = h('button', { type: 'button', class: 'menu-toggle', 'aria-expanded': 'false', 'aria-controls': 'main-menu' }, 'Menu');
+  menuToggle.addEventListener('click', () => {
+    const open = !header.classList.contains('open');
+    header.classList.toggle('open', open);
+    menuToggle.setAttribute('aria-expanded', String(open));
+  });
+  const header = h('header', { class: 'top' },
+    h('strong', { class: 'brand' }, 'netinventory'),
+    menuToggle,
+    h('div', { class: 'menu', id: 'main-menu' },
       h('nav', { 'aria-label': 'Main' },
-        first ? link(`/networks/${first}/topology`, 'Map', 'map') : null,
+        network ? link(`/networks/${network}/topology`, 'Map', 'map') : null,
         link('/hosts', 'Hosts', 'hosts'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys')),
+      s.networks.length ? switcher : null,
       h('span', { class: 'who' }, s.user.email),
-      h('button', { type: 'button', class: 'link', onclick: async () => { await api.post('/api/auth/logout').catch(() => undefined); rememberSignedIn(false); session = undefined; navigate('/signin'); } }, 'Sign out')),
-    outlet);
-  return { frame, outlet };
+      h('button', { type: 'button', class: 'link', id: 'sign-out', onclick: async () => { await api.post('/api/auth/logout').catch(() => undefined); rememberSignedIn(false); session = undefined; navigate('/signin'); } }, 'Sign out')));
+  const outlet = h('main', { id: 'outlet' });
+  return { frame: h('div', { class: 'frame' }, header, outlet), outlet };
 }
 
 async function render() {
@@ -80,17 +107,17 @@ async function render() {
   session ??= await loadSession();
   if (!session) return navigate(`/signin?next=${encodeURIComponent(route.path + url.search)}`, true);
   if (route.path === '/') {
-    const first = session.networks[0];
-    return navigate(first ? `/networks/${first.id}/topology` : '/hosts', true);
+    const network = currentNetwork(route, session);
+    return navigate(network ? `/networks/${network}/topology` : '/hosts', true);
   }
   const match = ROUTES.map(([re, screen, key]) => ({ m: re.exec(route.path), screen, key })).find((x) => x.m);
-  const { frame, outlet } = shell(match?.key ?? '', session);
+  if (match) route.params = { ...match.m!.groups };
+  const { frame, outlet } = shell(match?.key ?? '', session, route);
   fill(root, frame);
   if (!match) {
     fill(outlet, h('h1', {}, 'Not found'), h('p', {}, 'No page here. ', h('a', { href: '/' }, 'Back to the map')));
     return;
   }
-  route.params = { ...match.m!.groups };
   cleanup = match.screen(outlet, route, session);
 }
 

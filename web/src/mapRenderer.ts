@@ -6,8 +6,12 @@
 // at them.
 // It holds no state of its own beyond the drawing: the map screen tells it what to show, and it
 // reports what the user does (select, drag, open a container).
+// Level of detail: labels and icons keep a constant size on screen (levelOfDetail), and say more
+// as one zooms in (a name, then its address, then its services); container titles are HTML over
+// the canvas, counter-scaled the same way.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, curveOf, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, containerTitle, curveOf, labelsOf, levelOfDetail, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { kindIcon, serviceLogo } from './icons.js';
 
 export interface RendererEvents {
   select(nodeId: string | null): void;
@@ -15,44 +19,69 @@ export interface RendererEvents {
   toggle(containerId: string): void;
 }
 
-const STYLE: any[] = [
-  { selector: 'node', style: { 'z-index': 10, label: 'data(label)', 'font-size': 11, 'text-valign': 'center', 'text-halign': 'center', 'text-wrap': 'wrap', 'text-max-width': 'data(textWidth)', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'min-zoomed-font-size': 7 } },
-  { selector: 'node.container', style: { 'z-index': 0, opacity: 0, label: '' } },
-  { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
-  { selector: 'node.host-node', style: { 'background-color': '#fefce8', 'border-color': '#ca8a04' } },
-  { selector: 'node.tag', style: { 'border-color': 'data(color)', 'border-width': 2 } },
-  { selector: 'node.pinned', style: { 'border-width': 2, 'border-style': 'dashed' } },
-  { selector: 'node.highlighted', style: { 'border-width': 4, 'border-color': '#f97316', 'background-color': '#ffedd5' } },
-  { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#2563eb' } },
-  { selector: 'edge', style: { width: 1.5, 'line-color': '#94a3b8', 'curve-style': 'straight', 'target-arrow-shape': 'none' } },
-  { selector: 'edge.same_host', style: { 'line-style': 'dashed', 'line-color': '#cbd5e1' } },
-  { selector: 'edge.dependency', style: { width: 2.5, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'curve-style': 'data(curve)', 'taxi-direction': 'horizontal' } },
-  { selector: 'edge.hypervisor, edge.container_runtime', style: { 'line-style': 'dotted', width: 2, 'line-color': '#a855f7' } },
-  { selector: 'edge.physical_link', style: { width: 3, 'line-color': '#0f172a' } },
-  { selector: '.absent', style: { opacity: 0, events: 'no' } },
-  { selector: '.added', style: { 'border-color': '#16a34a', 'background-color': '#dcfce7', 'line-color': '#16a34a', 'border-width': 3 } },
-  { selector: '.removed', style: { 'border-color': '#dc2626', 'background-color': '#fee2e2', 'line-color': '#dc2626', 'line-style': 'dashed', 'border-width': 3, 'border-style': 'dashed' } },
-  { selector: '.changed', style: { 'border-color': '#d97706', 'background-color': '#fef3c7', 'line-color': '#d97706', 'border-width': 3 } },
-  { selector: '.dimmed', style: { opacity: 0.25 } },
-];
+type Lod = ReturnType<typeof levelOfDetail>;
+const LABEL_OF_LEVEL = ['', 'data(name)', 'data(mid)', 'data(full)'];
 
-/** An element's label: its name, then one line per service listed on it (with ports). */
-function labelOf(n: GraphNode): string {
-  if (n.kind === 'collapsed') {
-    const counts = Object.entries(n.counts ?? {}).map(([k, v]) => `${v} ${k.replace('_', ' ')}${v === 1 ? '' : 'es'}`.replace(/sses$/, 'sses'));
-    return `${n.label}\n(${counts.join(', ')}: double-click to open)`;
-  }
-  const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}`);
-  return [n.label, ...services].join('\n');
+/** The stylesheet at a level of detail (sizes in the graph's units, constant on screen). */
+function stylesheet(lod: Lod): any[] {
+  const text = { 'font-size': lod.font, 'text-max-width': 'data(textWidth)', 'text-wrap': lod.level <= 1 ? 'ellipsis' : 'wrap' };
+  return [
+    { selector: 'node', style: { 'z-index': 10, label: LABEL_OF_LEVEL[lod.level], ...text, 'text-valign': 'center', 'text-halign': 'center', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'line-height': 1.15 } },
+    { selector: 'node.has-icon', style: {
+      'background-image': 'data(icon)', 'background-fit': 'none', 'background-clip': 'none', 'background-width': lod.icon, 'background-height': lod.icon,
+      'background-position-x': 4, 'background-position-y': '50%', 'background-image-containment': 'over',
+      'text-margin-x': lod.level ? lod.icon / 2 : 0, 'text-max-width': (n: any) => Math.max(20, n.data('w') - lod.icon - 12),
+    } },
+    { selector: 'node.container', style: { 'z-index': 0, opacity: 0, label: '' } },
+    { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
+    { selector: 'node.host-node', style: { 'background-color': '#fefce8', 'border-color': '#ca8a04' } },
+    { selector: 'node.tag', style: { 'border-color': 'data(color)', 'border-width': 2 } },
+    { selector: 'node.pinned', style: { 'border-width': 2, 'border-style': 'dashed' } },
+    { selector: 'node.match', style: { 'border-width': 3, 'border-color': '#0ea5e9', 'background-color': '#e0f2fe' } },
+    { selector: 'node.highlighted', style: { 'border-width': 4, 'border-color': '#f97316', 'background-color': '#ffedd5', 'z-index': 20 } },
+    { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#2563eb' } },
+    { selector: 'edge', style: { width: lod.edge, 'line-color': '#94a3b8', 'curve-style': 'straight', 'target-arrow-shape': 'none', 'arrow-scale': 0.8 } },
+    { selector: 'edge.same_host', style: { 'line-style': 'dashed', 'line-color': '#cbd5e1' } },
+    { selector: 'edge.dependency', style: { width: lod.edge * 1.7, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'source-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'curve-style': 'data(curve)', 'taxi-direction': 'horizontal' } },
+    // The hub's end of a hub-and-spoke dependency is a dot; a request path is arrows all along.
+    { selector: 'edge.hub_and_spoke', style: { 'source-arrow-shape': 'circle' } },
+    { selector: 'edge.hypervisor, edge.container_runtime', style: { 'line-style': 'dotted', width: lod.edge * 1.3, 'line-color': '#a855f7' } },
+    { selector: 'edge.container_runtime', style: { 'line-color': '#0ea5e9' } },
+    { selector: 'edge.physical_link', style: { width: lod.edge * 2, 'line-color': '#0f172a' } },
+    // A dependency's name: on hover, when it is selected, and around a selected host.
+    { selector: 'edge.dependency.named, edge.dependency.hovered', style: { label: 'data(name)', 'font-size': lod.font, color: '#0f172a', 'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-rotation': 'none', width: lod.edge * 2.6, 'z-index': 30 } },
+    { selector: '.absent', style: { opacity: 0, events: 'no' } },
+    { selector: '.filtered', style: { opacity: 0.08, events: 'no', label: '' } },
+    { selector: '.added', style: { 'border-color': '#16a34a', 'background-color': '#dcfce7', 'line-color': '#16a34a', 'border-width': 3 } },
+    { selector: '.removed', style: { 'border-color': '#dc2626', 'background-color': '#fee2e2', 'line-color': '#dc2626', 'line-style': 'dashed', 'border-width': 3, 'border-style': 'dashed' } },
+    { selector: '.changed', style: { 'border-color': '#d97706', 'background-color': '#fef3c7', 'line-color': '#d97706', 'border-width': 3 } },
+    { selector: '.dimmed', style: { opacity: 0.18 } },
+  ];
 }
+
+/** An element's icon: its host's kind, or a service's logo. */
+function iconOf(n: GraphNode): string | undefined {
+  if (n.kind === 'service') return serviceLogo(n.service_definition as string | undefined);
+  return kindIcon(n.host_kind);
+}
+
+export interface DrawnNode { x: number; y: number; screenX: number; screenY: number; classes: string[]; kind?: string; label?: string; fontPx?: number }
+
+/** Classes the screen sets (mark) that a redrawing keeps. */
+const MARKS = ['pinned', 'added', 'removed', 'changed', 'absent', 'highlighted', 'dimmed', 'match', 'filtered'];
 
 export class MapRenderer {
   readonly cy: Core;
   private containers = new Set<string>();
   private marked = new Set<string>();
-  /** The HTML boxes of the containers, under the canvas, by node id. */
+  /** The HTML boxes of the containers, under the canvas, and their titles, over it, by node id. */
   private boxes = new Map<string, HTMLElement>();
+  private titles = new Map<string, HTMLElement>();
   private readonly layer: HTMLElement;
+  private readonly titleLayer: HTMLElement;
+  private positions: Record<string, Box> = {};
+  private lod: Lod = levelOfDetail(1);
+  private restyle = 0;
 
   constructor(host: HTMLElement, private events: RendererEvents) {
     this.layer = document.createElement('div');
@@ -62,9 +91,14 @@ export class MapRenderer {
     under.appendChild(this.layer);
     const surface = document.createElement('div');
     surface.className = 'graph-surface';
-    host.append(under, surface);
+    this.titleLayer = document.createElement('div');
+    this.titleLayer.className = 'container-layer title-layer';
+    const over = document.createElement('div');
+    over.className = 'container-viewport';
+    over.appendChild(this.titleLayer);
+    host.append(under, surface, over);
     this.cy = cytoscape({
-      container: surface, style: STYLE, layout: { name: 'preset' }, minZoom: 0.02, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: false,
+      container: surface, style: stylesheet(this.lod), layout: { name: 'preset' }, minZoom: 0.02, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: false,
       // Large maps stay fluid while panning and zooming: a snapshot of the view moves, edges hide.
       hideEdgesOnViewport: true, motionBlur: false,
       // Cytoscape's WebGL renderer, for machines with a GPU; measured 3-7× slower than the canvas in
@@ -74,6 +108,10 @@ export class MapRenderer {
     this.cy.on('viewport', () => this.followViewport());
     this.cy.on('tap', 'node.element', (e) => this.events.select(e.target.id()));
     this.cy.on('tap', (e) => { if (e.target === this.cy) this.events.select(null); });
+    // A dependency: its name on hover; a tap names every edge of it until something else is tapped.
+    this.cy.on('mouseover', 'edge.dependency', (e) => e.target.addClass('hovered'));
+    this.cy.on('mouseout', 'edge.dependency', (e) => e.target.removeClass('hovered'));
+    this.cy.on('tap', 'edge.dependency', (e) => this.nameDependency(e.target.data('dependencyId')));
     // On the background: the container under the pointer (its box is HTML under the canvas).
     this.cy.on('dbltap', (e) => {
       const target = e.target === this.cy ? this.containerAt(e.position) : e.target.hasClass('collapsed') ? e.target.id() : undefined;
@@ -85,21 +123,28 @@ export class MapRenderer {
   /**
    * Shows these nodes and edges at these positions (top-left boxes, as the API gives them). Elements
    * already drawn are updated in place, so nothing the user sees moves unless its position changed.
+   * `fit`: the viewport fits the whole drawing (a first drawing always does).
    */
-  setGraph(nodes: GraphNode[], edges: GraphEdge[], positions: Record<string, Box>) {
-    const parents = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+  setGraph(nodes: GraphNode[], edges: GraphEdge[], positions: Record<string, Box>, fit = false) {
+    this.positions = positions;
+    const childrenOf = new Map<string, GraphNode[]>();
+    for (const n of nodes) if (n.parent_id) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n);
+    const parents = new Set(childrenOf.keys());
     this.containers = parents;
     const known = new Set(nodes.map((n) => n.id));
     const defs: ElementDefinition[] = [];
     for (const n of nodes) {
       const box = positions[n.id];
       const isParent = parents.has(n.id);
+      const labels = isParent ? { name: '', mid: '', full: '' } : labelsOf(n);
+      const icon = isParent ? undefined : iconOf(n);
+      const w = box?.width || 140;
       const data: Record<string, unknown> = {
-        id: n.id, label: isParent ? n.label : labelOf(n), kind: n.kind, parentId: n.parent_id && known.has(n.parent_id) ? n.parent_id : '',
-        w: box?.width || 140, h: box?.height || 40, textWidth: Math.max(60, (box?.width || 140) - 8),
+        id: n.id, ...labels, icon, kind: n.kind, hostKind: n.host_kind, parentId: n.parent_id && known.has(n.parent_id) ? n.parent_id : '',
+        w, h: box?.height || 40, textWidth: Math.max(40, w - 12),
         color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
       };
-      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : ''].filter(Boolean).join(' ');
+      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
       defs.push({ group: 'nodes', data, classes, position: box ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : undefined });
     }
     for (const e of edges) {
@@ -107,19 +152,25 @@ export class MapRenderer {
       const dependency = e.kind === 'request_path' || e.kind === 'hub_and_spoke';
       defs.push({
         group: 'edges',
-        data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style) },
+        data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style), name: e.label ?? '', dependencyId: e.dependency_id ?? '' },
         classes: [dependency ? 'dependency' : '', e.kind].filter(Boolean).join(' '),
       });
     }
+    const containers = nodes.filter((n) => parents.has(n.id));
+    // Another drawing altogether (another view): it is fitted, like a first one.
+    const drawn = this.cy.nodes();
+    const kept = drawn.empty() ? 0 : nodes.reduce((k, n) => k + (drawn.getElementById(n.id).empty() ? 0 : 1), 0);
+    if (drawn.empty() || fit || kept < nodes.length / 2) this.fitTo(Object.values(positions));
     if (this.cy.elements().empty()) {
-      // The viewport that fits the map, set before anything is drawn: the first frame is the last.
-      this.fitTo(Object.values(positions));
-      this.drawBoxes(nodes.filter((n) => parents.has(n.id)), positions);
-      // A first drawing: every element in one call (added one by one, each is styled on its own).
+      // A first drawing: the viewport that fits it and the style of that zoom set before anything is
+      // drawn (the first frame is the last), then every element in one call (added one by one, each
+      // is styled on its own).
+      this.applyLevelOfDetail(true);
+      this.drawBoxes(containers, childrenOf, positions);
       this.cy.add(defs);
       return;
     }
-    this.drawBoxes(nodes.filter((n) => parents.has(n.id)), positions);
+    this.drawBoxes(containers, childrenOf, positions);
     this.cy.batch(() => {
       const wanted = new Set(defs.map((d) => d.data.id!));
       this.cy.elements().filter((el) => !wanted.has(el.id())).remove();
@@ -130,7 +181,7 @@ export class MapRenderer {
           continue;
         }
         el.data(d.data);
-        el.classes(d.classes ?? '');
+        el.classes([d.classes ?? '', ...MARKS.filter((c) => el.hasClass(c))].join(' '));
         if (d.position) {
           const p = el.position();
           if (p.x !== d.position.x || p.y !== d.position.y) el.position(d.position);
@@ -139,33 +190,67 @@ export class MapRenderer {
     });
   }
 
-  /** The containers' boxes, under the canvas, in the graph's coordinates (followViewport scales them). */
-  private drawBoxes(containers: GraphNode[], positions: Record<string, Box>) {
+  /** The containers' boxes (under the canvas) and titles (over it), in the graph's coordinates (followViewport scales them). */
+  private drawBoxes(containers: GraphNode[], childrenOf: Map<string, GraphNode[]>, positions: Record<string, Box>) {
     const keep = new Set(containers.map((c) => c.id));
-    for (const [id, el] of this.boxes) if (!keep.has(id)) { el.remove(); this.boxes.delete(id); }
+    for (const [id, el] of this.boxes) if (!keep.has(id)) { el.remove(); this.boxes.delete(id); this.titles.get(id)?.remove(); this.titles.delete(id); }
     for (const c of containers) {
       const box = positions[c.id];
       let el = this.boxes.get(c.id);
-      if (!el) {
+      let title = this.titles.get(c.id);
+      if (!el || !title) {
         el = document.createElement('div');
         el.dataset.nodeId = c.id;
         el.dataset.kind = c.kind;
         el.className = `box box-${c.kind}`;
-        el.appendChild(document.createElement('span'));
         this.layer.appendChild(el);
         this.boxes.set(c.id, el);
+        title = document.createElement('div');
+        title.dataset.nodeId = c.id;
+        title.className = 'box-title';
+        this.titleLayer.appendChild(title);
+        this.titles.set(c.id, title);
       }
-      el.firstElementChild!.textContent = c.label;
+      const text = containerTitle(c, childrenOf.get(c.id) ?? []);
+      const icon = kindIcon(c.host_kind);
+      title.replaceChildren();
+      if (icon) title.appendChild(Object.assign(document.createElement('img'), { src: icon, alt: '' }));
+      title.appendChild(document.createTextNode(text));
+      title.title = text;
       if (c.color) el.style.borderColor = COLORS[c.color] ?? '';
-      el.hidden = !box;
-      if (box) Object.assign(el.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px`, height: `${box.height}px` });
+      el.hidden = title.hidden = !box;
+      if (box) {
+        Object.assign(el.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px`, height: `${box.height}px` });
+        Object.assign(title.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px` });
+      }
     }
     this.followViewport();
   }
 
   private followViewport() {
     const pan = this.cy.pan();
-    this.layer.style.transform = `translate(${pan.x}px, ${pan.y}px) scale(${this.cy.zoom()})`;
+    const zoom = this.cy.zoom();
+    for (const layer of [this.layer, this.titleLayer]) {
+      layer.style.transform = `translate(${pan.x}px, ${pan.y}px) scale(${zoom})`;
+      // Titles and borders keep their size on screen (styles.css divides by it).
+      layer.style.setProperty('--zoom', String(zoom));
+    }
+    this.applyLevelOfDetail();
+  }
+
+  /** Restyles the drawing when the zoom crosses a step of levelOfDetail (once the zoom settles; at once on a first drawing). */
+  private applyLevelOfDetail(now = false) {
+    const lod = levelOfDetail(this.cy.zoom());
+    if (lod.step === this.lod.step) return;
+    const apply = () => {
+      const latest = levelOfDetail(this.cy.zoom());
+      if (latest.step === this.lod.step) return;
+      this.lod = latest;
+      this.cy.style().fromJson(stylesheet(latest)).update();
+    };
+    window.clearTimeout(this.restyle);
+    if (now) apply();
+    else this.restyle = window.setTimeout(apply, 60);
   }
 
   private containerAt(p: { x: number; y: number }): string | undefined {
@@ -176,16 +261,19 @@ export class MapRenderer {
     return undefined;
   }
 
-  /** Extra classes per element id (pinned, marks of a diff, absent at an instant, highlighted), replacing the previous ones. */
+  /** Extra classes per element id (pinned, marks of a diff, absent at an instant, highlighted, filtered…), replacing the previous ones. */
   mark(classes: Map<string, string[]>) {
-    for (const [id, el] of this.boxes) el.className = ['box', `box-${el.dataset.kind}`, ...(classes.get(id) ?? [])].join(' ');
-    const all = ['pinned', 'added', 'removed', 'changed', 'absent', 'highlighted', 'dimmed'];
+    for (const [id, el] of this.boxes) {
+      const cls = classes.get(id) ?? [];
+      el.className = ['box', `box-${el.dataset.kind}`, ...cls].join(' ');
+      this.titles.get(id)!.className = ['box-title', ...cls].join(' ');
+    }
     this.cy.batch(() => {
       // Only what changes: a class set anew on every element restyles the whole map.
-      for (const id of this.marked) if (!classes.has(id)) this.cy.getElementById(id).removeClass(all.join(' '));
+      for (const id of this.marked) if (!classes.has(id)) this.cy.getElementById(id).removeClass(MARKS.join(' '));
       for (const [id, cls] of classes) {
         const el = this.cy.getElementById(id);
-        const stale = all.filter((c) => !cls.includes(c) && el.hasClass(c));
+        const stale = MARKS.filter((c) => !cls.includes(c) && el.hasClass(c));
         if (stale.length) el.removeClass(stale.join(' '));
         const fresh = cls.filter((c) => !el.hasClass(c));
         if (fresh.length) el.addClass(fresh.join(' '));
@@ -194,11 +282,33 @@ export class MapRenderer {
     this.marked = new Set(classes.keys());
   }
 
+  /**
+   * The elements around these nodes: themselves, their edges and the nodes at the other ends (the
+   * containers they are in too), to emphasise while the rest is dimmed.
+   */
+  neighbourhood(nodeIds: string[]): Set<string> {
+    let els = this.cy.collection();
+    for (const id of nodeIds) els = els.union(this.cy.getElementById(id));
+    const around = els.closedNeighborhood();
+    const out = new Set(around.map((el) => el.id()));
+    around.nodes().forEach((n) => { if (n.data('parentId')) out.add(n.data('parentId')); });
+    return out;
+  }
+
+  /** Every edge of this dependency shows its name (null: none does); `also`: the ones named stay named. */
+  nameDependency(dependencyId: string | null, also = false) {
+    this.cy.batch(() => {
+      if (!also) this.cy.edges('.named').removeClass('named');
+      if (dependencyId) this.cy.edges('.dependency').filter((e) => e.data('dependencyId') === dependencyId).addClass('named');
+    });
+  }
+
   focus(nodeIds: string[]) {
     let els = this.cy.collection();
     for (const id of nodeIds) els = els.union(this.cy.getElementById(id));
     if (els.empty()) return;
     // Centred, at a zoom where its label reads (not the whole canvas for one small node).
+    this.cy.stop();
     this.cy.animate({ center: { eles: els }, zoom: Math.min(1.6, Math.max(this.cy.zoom(), 1.1)), duration: 300 });
   }
 
@@ -209,30 +319,53 @@ export class MapRenderer {
     return { x: p.x - Number(n.data('w')) / 2, y: p.y - Number(n.data('h')) / 2 };
   }
 
-  /** What is drawn, by element id: model and on-screen positions, classes (for tests and tools). */
-  snapshot(): Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }> {
-    const out: Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }> = {};
+  /**
+   * What is drawn, by element id: model and on-screen positions, classes, and for nodes the label
+   * drawn ('' when none) and its size on screen in CSS px (for tests and tools).
+   */
+  snapshot(): Record<string, DrawnNode> {
+    const out: Record<string, DrawnNode> = {};
     const box = (this.cy.container() as HTMLElement).getBoundingClientRect();
+    const zoom = this.cy.zoom();
     this.cy.nodes().forEach((n) => {
       const p = n.position();
       const r = n.renderedPosition();
-      out[n.id()] = { x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, classes: n.classes() as unknown as string[] };
+      const label = String(n.style('label') ?? '');
+      out[n.id()] = {
+        x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, classes: n.classes() as unknown as string[],
+        kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0,
+      };
     });
-    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[] }; });
+    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') ?? '') }; });
     return out;
+  }
+
+  /** The containers' titles as drawn: text and size on screen in CSS px (for tests and tools). */
+  titleSnapshot(): Array<{ id: string; text: string; fontPx: number; hidden: boolean }> {
+    const zoom = this.cy.zoom();
+    return [...this.titles].map(([id, el]) => ({ id, text: el.textContent ?? '', fontPx: parseFloat(getComputedStyle(el).fontSize) * zoom, hidden: el.hidden === true }));
+  }
+
+  /** The canvas's centre on screen (for tests: is a node centred?). */
+  centre(): { x: number; y: number } {
+    const box = (this.cy.container() as HTMLElement).getBoundingClientRect();
+    return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
   }
 
   private fitTo(boxes: Box[], padding = 30) {
     if (!boxes.length) return;
     const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
     const x2 = Math.max(...boxes.map((b) => b.x + b.width)), y2 = Math.max(...boxes.map((b) => b.y + b.height));
-    const [w, h] = [this.cy.width() - 2 * padding, this.cy.height() - 2 * padding];
-    const zoom = Math.min(4, Math.max(0.02, Math.min(w / Math.max(1, x2 - x1), h / Math.max(1, y2 - y1))));
+    const [w, h] = [Math.max(1, this.cy.width() - 2 * padding), Math.max(1, this.cy.height() - 2 * padding)];
+    const zoom = Math.min(2, Math.max(0.02, Math.min(w / Math.max(1, x2 - x1), h / Math.max(1, y2 - y1))));
     this.cy.viewport({ zoom, pan: { x: padding + (w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: padding + (h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
   }
 
+  /** The whole drawing centred in the canvas, at the zoom that shows all of it (every view: boxes as the API placed them). */
   fit() {
-    this.cy.fit(undefined, 30);
+    this.cy.stop();
+    this.cy.resize(); // the canvas may have changed size (a panel opened, a phone turned)
+    this.fitTo(Object.values(this.positions));
   }
 
   zoomBy(factor: number) {
@@ -252,7 +385,7 @@ export class MapRenderer {
     const k = image.width / Math.max(1, bb.w);
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, 0, canvas.width, canvas.height);
-    for (const el of this.boxes.values()) {
+    for (const [id, el] of this.boxes) {
       if (el.hidden || el.classList.contains('absent')) continue;
       const [x, y, w, h] = [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => parseFloat(v));
       ctx.fillStyle = '#f1f5f9';
@@ -262,13 +395,14 @@ export class MapRenderer {
       ctx.fillStyle = '#334155';
       ctx.font = `bold ${Math.max(8, 13 * k)}px system-ui, sans-serif`;
       ctx.textAlign = 'center';
-      ctx.fillText(el.textContent ?? '', (x! - bb.x1 + w! / 2) * k, (y! - bb.y1 + 20) * k);
+      ctx.fillText(this.titles.get(id)?.textContent ?? '', (x! - bb.x1 + w! / 2) * k, (y! - bb.y1 + 20) * k);
     }
     ctx.drawImage(image, 0, 0);
     return new Promise((resolve) => canvas.toBlob((b) => resolve(b!), 'image/png'));
   }
 
   destroy() {
+    window.clearTimeout(this.restyle);
     this.cy.destroy();
   }
 }

@@ -92,3 +92,47 @@ export function curveOf(edgeStyle: string | undefined): 'straight' | 'bezier' | 
   if (edgeStyle === 'Bezier' || edgeStyle === 'SimpleBezier') return 'bezier';
   return 'taxi'; // SmoothStep, Step: right angles
 }
+
+/**
+ * What an element's label says at each level of detail: its name alone (the overview), then its
+ * address, then everything (services with their ports). A service of the application view names
+ * its host too: six "nginx" say nothing.
+ */
+export function labelsOf(n: GraphNode): { name: string; mid: string; full: string } {
+  if (n.kind === 'collapsed') {
+    const counts = Object.entries(n.counts ?? {}).map(([k, v]) => `${v} ${k.replace('_', ' ')}${v === 1 ? '' : k.endsWith('s') ? 'es' : 's'}`);
+    return { name: n.label, mid: n.label, full: `${n.label}\n(${counts.join(', ')}: double-click to open)` };
+  }
+  if (n.kind === 'service' && n.host_name) {
+    const name = `${n.label} · ${n.host_name}`;
+    return { name, mid: name, full: name };
+  }
+  const name = n.kind === 'ip_address' ? n.host_name ?? n.label : n.label;
+  const mid = n.ip_address ? `${name}\n${n.ip_address}` : name;
+  const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}`);
+  return { name, mid, full: [mid, ...services].join('\n') };
+}
+
+/** A container's title: a subnet with its CIDR and how many hosts it holds; others by name. */
+export function containerTitle(n: GraphNode, children: GraphNode[]): string {
+  if (n.kind !== 'subnet') return n.label;
+  const hosts = new Set(children.map((c) => c.host_id ?? c.id)).size;
+  const cidr = n.cidr && n.cidr !== n.label ? ` · ${n.cidr}` : '';
+  return `${n.label}${cidr} · ${hosts} host${hosts === 1 ? '' : 's'}`;
+}
+
+/** Labels are drawn at a constant size on screen (CSS px), whatever the zoom. */
+export const LABEL_PX = 12;
+
+/**
+ * The level of detail at a zoom: 0 icons only (a name would not fit in its box on screen), 1 names,
+ * 2 names and addresses, 3 everything. `zoom` is quantized to steps of 10 % (`step`), so the
+ * drawing is restyled only when it crosses one; `font` is the labels' size in the graph's units
+ * (LABEL_PX on screen within 5 %, whatever the zoom inside the step), as are `icon` and `edge`.
+ */
+export function levelOfDetail(zoom: number): { step: number; level: 0 | 1 | 2 | 3; font: number; icon: number; edge: number } {
+  const step = Math.round(Math.log(zoom) / Math.log(1.1));
+  const z = 1.1 ** step;
+  const level = z >= 0.95 ? 3 : z >= 0.7 ? 2 : z >= 0.3 ? 1 : 0;
+  return { step, level, font: Math.max(11, LABEL_PX / z), icon: Math.min(30, Math.max(16, 14 / z)), edge: Math.max(1.5, 1.2 / z) };
+}

@@ -11,6 +11,7 @@
 // Dependencies are edges in every view where their member services are drawn.
 import { createHash } from 'node:crypto';
 import { groupBy } from '../../core/historyTable.js';
+import { hostKindIn } from './hostKind.js';
 
 export const VIEWS = ['l3', 'workloads', 'application', 'l2'] as const;
 export type View = (typeof VIEWS)[number];
@@ -181,14 +182,14 @@ function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
     }
     if (!ips.length) {
       const services = (servicesOf.get(host.id) ?? []).map((svc) => ({ id: svc.id, name: svc.name, service_definition: svc.service_definition, ports: [] }));
-      nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, host_id: host.id, host_name: host.name, hostname: host.hostname, services });
+      nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, host_id: host.id, host_name: host.name, hostname: host.hostname, services, host_kind: hostKindIn(s, host.id) });
       continue;
     }
     ips.forEach((ip, i) => {
       nodes.push({
         id: `ip_address:${ip.id}`, kind: 'ip_address', entity_id: ip.id,
         parent_id: subnetIds.has(ip.subnet_id) ? `subnet:${ip.subnet_id}` : null,
-        label: `${host.name} ${ip.ip_address}`, host_id: host.id, host_name: host.name, ip_address: ip.ip_address,
+        label: `${host.name} ${ip.ip_address}`, host_id: host.id, host_name: host.name, ip_address: ip.ip_address, host_kind: hostKindIn(s, host.id),
         services: listed.get(ip.id),
       });
       if (i > 0) {
@@ -210,7 +211,7 @@ function workloads(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Grap
   const services = [...s.services].sort(byKeys('position', 'id')).filter((svc) => shown.has(svc.host_id));
   const nodeOfService = new Map(services.map((svc) => [svc.id as string, `service:${svc.id}`]));
   for (const host of hosts) {
-    nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, hostname: host.hostname });
+    nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, hostname: host.hostname, host_kind: hostKindIn(s, host.id) });
     const under = runsUnder(host.virtualization);
     if (under && nodeOfService.has(under)) {
       edges.push({ id: `hypervisor:${under}:${host.id}`, kind: 'hypervisor', source: `service:${under}`, target: `host:${host.id}` });
@@ -274,7 +275,7 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   }
   const withInterfaces = new Set(interfaces.map((i) => i.host_id as string));
   const nodes: GraphNode[] = hosts.filter((h) => withInterfaces.has(h.id))
-    .map((h) => ({ id: `host:${h.id}`, kind: 'host', entity_id: h.id, parent_id: null, label: h.name, hostname: h.hostname }));
+    .map((h) => ({ id: `host:${h.id}`, kind: 'host', entity_id: h.id, parent_id: null, label: h.name, hostname: h.hostname, host_kind: hostKindIn(s, h.id) }));
   const edges = new Map<string, GraphEdge>();
   for (const i of interfaces) {
     nodes.push({

@@ -1,44 +1,65 @@
-// Hosts (/hosts?q=&tag=&page=): search, tag filter, pagination; and one host (/hosts/<id>): its
-// details and history (hostDetails.ts). Reads GET /api/v1/hosts and GET /api/v1/hosts/<id>.
+// Hosts (/hosts?q=&network=&tag=&page=): search, network and tag filters, pagination; and one host
+// (/hosts/<id>): its details and history (hostDetails.ts). Reads GET /api/v1/hosts and GET
+// /api/v1/hosts/<id>. A tag found on services lists the hosts running such a service (the API's
+// tag_ids filters hosts by their own tags).
 import { api, ApiError, query } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
-import { navigate, type Route } from '../main.js';
+import { navigate, type Route, type Session } from '../main.js';
 import type { Host } from '../apiTypes.js';
 
 const PAGE_SIZE = 50;
 
-export function hostsScreen(outlet: HTMLElement, route: Route) {
+export function hostsScreen(outlet: HTMLElement, route: Route, session: Session) {
   const q = route.query;
+  const networkNames = new Map(session.networks.map((n) => [n.id, n.name]));
   const search = h('input', { type: 'search', id: 'hosts-search', value: q.get('q') ?? '', placeholder: 'Name, hostname or IP' });
+  const network = h('select', { id: 'hosts-network' }, h('option', { value: '' }, 'All networks'),
+    session.networks.map((n) => h('option', { value: n.id, selected: n.id === q.get('network') }, n.name)));
   const tag = h('select', { id: 'hosts-tag' }, h('option', { value: '' }, 'All tags'));
   const results = h('div', { 'aria-live': 'polite' });
   const page = Math.max(0, Number(q.get('page') ?? 0) || 0);
-  const go = (p: number) => navigate(`/hosts${query({ q: search.value.trim() || undefined, tag: tag.value || undefined, page: p || undefined })}`);
+  const go = (p: number) => navigate(`/hosts${query({ q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined, page: p || undefined })}`);
+  network.addEventListener('change', () => go(0));
+  tag.addEventListener('change', () => go(0));
 
   fill(outlet, h('h1', {}, 'Hosts'),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
-      h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
+      h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
+      h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
     results);
 
   void (async () => {
-    const tags = await tagsById();
-    for (const t of tags.values()) tag.append(h('option', { value: t.id, selected: t.id === q.get('tag') }, t.name));
+    const networkId = networkNames.has(q.get('network') ?? '') ? q.get('network')! : undefined;
+    const [tags, services] = await Promise.all([
+      tagsById(),
+      api.get<Array<{ id: string; host_id: string; tags?: string[] }>>(`/api/v1/services${query({ network_id: networkId, limit: 1000 })}`).catch(() => []),
+    ]);
+    const onServices = new Set(services.flatMap((s) => s.tags ?? []));
+    const option = (t: { id: string; name: string }) => h('option', { value: t.id, selected: t.id === q.get('tag') }, t.name);
+    tag.append(h('optgroup', { label: 'Hosts tagged' }, [...tags.values()].filter((t) => !onServices.has(t.id)).map(option)),
+      h('optgroup', { label: 'Running a service tagged' }, [...tags.values()].filter((t) => onServices.has(t.id)).map(option)));
+    const tagId = q.get('tag') ?? undefined;
+    // A tag of services: the hosts of the services carrying it.
+    // (The API takes at most 100 ids: past that, the first 100.)
+    const hostIds = tagId && onServices.has(tagId) ? [...new Set(services.filter((s) => s.tags?.includes(tagId)).map((s) => s.host_id))].slice(0, 100) : undefined;
     try {
-      const list = await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, tag_ids: q.get('tag') ?? undefined, limit: PAGE_SIZE, offset: page * PAGE_SIZE})}`);
+      const list = hostIds && !hostIds.length ? { items: [], total: 0, limit: PAGE_SIZE, offset: 0 }
+        : await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, network_id: networkId, tag_ids: hostIds ? undefined : tagId, ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE })}`);
       if (!list.items.length) {
-        fill(results, notice('info', q.get('q') || q.get('tag') ? 'No host matches.' : 'No hosts yet: provision a daemon or POST /api/v1/hosts.'));
+        fill(results, notice('info', q.get('q') || q.get('tag') || networkId ? 'No host matches.' : 'No hosts yet: provision a daemon or POST /api/v1/hosts.'));
         return;
       }
       fill(results,
-        h('table', { class: 'list' },
-          h('thead', {}, h('tr', {}, ['Name', 'Hostname', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
+        h('div', { class: 'table-wrap' }, h('table', { class: 'list' },
+          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
           h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
+            h('td', { class: 'network' }, networkNames.get(host.network_id) ?? '—'),
             h('td', {}, host.hostname ?? '—'),
             h('td', {}, (host.ip_addresses ?? []).map((ip) => ip.ip_address).join(', ') || '—'),
             h('td', {}, (host.tags ?? []).map((t) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
-            h('td', {}, when(host.last_seen_at)))))),
+            h('td', {}, when(host.last_seen_at))))))),
         h('nav', { class: 'pager', 'aria-label': 'Pages' },
           h('span', {}, `${list.offset + 1}–${list.offset + list.items.length} of ${list.total}`),
           h('button', { type: 'button', disabled: page === 0, onclick: () => go(page - 1) }, 'Previous'),

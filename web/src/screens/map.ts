@@ -7,6 +7,7 @@ import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
 import { focusedHost } from '../mapFocus.js';
+import { legendOf } from '../legend.js';
 import { MapRenderer } from '../mapRenderer.js';
 import { changeLines, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
@@ -33,6 +34,12 @@ interface MapState {
   diff?: TopologyDiff;
   search: string;
   selectedHost?: string;
+  /** Tags on this network's services, with the services carrying each: such a tag filters services, here (the API's tag_ids filters hosts). */
+  serviceTags?: Map<string, Set<string>>;
+  /** The services of this network by id, with their host (for the service tag filter). */
+  serviceHosts?: Map<string, string>;
+  /** The next drawing fits the view (another view was chosen). */
+  refit?: boolean;
 }
 
 /** The map's state as its address gives it (a deep link). */
@@ -45,13 +52,16 @@ function stateOf(networkId: string, q: URLSearchParams): MapState {
 
 /** The topology read that draws this state. */
 const graphPath = (state: MapState) => `/api/v1/topology${query({
-  network_id: state.networkId, view: state.view, at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined,
+  network_id: state.networkId, view: state.view, at: state.at, tag_ids: hostTag(state),
   include_hidden: state.includeHidden || undefined, expand: state.expand,
 })}`;
 
+/** The tag filter as the API's tag_ids (which keeps the hosts carrying it): not a tag of services, filtered here instead. */
+const hostTag = (state: MapState) => (state.tagId && !state.serviceTags?.has(state.tagId) ? [state.tagId] : undefined);
+
 /** A diff or timeline read of this state over [from, to] (to: now when absent); the timeline is shaped by `expand` as the map is. */
 const intervalPath = (kind: 'diff' | 'timeline', state: MapState, from: string, to?: string) => `/api/v1/topology/${kind}${query({
-  network_id: state.networkId, view: state.view, from, to, tag_ids: state.tagId ? [state.tagId] : undefined,
+  network_id: state.networkId, view: state.view, from, to, tag_ids: hostTag(state),
   include_hidden: state.includeHidden || undefined, expand: kind === 'timeline' ? state.expand : undefined,
 })}`;
 
@@ -75,11 +85,16 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   // ---- layout of the screen --------------------------------------------------------------------
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
   const errors = h('div', { 'aria-live': 'assertive' });
-  const canvas = h('div', { class: 'canvas', id: 'map-canvas', role: 'img', 'aria-label': 'Network map (the list of hosts beside it is the accessible version)' });
+  // Focusable, so that focus can come back to it when the panel a tap on it opened is closed.
+  const canvas = h('div', { class: 'canvas', id: 'map-canvas', role: 'img', tabindex: 0, 'aria-label': 'Network map (the list of hosts beside it is the accessible version)' });
+  const legend = h('details', { class: 'legend', id: 'map-legend', open: window.matchMedia('(min-width: 721px)').matches }, h('summary', {}, 'Legend'));
+  const sheetToggle = h('button', { type: 'button', class: 'sheet-toggle', 'aria-controls': 'map-sidebar', 'aria-expanded': 'false' }, 'Hosts');
   const search = h('input', { type: 'search', id: 'host-search', placeholder: 'Host name, hostname or IP', 'aria-controls': 'host-list', autocomplete: 'off' });
   const hostList = h('ul', { id: 'host-list', class: 'host-list', 'aria-label': 'Hosts on the map' });
   const containerList = h('ul', { id: 'container-list', class: 'container-list', 'aria-label': 'Containers on the map' });
   const panel = h('aside', { class: 'panel', id: 'details', 'aria-label': 'Details', hidden: true });
+  /** What had the focus when the panel opened: it gets it back when the panel closes. */
+  let opener: { element: Element | null; hostId?: string } | undefined;
   const viewSelect = h('select', { id: 'view', 'aria-label': 'View' });
   const tagSelect = h('select', { id: 'tag-filter', 'aria-label': 'Filter by tag' }, h('option', { value: '' }, 'All tags'));
   const hidden = h('input', { type: 'checkbox', id: 'show-hidden', checked: state.includeHidden });
@@ -90,7 +105,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   const renderer = new MapRenderer(canvas, {
     select: (nodeId) => {
       const host = nodeId ? hosts().find((x) => x.nodeIds.includes(nodeId)) : undefined;
-      selectHost(host?.hostId);
+      if (host) canvas.focus({ preventScroll: true });
+      void selectHost(host?.hostId);
     },
     dragged: (nodeId, topLeft) => void pin(nodeId, topLeft),
     toggle: (id) => void toggle(id),
@@ -101,7 +117,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     h('label', { for: 'view' }, 'View'), viewSelect,
     h('label', { for: 'tag-filter' }, 'Tag'), tagSelect,
     h('label', { class: 'check' }, hidden, ' Show hidden hosts'),
-    button('Fit', () => renderer.fit()), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' }),
+    button('Fit', () => renderer.fit(), { id: 'fit' }), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' }),
     mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null,
     mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view, from: new Date(Date.now() - 24 * 3600e3).toISOString() })}`)) : null,
     button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
@@ -113,9 +129,16 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     h('div', { class: 'map-head' }, h('h1', {}, mode === 'diff' ? `${networkName}: what changed` : networkName), status),
     toolbar, diffForm, timeBar, errors,
     h('div', { class: 'map-body' },
-      h('nav', { class: 'sidebar', 'aria-label': 'Hosts' }, h('label', { for: 'host-search' }, 'Search hosts'), search, hostList,
+      h('nav', { class: 'sidebar', id: 'map-sidebar', 'aria-label': 'Hosts' }, h('label', { for: 'host-search' }, 'Search hosts'), search, hostList,
         h('details', { class: 'containers' }, h('summary', {}, 'Subnets and other containers'), containerList), changes),
-      canvas, panel)));
+      canvas, panel, sheetToggle)));
+  canvas.appendChild(legend);
+  // On a phone the host list is a bottom sheet over the map, opened by this button.
+  sheetToggle.addEventListener('click', () => {
+    const open = sheetToggle.getAttribute('aria-expanded') !== 'true';
+    sheetToggle.setAttribute('aria-expanded', String(open));
+    outlet.querySelector('.map-body')?.classList.toggle('sheet-open', open);
+  });
 
   // ---- state → screen --------------------------------------------------------------------------
   const shown = (): Topology | undefined => (state.timeline ?? state.graph);
@@ -129,15 +152,50 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     history.replaceState(null, '', path + params);
   }
 
-  function renderList() {
+  /** The hosts listed: matching the search, existing at the slider's instant, carrying a service with the tag filtered on. */
+  function listedHosts(): HostEntry[] {
     const present = presentIds();
-    const matches = matchHosts(hosts(), state.search).filter((x) => !present || x.nodeIds.some((id) => present.has(id)));
+    const tagged = taggedHosts();
+    return matchHosts(hosts(), state.search).filter((x) => (!present || x.nodeIds.some((id) => present.has(id))) && (!tagged || tagged.has(x.hostId)));
+  }
+
+  function renderList() {
+    const matches = listedHosts();
     fill(hostList, matches.length
       ? matches.map((x) => h('li', {}, h('button', {
         type: 'button', class: 'host-entry', 'aria-pressed': x.hostId === state.selectedHost ? 'true' : 'false', 'data-host-id': x.hostId,
-        onclick: () => selectHost(x.hostId, true),
+        onclick: () => void selectHost(x.hostId, true),
       }, x.name, x.ips.length ? h('small', {}, ` ${x.ips.join(', ')}`) : null)))
       : h('li', { class: 'muted' }, shown()?.nodes.length ? 'No host matches.' : emptyText()));
+    sheetToggle.textContent = `Hosts (${matches.length})`;
+  }
+
+  /** The selection shown in the list without rebuilding it (the button that has the focus keeps it). */
+  function renderPressed() {
+    for (const b of hostList.querySelectorAll<HTMLElement>('.host-entry')) b.setAttribute('aria-pressed', String(b.dataset.hostId === state.selectedHost));
+  }
+
+  /** With a tag of services filtered on: the hosts running such a service (undefined: no such filter). */
+  function taggedHosts(): Set<string> | undefined {
+    const services = state.tagId ? state.serviceTags?.get(state.tagId) : undefined;
+    if (!services) return undefined;
+    return new Set([...services].map((id) => state.serviceHosts?.get(id)).filter((x): x is string => !!x));
+  }
+
+  /** Element nodes that stand for no service with the tag filtered on (dimmed almost away). */
+  function filteredOut(g: Topology): string[] {
+    const services = state.tagId ? state.serviceTags?.get(state.tagId) : undefined;
+    if (!services) return [];
+    const hostsWith = taggedHosts()!;
+    const hostOfNode = new Map(hosts().flatMap((x) => x.nodeIds.map((id) => [id, x.hostId] as const)));
+    const parents = new Set(g.nodes.map((n) => n.parent_id).filter(Boolean));
+    return g.nodes.filter((n) => {
+      if (parents.has(n.id)) return false; // containers stay: their boxes say where things are
+      if (n.kind === 'service') return !services.has(n.entity_id ?? '');
+      if (n.services) return !n.services.some((s) => services.has(s.id));
+      const host = hostOfNode.get(n.id);
+      return !host || !hostsWith.has(host);
+    }).map((n) => n.id);
   }
 
   function renderContainers() {
@@ -168,9 +226,19 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     if (present) for (const x of [...g.nodes, ...g.edges]) if (!present.has(x.id)) add(x.id, 'absent');
     if (state.diff) for (const [id, mark] of diffMarks(state.diff)) add(id, mark);
     for (const container of state.folded) for (const n of g.nodes) if (n.parent_id === container) add(n.id, 'absent');
+    for (const id of filteredOut(g)) add(id, 'filtered');
+    // Search: the hosts it matches are outlined on the map.
+    if (state.search.trim()) for (const x of listedHosts()) for (const id of x.nodeIds) add(id, 'match');
+    // A selected host: it and what it is linked to stand out, the rest is dimmed.
     const selected = hosts().find((x) => x.hostId === state.selectedHost);
-    for (const id of selected?.nodeIds ?? []) add(id, 'highlighted');
+    if (selected) {
+      const around = renderer.neighbourhood(selected.nodeIds);
+      for (const x of [...g.nodes, ...g.edges]) if (!around.has(x.id)) add(x.id, 'dimmed');
+      for (const id of selected.nodeIds) add(id, 'highlighted');
+    }
     renderer.mark(classes);
+    renderer.nameDependency(null);
+    if (selected) for (const e of g.edges) if (e.dependency_id && (selected.nodeIds.includes(e.source) || selected.nodeIds.includes(e.target))) renderer.nameDependency(e.dependency_id, true);
   }
 
   function renderGraph() {
@@ -182,12 +250,14 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       return;
     }
     performance.mark('map-draw-start');
-    renderer.setGraph(g.nodes, g.edges, g.layout.positions);
+    renderer.setGraph(g.nodes, g.edges, g.layout.positions, state.refit);
+    state.refit = false;
     performance.mark('map-graph-set');
     renderMarks();
     performance.mark('map-marks-set');
     renderList();
     renderContainers();
+    fill(legend, h('summary', {}, 'Legend'), legendOf(g));
     performance.mark('map-lists-rendered');
     const f = (state.graph as any)?.filtered_out;
     const extra = f && (f.collapsed_containers || f.hidden_hosts || f.hosts_without_tag)
@@ -201,7 +271,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       }
     }
     const svg = document.getElementById('export-svg') as HTMLAnchorElement | null;
-    if (svg) svg.href = `/api/v1/topology/export${query({ network_id: state.networkId, view: state.view, format: 'svg', at: state.at, tag_ids: state.tagId ? [state.tagId] : undefined, include_hidden: state.includeHidden || undefined })}`;
+    if (svg) svg.href = `/api/v1/topology/export${query({ network_id: state.networkId, view: state.view, format: 'svg', at: state.at, tag_ids: hostTag(state), include_hidden: state.includeHidden || undefined })}`;
   }
 
   function renderViews(available: string[]) {
@@ -209,20 +279,33 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   }
 
   async function selectHost(hostId: string | undefined, focus = false) {
+    const wasOpen = !panel.hidden;
     state.selectedHost = hostId;
     renderMarks();
-    renderList();
+    renderPressed();
     const entry = hosts().find((x) => x.hostId === hostId);
     if (focus && entry) renderer.focus(entry.nodeIds);
     if (!hostId) {
       panel.hidden = true;
+      if (wasOpen) restoreFocus();
       return;
     }
+    // Focus stays where it is; it comes back here when the panel closes.
+    if (!panel.contains(document.activeElement)) opener = { element: document.activeElement, hostId: (document.activeElement as HTMLElement | null)?.dataset?.hostId };
     panel.hidden = false;
     fill(panel, h('p', { class: 'muted' }, 'Loading…'));
     const at = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at;
     const details = await hostDetails(hostId, { at });
     if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details, h('p', {}, h('a', { href: `/hosts/${hostId}` }, 'Open the host page')));
+  }
+
+  /** Focus back on what opened the panel (the list's button for that host if the list was redrawn since). */
+  function restoreFocus() {
+    const o = opener;
+    opener = undefined;
+    if (!o) return;
+    const target = o.element?.isConnected ? o.element : o.hostId ? hostList.querySelector(`[data-host-id="${CSS.escape(o.hostId)}"]`) : canvas;
+    (target as HTMLElement | null)?.focus({ preventScroll: true });
   }
 
   // ---- reading the API -------------------------------------------------------------------------
@@ -422,22 +505,53 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     else await loadGraph();
   }
 
-  viewSelect.addEventListener('change', () => { state.view = viewSelect.value; state.expand = []; state.graph = undefined; state.timeline = undefined; timeBar.hidden = true; syncUrl(); void (mode === 'diff' ? loadDiff() : loadGraph()); });
+  viewSelect.addEventListener('change', () => { state.view = viewSelect.value; state.refit = true; state.expand = []; state.graph = undefined; state.timeline = undefined; timeBar.hidden = true; syncUrl(); void (mode === 'diff' ? loadDiff() : loadGraph()); });
   tagSelect.addEventListener('change', () => { state.tagId = tagSelect.value || undefined; syncUrl(); void loadGraph(); });
   hidden.addEventListener('change', () => { state.includeHidden = hidden.checked; syncUrl(); void loadGraph(); });
-  search.addEventListener('input', () => { state.search = search.value; renderList(); });
+  search.addEventListener('input', () => {
+    state.search = search.value;
+    renderList();
+    renderMarks();
+    // One host left: the map brings it into view.
+    const matches = state.search.trim() ? listedHosts() : [];
+    if (matches.length === 1) renderer.focus(matches[0]!.nodeIds);
+  });
   search.addEventListener('keydown', (e: KeyboardEvent) => {
     if (e.key !== 'Enter') return;
-    const first = matchHosts(hosts(), state.search)[0];
+    const first = listedHosts()[0];
     if (first) void selectHost(first.hostId, true);
   });
-  void tagsById().then((tags) => {
-    for (const t of tags.values()) tagSelect.append(h('option', { value: t.id, selected: t.id === state.tagId }, t.name));
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key === 'Escape' && !panel.hidden) {
+      e.preventDefault();
+      void selectHost(undefined);
+    }
+  };
+  document.addEventListener('keydown', onKey);
+
+  // The tag filter: tags found on this network's services filter services; the others, hosts (by the API).
+  void Promise.all([tagsById(), api.get<Array<{ id: string; host_id: string; tags?: string[] }>>(`/api/v1/services${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => [])]).then(([tags, services]) => {
+    if (disposed) return;
+    const serviceTags = new Map<string, Set<string>>();
+    for (const s of services) for (const t of s.tags ?? []) (serviceTags.get(t) ?? serviceTags.set(t, new Set()).get(t)!).add(s.id);
+    const wasHostFilter = hostTag(state);
+    state.serviceTags = serviceTags;
+    state.serviceHosts = new Map(services.map((s) => [s.id, s.host_id]));
+    const option = (t: { id: string; name: string }) => h('option', { value: t.id, selected: t.id === state.tagId }, t.name);
+    const all = [...tags.values()];
+    tagSelect.append(
+      h('optgroup', { label: 'Hosts tagged' }, all.filter((t) => !serviceTags.has(t.id)).map(option)),
+      h('optgroup', { label: 'Services tagged' }, all.filter((t) => serviceTags.has(t.id)).map(option)));
+    // Read with the tag as a host filter before its services were known: read again, filtered here.
+    if (wasHostFilter && !hostTag(state) && mode === 'map') void loadGraph();
+    else renderMarks();
   });
 
-  // For tests and tools: what the map draws (positions, classes), read-only.
+  // For tests and tools: what the map draws (positions, classes, labels and their size on screen), read-only.
   // liveReads: how often the live graph was read, because the change stream said so or by the poll.
-  (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = { snapshot: () => renderer.snapshot(), liveReads: () => ({ ...liveReads }) };
+  (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = {
+    snapshot: () => renderer.snapshot(), titles: () => renderer.titleSnapshot(), centre: () => renderer.centre(), liveReads: () => ({ ...liveReads }),
+  };
   renderViews([state.view]);
   if (mode === 'diff') void loadDiff();
   else void loadGraph(firstGraph).then(() => {
@@ -451,6 +565,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
 
   return () => {
     disposed = true;
+    document.removeEventListener('keydown', onKey);
     changeStream?.close();
     for (const t of timers) clearTimeout(t);
     renderer.destroy();
