@@ -105,33 +105,62 @@ function dependencyServices(dep: Row, serviceOfBinding: Map<string, string>): st
   return [...new Set(ids)]; // first occurrences, in order (indexOf per member was quadratic: 10^6 steps at 1,000 members)
 }
 
-/** Dependency edges between the nodes where member services are drawn (`nodeOfService`). */
-function dependencyEdges(s: Snapshot, nodeOfService: Map<string, string>): GraphEdge[] {
-  if (!s.dependencies.length) return [];
+/** Why a member service of a dependency is not drawn in a view. */
+function whyNotDrawn(host: Row | undefined, shown: Set<string>): string {
+  if (host && !shown.has(host.id)) return host.hidden ? 'hidden host' : 'filtered out';
+  return 'not in this view';
+}
+
+/**
+ * Dependency edges between the nodes where member services are drawn (`nodeOfService`). A member
+ * not drawn is never skipped over (that drew edges which do not exist: a hidden hub's spokes joined
+ * to each other, a path's A->C without B): a hub, or a path member, not drawn becomes a ghost node
+ * (`ghost:<service id>`, with its `reason`); a spoke not drawn just has no edge.
+ */
+function dependencyEdges(s: Snapshot, nodeOfService: Map<string, string>, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  if (!s.dependencies.length) return { nodes: [], edges: [] };
   const serviceOfBinding = new Map(s.bindings.map((b) => [b.id as string, b.service_id as string]));
+  const serviceById = new Map(s.services.map((x) => [x.id as string, x]));
+  const hostById = new Map(s.hosts.map((h) => [h.id as string, h]));
+  const shown = new Set(hosts.map((h) => h.id as string));
+  const ghosts = new Map<string, GraphNode>();
   const edges: GraphEdge[] = [];
+  const endOf = (id: string): string => {
+    const drawn = nodeOfService.get(id);
+    if (drawn) return drawn;
+    const svc = serviceById.get(id)!;
+    const host = hostById.get(svc.host_id);
+    const reason = whyNotDrawn(host, shown);
+    const ghost = ghosts.get(id) ?? { id: `ghost:${id}`, kind: 'ghost', entity_id: id, parent_id: null, label: `${svc.name} · ${host?.name ?? '?'} (${reason})`, reason, service_id: id, service_host_id: svc.host_id };
+    ghosts.set(id, ghost);
+    return ghost.id;
+  };
   for (const dep of s.dependencies) {
-    const members = dependencyServices(dep, serviceOfBinding).filter((id) => nodeOfService.has(id));
+    // Members this snapshot does not hold (another network's, or not read) are left out.
+    const members = dependencyServices(dep, serviceOfBinding).filter((id) => serviceById.has(id));
+    if (!members.some((id) => nodeOfService.has(id))) continue;
     const hub = dep.dependency_type === 'HubAndSpoke';
-    const pairs: Array<[string, string]> = hub
-      ? members.slice(1).map((m) => [members[0]!, m])
-      : members.slice(1).map((m, i) => [members[i]!, m]);
-    for (const [from, to] of pairs) {
+    // [from, to, step]: a path's edge i joins member i and i + 1, in its order.
+    const pairs: Array<[string, string, number]> = hub
+      ? members.slice(1).filter((m) => nodeOfService.has(m)).map((m) => [members[0]!, m, 0])
+      : members.slice(1).map((m, i) => [members[i]!, m, i + 1]);
+    for (const [from, to, step] of pairs) {
       edges.push({
         id: `dependency:${dep.id}:${from}:${to}`,
         kind: hub ? 'hub_and_spoke' : 'request_path',
-        source: nodeOfService.get(from)!,
-        target: nodeOfService.get(to)!,
+        source: endOf(from),
+        target: endOf(to),
         dependency_id: dep.id,
         label: dep.name,
         color: dep.color,
         edge_style: dep.edge_style,
         source_service_id: from,
         target_service_id: to,
+        ...(hub ? {} : { step }),
       });
     }
   }
-  return edges;
+  return { nodes: [...ghosts.values()], edges };
 }
 
 function sortedGroups(rows: Row[], key: string, order: (a: Row, b: Row) => number): Map<string, Row[]> {
@@ -140,7 +169,39 @@ function sortedGroups(rows: Row[], key: string, order: (a: Row, b: Row) => numbe
   return groups;
 }
 
-function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+/** Quiet hosts of a subnet fold into one summary node from this many on (fewer read fine one by one). */
+export const FOLD_MIN = 8;
+
+/**
+ * The summary nodes of l3 (issue 23): per subnet, its hosts with one address there and no service
+ * (so in no dependency), when at least FOLD_MIN, as one node listing them (names, ids, addresses:
+ * search and the host list still find them); `expand=summary:<subnet id>` draws them one by one.
+ */
+function quietFolds(s: Snapshot, hosts: Row[], ipsOf: Map<string, Row[]>, servicesOf: Map<string, Row[]>, expand: string[] | undefined) {
+  const open = new Set(expand ?? []);
+  const subnets = new Map(s.subnets.map((x) => [x.id as string, x]));
+  const bySubnet = new Map<string, Array<{ host: Row; ip: Row }>>();
+  for (const host of hosts) {
+    const ips = ipsOf.get(host.id) ?? [];
+    if (ips.length !== 1 || servicesOf.get(host.id)?.length || !subnets.has(ips[0]!.subnet_id)) continue;
+    const list = bySubnet.get(ips[0]!.subnet_id) ?? bySubnet.set(ips[0]!.subnet_id, []).get(ips[0]!.subnet_id)!;
+    list.push({ host, ip: ips[0]! });
+  }
+  const folded = new Set<string>();
+  const nodes: GraphNode[] = [];
+  for (const [subnetId, quiet] of bySubnet) {
+    if (quiet.length < FOLD_MIN || open.has(`summary:${subnetId}`)) continue;
+    for (const q of quiet) folded.add(q.host.id);
+    nodes.push({
+      id: `summary:${subnetId}`, kind: 'summary', entity_id: subnetId, parent_id: `subnet:${subnetId}`,
+      label: `${quiet.length} hosts · ${subnets.get(subnetId)!.cidr}`, counts: { host: quiet.length },
+      hosts: quiet.map((q) => ({ id: q.host.id, name: q.host.name, hostname: q.host.hostname, ip_address_id: q.ip.id, ip_address: q.ip.ip_address })),
+    });
+  }
+  return { folded, nodes };
+}
+
+function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   const subnetIds = new Set<string>();
@@ -154,7 +215,10 @@ function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   const bindingsOf = groupBy(s.bindings, 'service_id');
   const port = new Map(s.ports.map((p) => [p.id as string, p]));
   const nodeOfService = new Map<string, string>();
+  const folds = quietFolds(s, hosts, ipsOf, servicesOf, o.expand);
+  nodes.push(...folds.nodes);
   for (const host of hosts) {
+    if (folds.folded.has(host.id)) continue;
     const ips = ipsOf.get(host.id) ?? [];
     const listed = new Map<string, Row[]>(ips.map((ip) => [ip.id, []])); // address id → services drawn on it
     for (const svc of servicesOf.get(host.id) ?? []) {
@@ -198,7 +262,8 @@ function l3(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
       }
     });
   }
-  return { nodes, edges: [...edges, ...dependencyEdges(s, nodeOfService)] };
+  const deps = dependencyEdges(s, nodeOfService, hosts);
+  return { nodes: [...nodes, ...deps.nodes], edges: [...edges, ...deps.edges] };
 }
 
 /** `virtualization.details.service_id`, as Scanopy daemons report the service a VM or container runs under. */
@@ -224,7 +289,8 @@ function workloads(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Grap
       edges.push({ id: `container_runtime:${under}:${svc.id}`, kind: 'container_runtime', source: `service:${under}`, target: `service:${svc.id}` });
     }
   }
-  return { nodes, edges: [...edges, ...dependencyEdges(s, nodeOfService)] };
+  const deps = dependencyEdges(s, nodeOfService, hosts);
+  return { nodes: [...nodes, ...deps.nodes], edges: [...edges, ...deps.edges] };
 }
 
 function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
@@ -246,7 +312,8 @@ function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Gr
   }
   const containers = apps.filter((t) => used.has(t.id) && appIds.has(t.id))
     .map((t): GraphNode => ({ id: `tag:${t.id}`, kind: 'tag', entity_id: t.id, parent_id: null, label: t.name, color: t.color }));
-  return { nodes: [...containers, ...nodes], edges: dependencyEdges(s, nodeOfService) };
+  const deps = dependencyEdges(s, nodeOfService, hosts);
+  return { nodes: [...containers, ...nodes, ...deps.nodes], edges: deps.edges };
 }
 
 /** The interface an interface's neighbour data names, among the network's interfaces. */
@@ -264,7 +331,9 @@ function neighbourOf(iface: Row, byId: Map<string, Row>, byHostPort: Map<string,
 
 function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const shown = new Map(hosts.map((h) => [h.id as string, h]));
-  const interfaces = s.interfaces.filter((i) => shown.has(i.host_id)).sort((a, b) => (a.if_index ?? 0) - (b.if_index ?? 0) || String(a.id).localeCompare(String(b.id)));
+  // Port order: by if_index, then by name in natural order (Gi1/0/2 before Gi1/0/10).
+  const interfaces = s.interfaces.filter((i) => shown.has(i.host_id)).sort((a, b) => (a.if_index ?? 0) - (b.if_index ?? 0)
+    || String(a.if_name ?? '').localeCompare(String(b.if_name ?? ''), 'en', { numeric: true }) || String(a.id).localeCompare(String(b.id)));
   const byId = new Map(interfaces.map((i) => [i.id as string, i]));
   const byHostPort = new Map<string, Row>();
   for (const i of interfaces) {
@@ -291,7 +360,7 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   return { nodes, edges: [...edges.values()] };
 }
 
-const BUILDERS: Record<View, (s: Snapshot, hosts: Row[]) => { nodes: GraphNode[]; edges: GraphEdge[] }> = { l3, workloads, application, l2 };
+const BUILDERS: Record<View, (s: Snapshot, hosts: Row[], o: GraphOptions) => { nodes: GraphNode[]; edges: GraphEdge[] }> = { l3, workloads, application, l2 };
 
 /** The most element nodes a view shows, whatever max_nodes and expand ask (the largest max_nodes accepted). */
 export const MAX_NODES_CAP = 5000;
@@ -416,7 +485,7 @@ export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forc
   const filtered_out = forced ? { ...forced.filteredOut } : emptyFilteredOut();
   const counted = emptyFilteredOut();
   const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
-  const drawn = BUILDERS[view](s, hosts);
+  const drawn = BUILDERS[view](s, hosts, o);
   const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
   return { nodes, edges, filtered_out };
 }

@@ -72,8 +72,13 @@ function sizeOf(node: GraphNode): { width: number; height: number } {
   return { width: Math.min(320, Math.max(120, 16 + 7 * node.label.length)), height: 36 + 16 * services };
 }
 
-/** Positions (absolute, top-left) of every node of the graph. */
+/** Positions (absolute, top-left) of every node of the graph: l2 (hosts holding interfaces) as a wiring diagram, the others by elk. */
 export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], options: Record<string, string> = ELK_OPTIONS): Promise<Record<string, Box>> {
+  return isL2(nodes) ? layoutL2(nodes, edges) : layoutWithElk(nodes, edges, options);
+}
+
+/** elk's layered layout of any view (l2's before issue 23: switch ports in a grid, links across the map). */
+export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], options: Record<string, string> = ELK_OPTIONS): Promise<Record<string, Box>> {
   type ElkNode = { id: string; width?: number; height?: number; x?: number; y?: number; children?: ElkNode[]; layoutOptions?: Record<string, string> };
   const byId = new Map<string, ElkNode>();
   const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
@@ -108,6 +113,134 @@ export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], option
   return positions;
 }
 
+const isL2 = (nodes: GraphNode[]) => nodes.some((n) => n.kind === 'interface');
+
+/** Switch port order: by if_index, then by name in natural order (Gi1/0/2 before Gi1/0/10). */
+export const portOrder = (a: GraphNode, b: GraphNode) => Number(a.if_index ?? Infinity) - Number(b.if_index ?? Infinity) || 0
+  || a.label.localeCompare(b.label, 'en', { numeric: true }) || a.id.localeCompare(b.id);
+
+/**
+ * l2 as a wiring diagram (issue 23.2): each host's interfaces in a column in port order; a host
+ * with links (most links first: the switches) heads a band, with the hosts hanging off it in a
+ * column to its right, each level with the port it is linked to (the port moves down to meet its
+ * host). Links drawn centre to centre are then horizontal, in port order, between two columns
+ * with nothing between them: they neither cross nor pass through a box. A link between two
+ * switches, or to a host hanging off two of them, goes from band to band. Hosts without links go
+ * in rows below. Deterministic and linear, so it needs no elk and no previous positions.
+ */
+export function layoutL2(nodes: GraphNode[], edges: GraphEdge[]): Record<string, Box> {
+  const PORT_GAP = 8;
+  const COLUMN_GAP = 160;
+  const tops = nodes.filter((n) => !n.parent_id || !nodes.some((p) => p.id === n.parent_id));
+  const topIds = new Set(tops.map((n) => n.id));
+  const portsOf = new Map<string, GraphNode[]>(tops.map((n) => [n.id, []]));
+  const hostOf = new Map<string, string>();
+  for (const n of nodes) {
+    if (topIds.has(n.id)) hostOf.set(n.id, n.id);
+    else if (portsOf.has(n.parent_id!)) { portsOf.get(n.parent_id!)!.push(n); hostOf.set(n.id, n.parent_id!); }
+  }
+  for (const ports of portsOf.values()) ports.sort(portOrder);
+  const nodeById = new Map(nodes.map((n) => [n.id, n]));
+  // The other end of each link, by end: port (or host) id → [far end id, far host id].
+  const far = new Map<string, Array<[string, string]>>();
+  const neighbours = new Map<string, Set<string>>(tops.map((n) => [n.id, new Set()]));
+  for (const e of edges) {
+    const [a, b] = [hostOf.get(e.source), hostOf.get(e.target)];
+    if (!a || !b || a === b) continue;
+    (far.get(e.source) ?? far.set(e.source, []).get(e.source)!).push([e.target, b]);
+    (far.get(e.target) ?? far.set(e.target, []).get(e.target)!).push([e.source, a]);
+    neighbours.get(a)!.add(b);
+    neighbours.get(b)!.add(a);
+  }
+  const byLinks = [...tops].sort((x, y) => neighbours.get(y.id)!.size - neighbours.get(x.id)!.size || x.label.localeCompare(y.label, 'en', { numeric: true }) || x.id.localeCompare(y.id));
+  const sizeOfHost = (id: string) => {
+    const ports = portsOf.get(id)!;
+    if (!ports.length) return sizeOf(nodeById.get(id)!);
+    const width = Math.max(Math.min(320, 16 + 7 * nodeById.get(id)!.label.length), ...ports.map((p) => sizeOf(p).width)) + PAD.left + PAD.right;
+    return { width, height: PAD.top + ports.reduce((h, p) => h + sizeOf(p).height + PORT_GAP, -PORT_GAP) + PAD.bottom };
+  };
+  const positions: Record<string, Box> = {};
+  /** A host at (x, y) with its ports in a column; `portY` (centres) where given, else evenly. */
+  const place = (id: string, x: number, y: number, portY?: Map<string, number>) => {
+    const size = sizeOfHost(id);
+    let next = y + PAD.top;
+    let bottom = y + size.height;
+    for (const p of portsOf.get(id)!) {
+      const ps = sizeOf(p);
+      const top = portY?.has(p.id) ? portY.get(p.id)! - ps.height / 2 : next;
+      positions[p.id] = { x: x + PAD.left, y: Math.round(top), width: ps.width, height: ps.height };
+      next = top + ps.height + PORT_GAP;
+      bottom = Math.max(bottom, next - PORT_GAP + PAD.bottom);
+    }
+    positions[id] = { x, y, width: size.width, height: Math.round(bottom - y) };
+  };
+  /** Where a port's (or a host's own) centre lies below its host's top, once the host is laid out evenly. */
+  const offsetIn = (hostId: string, end: string) => {
+    let y = PAD.top;
+    for (const p of portsOf.get(hostId)!) {
+      if (p.id === end) return y + sizeOf(p).height / 2;
+      y += sizeOf(p).height + PORT_GAP;
+    }
+    return sizeOfHost(hostId).height / 2;
+  };
+  const placed = new Set<string>();
+  let bandTop = 0;
+  for (const head of byLinks) {
+    if (placed.has(head.id) || !neighbours.get(head.id)!.size) continue;
+    placed.add(head.id);
+    const headWidth = sizeOfHost(head.id).width;
+    const leafX = headWidth + COLUMN_GAP;
+    const portY = new Map<string, number>();
+    let cursor = bandTop + PAD.top; // where the next port may start
+    let leafTop = bandTop; // where the next hanging host may start
+    for (const end of [...portsOf.get(head.id)!.map((p) => p.id), head.id]) {
+      const height = end === head.id ? 0 : sizeOf(portsOf.get(head.id)!.find((p) => p.id === end)!).height;
+      let centre = cursor + height / 2;
+      // The hosts hanging off this port only (linked to nothing else), each level with it.
+      for (const [farEnd, farHost] of far.get(end) ?? []) {
+        if (placed.has(farHost) || neighbours.get(farHost)!.size !== 1) continue;
+        const offset = offsetIn(farHost, farEnd);
+        if (end !== head.id) centre = Math.max(centre, leafTop + offset);
+        place(farHost, leafX, Math.round(Math.max(leafTop, centre - offset)));
+        placed.add(farHost);
+        leafTop = positions[farHost]!.y + positions[farHost]!.height + GAP;
+      }
+      if (end !== head.id) portY.set(end, centre);
+      cursor = centre + height / 2 + PORT_GAP;
+    }
+    place(head.id, 0, bandTop, portY);
+    bandTop = Math.max(leafTop, positions[head.id]!.y + positions[head.id]!.height + GAP) + GAP;
+  }
+  // Hosts without links (or hanging off a host placed as a leaf): in rows below.
+  let x = 0;
+  let rowHeight = 0;
+  for (const n of byLinks.filter((h) => !placed.has(h.id))) {
+    const size = sizeOfHost(n.id);
+    if (x > 0 && x + size.width > 1600) { x = 0; bandTop += rowHeight + GAP; rowHeight = 0; }
+    place(n.id, x, bandTop);
+    x += size.width + GAP;
+    rowHeight = Math.max(rowHeight, size.height);
+  }
+  return positions;
+}
+
+/** Straight segments between node centres (as the map and the exports draw links) that cross, counted pair by pair. */
+export function edgeCrossings(edges: GraphEdge[], positions: Record<string, Box>): number {
+  const centre = (id: string) => { const b = positions[id]!; return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; };
+  const segs = edges.filter((e) => positions[e.source] && positions[e.target]).map((e) => [centre(e.source), centre(e.target)] as const);
+  const side = (a: { x: number; y: number }, b: { x: number; y: number }, c: { x: number; y: number }) => Math.sign((b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x));
+  let n = 0;
+  for (let i = 0; i < segs.length; i++) {
+    for (let j = i + 1; j < segs.length; j++) {
+      const [p, q] = segs[i]!;
+      const [r, t] = segs[j]!;
+      // Proper crossings only: segments sharing an end (two links of one port) do not cross.
+      if (side(p, q, r) * side(p, q, t) < 0 && side(r, t, p) * side(r, t, q) < 0) n += 1;
+    }
+  }
+  return n;
+}
+
 /** Spacing and container padding of placeIncrementally: elk's (ELK_OPTIONS, containerOptions). */
 const GAP = 24;
 const PAD = { top: 40, left: 16, bottom: 16, right: 16 };
@@ -134,7 +267,8 @@ function freePlace(start: { x: number; y: number }, size: { width: number; heigh
 export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previous: Record<string, Box>, keep = 0.8): Record<string, Box> | undefined {
   const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
   const kept = (n: GraphNode) => previous[n.id] && (isContainer.has(n.id) || !n.parent_id || previous[n.parent_id]);
-  if (!nodes.length || nodes.filter(kept).length < keep * nodes.length) return undefined;
+  // l2 is laid out afresh every time: its layout is cheap, and stable by itself (port order).
+  if (!nodes.length || isL2(nodes) || nodes.filter(kept).length < keep * nodes.length) return undefined;
   const positions: Record<string, Box> = {};
   for (const n of nodes) {
     const p = previous[n.id];

@@ -1,0 +1,83 @@
+// L2 that reads like a wiring diagram (issue 23.2), pure: a switch with 36 ports and 30 hosts on
+// them (LLDP seen from either side, as in scripts/realisticNetwork.ts), drawn and laid out.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
+import { edgeCrossings, layoutGraph, type Box } from '../../src/modules/topology/layout.js';
+
+/** The switch sw-01 with `ports` ports (Gi1/0/1…), hosts h-01… on the ports `on` names (LLDP from the host's side for odd ones). */
+function switchSnapshot(ports: number, on: number[], opts: { ifIndex?: boolean } = {}): Snapshot {
+  const sw = { id: randomUUID(), name: 'sw-01', hostname: 'sw-01', hidden: false, tags: [] };
+  const hosts = on.map((_, i) => ({ id: randomUUID(), name: `h-${String(i + 1).padStart(2, '0')}`, hostname: null, hidden: false, tags: [] }));
+  const interfaces: Array<Record<string, unknown>> = [];
+  // Created in shuffled order: the drawing must not depend on it.
+  for (const port of [...Array(ports).keys()].map((k) => k + 1).sort((a, b) => ((a * 7) % ports) - ((b * 7) % ports))) {
+    const i = on.indexOf(port);
+    const fromSwitch = i >= 0 && i % 2 === 0 ? { lldp_sys_name: hosts[i]!.name, lldp_port_id: 'eth0' } : {};
+    interfaces.push({ id: randomUUID(), host_id: sw.id, if_index: opts.ifIndex === false ? null : port, if_name: `Gi1/0/${port}`, ...fromSwitch });
+  }
+  hosts.forEach((h, i) => {
+    const fromHost = i % 2 === 1 ? { lldp_sys_name: 'sw-01', lldp_port_id: `Gi1/0/${on[i]}` } : {};
+    interfaces.push({ id: randomUUID(), host_id: h.id, if_index: 2, if_name: 'eth0', ...fromHost });
+  });
+  return { subnets: [], hosts: [sw, ...hosts], ipAddresses: [], ports: [], services: [], bindings: [], interfaces, dependencies: [], tags: [] };
+}
+
+const centre = (b: Box) => ({ x: b.x + b.width / 2, y: b.y + b.height / 2 });
+
+/** Whether the segment p→q passes through the inside of box b (Liang–Barsky clipping). */
+function throughBox(p: { x: number; y: number }, q: { x: number; y: number }, b: Box): boolean {
+  const [x1, y1, x2, y2] = [b.x + 1, b.y + 1, b.x + b.width - 1, b.y + b.height - 1];
+  let [t0, t1] = [0, 1];
+  const [dx, dy] = [q.x - p.x, q.y - p.y];
+  for (const [pk, qk] of [[-dx, p.x - x1], [dx, x2 - p.x], [-dy, p.y - y1], [dy, y2 - p.y]] as Array<[number, number]>) {
+    if (pk === 0) { if (qk < 0) return false; continue; }
+    const r = qk / pk;
+    if (pk < 0) t0 = Math.max(t0, r);
+    else t1 = Math.min(t1, r);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+
+describe('topology: the l2 layout (pure)', () => {
+  // 30 hosts on 36 ports, a few ports left free.
+  const on = [...Array(36).keys()].map((k) => k + 1).filter((p) => ![5, 12, 19, 27, 33, 36].includes(p));
+
+  it('links neither cross nor pass through a box they do not join', async () => {
+    const graph = buildGraph(switchSnapshot(36, on), 'l2', { maxNodes: 5000 });
+    const links = graph.edges.filter((e) => e.kind === 'physical_link');
+    expect(links).to.have.length(30);
+    const positions = await layoutGraph(graph.nodes, graph.edges);
+    expect(edgeCrossings(links, positions)).to.equal(0);
+    const parent = new Map(graph.nodes.map((n) => [n.id, n.parent_id]));
+    for (const e of links) {
+      const joined = new Set([e.source, e.target, parent.get(e.source), parent.get(e.target)]);
+      for (const n of graph.nodes) {
+        if (joined.has(n.id)) continue;
+        expect(throughBox(centre(positions[e.source]!), centre(positions[e.target]!), positions[n.id]!), `${e.id} through ${n.label}`).to.equal(false);
+      }
+    }
+  });
+
+  it('switch ports top to bottom in port order, each host beside the port it hangs off', async () => {
+    for (const ifIndex of [true, false]) {
+      const snapshot = switchSnapshot(36, on, { ifIndex });
+      const graph = buildGraph(snapshot, 'l2', { maxNodes: 5000 });
+      const positions = await layoutGraph(graph.nodes, graph.edges);
+      const sw = snapshot.hosts[0]!;
+      const ports = graph.nodes.filter((n) => n.parent_id === `host:${sw.id}`);
+      const byName = new Map(ports.map((p) => [p.label, p]));
+      const ys = [...Array(36).keys()].map((k) => positions[byName.get(`Gi1/0/${k + 1}`)!.id]!.y);
+      expect(ys, `if_index ${ifIndex}`).to.deep.equal([...ys].sort((a, b) => a - b));
+      expect(new Set(ys).size).to.equal(36);
+      const switchBox = positions[`host:${sw.id}`]!;
+      for (const e of graph.edges) {
+        const [port, far] = ports.some((p) => p.id === e.source) ? [e.source, e.target] : [e.target, e.source];
+        // Beside it: to the right of the switch, level with the port.
+        expect(positions[far]!.x).to.be.greaterThan(switchBox.x + switchBox.width);
+        expect(centre(positions[far]!).y).to.equal(centre(positions[port]!).y);
+      }
+    }
+  });
+});
