@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 import { edgeCrossings, layoutGraph, type Box } from '../../src/modules/topology/layout.js';
+import { EXPORTERS } from '../../src/modules/topology/export.js';
 
 /** The switch sw-01 with `ports` ports (Gi1/0/1…), hosts h-01… on the ports `on` names (LLDP from the host's side for odd ones). */
 function switchSnapshot(ports: number, on: number[], opts: { ifIndex?: boolean } = {}): Snapshot {
@@ -79,5 +80,17 @@ describe('topology: the l2 layout (pure)', () => {
         expect(centre(positions[far]!).y).to.equal(centre(positions[port]!).y);
       }
     }
+  });
+
+  it('links are undirected in the exports: no arrowheads in SVG and draw.io, undirected in GraphML', async () => {
+    const graph = buildGraph(switchSnapshot(4, [1, 2, 3]), 'l2', { maxNodes: 5000 });
+    const drawing = { nodes: graph.nodes, edges: graph.edges, positions: await layoutGraph(graph.nodes, graph.edges), title: 'l2' };
+    const svgLinks = EXPORTERS.svg(drawing).split('\n').filter((l) => l.includes('class="edge physical_link"'));
+    expect(svgLinks).to.have.length(3);
+    for (const l of svgLinks) expect(l).not.to.contain('marker-end');
+    const drawioLinks = EXPORTERS.drawio(drawing).split('\n').filter((l) => l.includes('id="physical_link:'));
+    expect(drawioLinks).to.have.length(3);
+    for (const l of drawioLinks) expect(l).to.contain('endArrow=none;');
+    expect(EXPORTERS.graphml(drawing).match(/<edge [^>]*directed="false"/g)).to.have.length(3);
   });
 });

@@ -68,7 +68,7 @@ export function toSvg(d: Drawing): string {
     const b = d.positions[e.target];
     if (!a || !b) continue;
     const dash = e.kind === 'same_host' || e.kind === 'hypervisor' || e.kind === 'container_runtime' ? ' stroke-dasharray="4 3"' : '';
-    parts.push(`<path class="edge ${xml(e.kind)}" data-id="${xml(e.id)}" d="${svgPath(e, a, b)}" fill="none" stroke="${colorOf(e)}" stroke-width="2"${dash} marker-end="url(#arrow)"><title>${xml(e.label ?? e.kind)}</title></path>`);
+    parts.push(`<path class="edge ${xml(e.kind)}" data-id="${xml(e.id)}" d="${svgPath(e, a, b)}" fill="none" stroke="${colorOf(e)}" stroke-width="2"${dash}${undirected(e) ? '' : ' marker-end="url(#arrow)"'}><title>${xml(e.label ?? e.kind)}</title></path>`);
   }
   for (const n of d.nodes.filter((x) => !isContainer.has(x.id))) {
     const b = d.positions[n.id];
@@ -86,6 +86,9 @@ ${parts.join('\n')}
 `;
 }
 
+/** Edges with no direction (a cable, two addresses of one host): drawn without arrowheads. */
+const undirected = (e: GraphEdge) => e.kind === 'physical_link' || e.kind === 'same_host';
+
 export function toGraphml(d: Drawing): string {
   const byParent = new Map<string | null, GraphNode[]>();
   for (const n of d.nodes) (byParent.get(n.parent_id) ?? byParent.set(n.parent_id, []).get(n.parent_id)!).push(n); // a copy per node was quadratic
@@ -96,7 +99,7 @@ export function toGraphml(d: Drawing): string {
     const kids = byParent.get(n.id);
     return `<node id="${xml(n.id)}">${data}${kids ? `<graph id="${xml(n.id)}:" edgedefault="directed">${kids.map(node).join('')}</graph>` : ''}</node>`;
   };
-  const edges = d.edges.map((e) => `<edge id="${xml(e.id)}" source="${xml(e.source)}" target="${xml(e.target)}"><data key="kind">${xml(e.kind)}</data><data key="color">${colorOf(e)}</data></edge>`);
+  const edges = d.edges.map((e) => `<edge id="${xml(e.id)}" source="${xml(e.source)}" target="${xml(e.target)}"${undirected(e) ? ' directed="false"' : ''}><data key="kind">${xml(e.kind)}</data><data key="color">${colorOf(e)}</data></edge>`);
   const keys = [['label', 'node', 'string'], ['kind', 'all', 'string'], ['x', 'node', 'double'], ['y', 'node', 'double'], ['width', 'node', 'double'], ['height', 'node', 'double'], ['color', 'edge', 'string']]
     .map(([id, on, type]) => `<key id="${id}" for="${on}" attr.name="${id}" attr.type="${type}"/>`);
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -123,7 +126,7 @@ export function toDrawio(d: Drawing): string {
   }
   for (const e of d.edges) {
     const curve = e.edge_style === 'Bezier' ? 'curved=1;' : e.edge_style === 'Straight' ? '' : 'edgeStyle=orthogonalEdgeStyle;';
-    cells.push(`<mxCell id="${xml(e.id)}" value="${xml(e.label ?? '')}" style="${curve}strokeColor=${colorOf(e)};endArrow=classic;" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}"><mxGeometry relative="1" as="geometry"/></mxCell>`);
+    cells.push(`<mxCell id="${xml(e.id)}" value="${xml(e.label ?? '')}" style="${curve}strokeColor=${colorOf(e)};endArrow=${undirected(e) ? 'none' : 'classic'};" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}"><mxGeometry relative="1" as="geometry"/></mxCell>`);
   }
   return `<?xml version="1.0" encoding="UTF-8"?>
 <mxfile host="netinventory"><diagram name="${xml(d.title)}"><mxGraphModel><root>
