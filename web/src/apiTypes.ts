@@ -22,6 +22,8 @@ export type GraphNode = Schemas['TopologyNode'] & {
   host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
   services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
   counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
+  /** A summary node's folded hosts (l3: quiet hosts of a subnet). */
+  hosts?: Array<{ id: string; name: string; hostname?: string | null; ip_address: string }>;
 };
 export type GraphEdge = Schemas['TopologyEdge'] & { color?: string; edge_style?: string; label?: string; dependency_id?: string; intervals?: Interval[] };
 

@@ -22,6 +22,31 @@ function table(caption: string, head: string[], rows: Array<Array<string | Node>
     h('table', {}, h('thead', {}, h('tr', {}, head.map((x) => h('th', { scope: 'col' }, x)))), h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
 }
 
+const DEPENDENCY_KIND: Record<string, string> = { HubAndSpoke: 'hub and spoke', RequestPath: 'request path' };
+
+/**
+ * The dependencies the host's services are members of: each one's name (in its colour), kind, the
+ * host's role (hub, spoke, step n of a path) and the other members as "service · host".
+ */
+async function dependenciesOf(host: { id: string; network_id: string }, q: string): Promise<Node> {
+  const list = (path: string) => api.get<any[]>(`${path}?${new URLSearchParams({ network_id: host.network_id, limit: '1000' })}${q.replace('?', '&')}`).catch(() => []);
+  const [deps, services, hosts] = await Promise.all([list('/api/v1/dependencies'), list('/api/v1/services'), list('/api/v1/hosts')]);
+  const serviceById = new Map<string, any>(services.map((s) => [s.id, s]));
+  const serviceOfBinding = new Map<string, string>(services.flatMap((s) => (s.bindings ?? []).map((b: any) => [b.id, s.id] as [string, string])));
+  const hostName = new Map<string, string>(hosts.map((x) => [x.id, x.name]));
+  const named = (id: string) => `${serviceById.get(id)?.name ?? id} · ${hostName.get(serviceById.get(id)?.host_id) ?? '?'}`;
+  const rows: Array<Array<string | Node>> = [];
+  for (const d of deps) {
+    const ids: string[] = [...new Set<string>(d.members?.type === 'Bindings' ? (d.members.binding_ids ?? []).map((b: string) => serviceOfBinding.get(b)).filter(Boolean) : d.members?.service_ids ?? [])];
+    const mine = ids.map((id, i) => [id, i] as const).filter(([id]) => serviceById.get(id)?.host_id === host.id);
+    if (!mine.length) continue;
+    const role = mine.map(([, i]) => (d.dependency_type === 'HubAndSpoke' ? (i === 0 ? 'hub' : 'spoke') : `step ${i + 1} of ${ids.length}`)).join(', ');
+    const others = ids.filter((id) => serviceById.get(id)?.host_id !== host.id).map(named).join(', ') || '—';
+    rows.push([h('span', { class: `tag tag-${d.color ?? 'Gray'}` }, d.name), DEPENDENCY_KIND[d.dependency_type] ?? d.dependency_type, role, others]);
+  }
+  return table('Dependencies', ['Dependency', 'Kind', 'Role', 'Other members'], rows, 'In no dependency.');
+}
+
 /**
  * The host's details as an element (a loading placeholder is replaced when the API answers).
  * `mapLink`: with a link to the host on its network's map (the host page; not the map's own panel).
@@ -41,6 +66,7 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       ? `port ${portById.get(b.port_id)?.number ?? '?'}/${portById.get(b.port_id)?.protocol ?? ''}${b.ip_address_id ? ` on ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}` : ' on every address'}`
       : `address ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}`;
     const daemon = daemons.find((d) => d.host_id === hostId);
+    const dependencies = await dependenciesOf(host, q);
     return h('article', { class: 'host-details', 'aria-label': `Host ${host.name}` },
       h('h2', {}, host.name, host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
       opts.mapLink ? h('p', {}, mapLinkOf(host)) : null,
@@ -56,6 +82,7 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       table('IP addresses', ['Address', 'MAC', 'Name'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.name ?? '—']), 'No addresses.'),
       table('Ports', ['Port', 'Protocol'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol]), 'No open ports.'),
       table('Services', ['Service', 'Definition', 'Bindings'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—']), 'No services.'),
+      dependencies,
       h('section', {},
         h('h3', {}, 'History'),
         history.length

@@ -34,6 +34,9 @@ function stylesheet(lod: Lod): any[] {
     } },
     { selector: 'node.container', style: { 'z-index': 0, opacity: 0, label: '' } },
     { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
+    // A dependency member not drawn here (hidden, filtered out, outside the view): a ghost, so no edge is redrawn to another member.
+    { selector: 'node.ghost', style: { 'background-color': '#f8fafc', 'border-style': 'dashed', 'border-width': 2, 'border-color': '#94a3b8', color: '#64748b', 'font-style': 'italic' } },
+    { selector: 'edge.to-ghost', style: { 'line-style': 'dashed' } },
     { selector: 'node.host-node', style: { 'background-color': '#fefce8', 'border-color': '#ca8a04' } },
     { selector: 'node.tag', style: { 'border-color': 'data(color)', 'border-width': 2 } },
     { selector: 'node.pinned', style: { 'border-width': 2, 'border-style': 'dashed' } },
@@ -65,7 +68,7 @@ function iconOf(n: GraphNode): string | undefined {
   return kindIcon(n.host_kind);
 }
 
-export interface DrawnNode { x: number; y: number; screenX: number; screenY: number; classes: string[]; kind?: string; label?: string; fontPx?: number }
+export interface DrawnNode { x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number }
 
 /** Classes the screen sets (mark) that a redrawing keeps. */
 const MARKS = ['pinned', 'added', 'removed', 'changed', 'absent', 'highlighted', 'dimmed', 'match', 'filtered'];
@@ -107,6 +110,8 @@ export class MapRenderer {
     });
     this.cy.on('viewport', () => this.followViewport());
     this.cy.on('tap', 'node.element', (e) => this.events.select(e.target.id()));
+    // A summary of quiet hosts opens in place with one click (it is nothing to select).
+    this.cy.on('tap', 'node.summary', (e) => this.events.toggle(e.target.id()));
     this.cy.on('tap', (e) => { if (e.target === this.cy) this.events.select(null); });
     // A dependency: its name on hover; a tap names every edge of it until something else is tapped.
     this.cy.on('mouseover', 'edge.dependency', (e) => e.target.addClass('hovered'));
@@ -144,7 +149,7 @@ export class MapRenderer {
         w, h: box?.height || 40, textWidth: Math.max(40, w - 12),
         color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
       };
-      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
+      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'summary' ? 'collapsed summary' : '', n.kind === 'ghost' ? 'ghost' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
       defs.push({ group: 'nodes', data, classes, position: box ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : undefined });
     }
     for (const e of edges) {
@@ -153,7 +158,7 @@ export class MapRenderer {
       defs.push({
         group: 'edges',
         data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style), name: e.label ?? '', dependencyId: e.dependency_id ?? '' },
-        classes: [dependency ? 'dependency' : '', e.kind].filter(Boolean).join(' '),
+        classes: [dependency ? 'dependency' : '', e.kind, e.source.startsWith('ghost:') || e.target.startsWith('ghost:') ? 'to-ghost' : ''].filter(Boolean).join(' '),
       });
     }
     const containers = nodes.filter((n) => parents.has(n.id));
@@ -332,7 +337,7 @@ export class MapRenderer {
       const r = n.renderedPosition();
       const label = String(n.style('label') ?? '');
       out[n.id()] = {
-        x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, classes: n.classes() as unknown as string[],
+        x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, screenWidth: Number(n.data('w')) * zoom, screenHeight: Number(n.data('h')) * zoom, classes: n.classes() as unknown as string[],
         kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0,
       };
     });

@@ -21,6 +21,14 @@ export function hostsOnMap(nodes: GraphNode[]): HostEntry[] {
       const e = entry(n.entity_id, n.label);
       e.hostname ??= n.hostname ?? undefined;
       e.nodeIds.unshift(n.id);
+    } else if (n.kind === 'summary') {
+      // Folded into one node, still listed and searchable one by one.
+      for (const x of n.hosts ?? []) {
+        const e = entry(x.id, x.name);
+        e.hostname ??= x.hostname ?? undefined;
+        e.ips.push(x.ip_address);
+        e.nodeIds.push(n.id);
+      }
     } else if (n.host_id) {
       const e = entry(n.host_id, n.host_name ?? hostNodes.get(`host:${n.host_id}`)?.label ?? n.label);
       if (n.ip_address) e.ips.push(n.ip_address);

@@ -490,7 +490,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
 
   async function toggle(id: string) {
     const node = shown()?.nodes.find((n) => n.id === id);
-    if (node?.kind === 'collapsed') state.expand = [...new Set([...state.expand, id])];
+    if (node?.kind === 'collapsed' || node?.kind === 'summary') state.expand = [...new Set([...state.expand, id])];
     else if (state.expand.includes(id)) state.expand = state.expand.filter((x) => x !== id);
     else {
       // Folded here, not by the API: its elements are hidden, the container stays where it is.

@@ -1,0 +1,107 @@
+// The map of the realistic network (issue 23.1 and 23.3) in headless Chromium: edges that exist
+// (the hidden hub of "Internal DNS" is a ghost, no spoke is joined to another), a host's
+// dependencies in its details panel, and the office's quiet workstations as one summary node that
+// opens in place. The network is built once (~20 s through HTTP); no test changes it.
+import { expect } from 'chai';
+import type { Browser } from 'playwright-core';
+import type { Worker } from 'bullmq';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { login } from '../support/world.js';
+import { waitFor, workerServicesFor } from '../workers/support.js';
+import { startTopologyLayout } from '../../workers/topologyLayout.js';
+import { apiCaller, buildRealisticNetwork, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
+import { expectNoProblems, launchBrowser, mapSnapshot, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+
+describe('web: edges that exist, dependencies in the panel, quiet hosts folded (Chromium)', function () {
+  this.timeout(120_000);
+  let browser: Browser;
+  let app: TestApp;
+  let layoutWorker: Worker;
+  let workerServices: ReturnType<typeof workerServicesFor>;
+  let user: Awaited<ReturnType<typeof registerUser>>;
+  let net: RealisticNetwork;
+  let w: WatchedPage | undefined;
+
+  before(async () => {
+    browser = await launchBrowser();
+    app = await startTestApp();
+    workerServices = workerServicesFor(app);
+    layoutWorker = await startTopologyLayout(workerServices);
+    user = await registerUser(app.url);
+    const { cookie } = await login(app.url, user.email, user.password);
+    net = await buildRealisticNetwork(apiCaller(app.url, { cookie }), user.networkId, { changes: false });
+  });
+  after(async () => {
+    await layoutWorker?.close();
+    await workerServices?.close();
+    await app?.close();
+    await browser?.close();
+  });
+  afterEach(async () => { await w?.close(); w = undefined; });
+
+  /** The map of the network, drawn (the layout worker may take a moment: the map polls for it). */
+  async function openMap(query = '') {
+    w = await openPage(browser, app.url);
+    await signIn(w.page, app.url, user, `/networks/${user.networkId}/topology${query}`);
+    await waitForMap(w.page);
+    return w;
+  }
+
+  it('on the map, no edge joins two spokes of "Internal DNS": they join the hidden hub, drawn as a ghost', async () => {
+    const { page } = await openMap();
+    const dns = net.dependencies['Internal DNS'].id;
+    const hub = net.services['dns-01/unbound']!;
+    await waitFor('the ghost drawn', async () => !!(await mapSnapshot(page))[`ghost:${hub}`]);
+    const drawn = await mapSnapshot(page);
+    expect(drawn[`ghost:${hub}`]!.classes).to.include('ghost');
+    const edges = Object.keys(drawn).filter((id) => id.startsWith(`dependency:${dns}:`));
+    expect(edges).to.have.length(4);
+    const spokes = new Set(['mail-01/postfix', 'ldap-01/openldap', 'mon-01/zabbix', 'ci-01/jenkins'].map((k) => net.services[k]));
+    for (const id of edges) {
+      const [, , from, to] = id.split(':');
+      expect(from, id).to.equal(hub);
+      expect(spokes.has(to!), id).to.equal(true);
+      expect(drawn[id]!.classes).to.include('to-ghost');
+    }
+    expectNoProblems(w!);
+  });
+
+  it('the details panel lists the host\'s dependencies: name, kind, its role, the other members', async () => {
+    const { page } = await openMap();
+    await page.fill('#host-search', 'mail-01');
+    await page.press('#host-search', 'Enter');
+    await page.waitForSelector('#details .host-details');
+    await page.waitForFunction(() => document.querySelector('#details')?.textContent?.includes('Dependencies'));
+    const rows = await page.$$eval('#details section', (sections) => {
+      const deps = sections.find((s) => s.querySelector('h3')?.textContent === 'Dependencies');
+      return [...(deps?.querySelectorAll('tbody tr') ?? [])].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+    });
+    const byName = new Map(rows.map((r) => [r[0], r]));
+    expect(byName.get('Internal DNS')).to.deep.equal(['Internal DNS', 'hub and spoke', 'spoke', 'unbound · dns-01, openldap · ldap-01, zabbix · mon-01, jenkins · ci-01']);
+    expect(byName.get('Directory')!.slice(1, 3)).to.deep.equal(['hub and spoke', 'spoke']);
+    expect(byName.get('Metrics')!.slice(1, 3)).to.deep.equal(['hub and spoke', 'spoke']);
+    expect(rows).to.have.length(3);
+    expectNoProblems(w!);
+  });
+
+  it('the office\'s quiet workstations are one summary node, listed one by one, that a click opens in place', async () => {
+    const { page } = await openMap();
+    const office = net.subnets.office.id;
+    const summary = `summary:${office}`;
+    const ws = net.hosts['ws-001'];
+    const wsNode = `ip_address:${ws.ip_addresses[0].id}`;
+    let drawn = await mapSnapshot(page);
+    expect(drawn[summary]).to.include({ kind: 'summary', label: '96 hosts · 10.10.1.0/24' });
+    expect(drawn[wsNode]).to.equal(undefined);
+    // Still in the accessible list, and found by search.
+    await page.fill('#host-search', 'ws-042');
+    expect(await page.$$eval('#host-list .host-entry', (els) => els.map((e) => e.firstChild!.textContent!.trim()))).to.deep.equal(['ws-042']);
+    await page.fill('#host-search', '');
+    await page.mouse.click(drawn[summary]!.screenX, drawn[summary]!.screenY);
+    await waitFor('the workstations drawn', async () => !!(await mapSnapshot(page))[wsNode]);
+    drawn = await mapSnapshot(page);
+    expect(drawn[summary]).to.equal(undefined);
+    expect(new URL(page.url()).searchParams.get('expand')).to.equal(summary);
+    expectNoProblems(w!);
+  });
+});
