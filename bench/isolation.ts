@@ -17,7 +17,7 @@
 // the bench. The rate limiter runs on its test clock, advanced by a minute every 250 ms: its buckets stay
 // full (the other benches replace it; here it is another process). Result: bench/results/isolation-<stamp>.json.
 // Environment: ISO_HOSTS, ISO_B_HOSTS, ISO_PHASE_SECONDS, ISO_LOOPS, ISO_TIMEOUT_SECONDS, BENCH_KEEP=1.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -329,7 +329,7 @@ async function main() {
       other_org_within_20_percent: Object.fromEntries(otherOrg.map((k) => [k, { p50: ratios[k]!.p50, p99: ratios[k]!.p99, met: ratios[k]!.p50 <= TARGETS.otherOrgRatio && ratios[k]!.p99 <= TARGETS.otherOrgRatio }])),
     };
     const result = {
-      stamp, machine: { cpus: os.cpus().length, node: process.version, load_average_at_start: load, load_average_after_idle: phaseLoad[0], load_average_after_loaded: phaseLoad[1] },
+      stamp, commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim(), machine: { cpus: os.cpus().length, node: process.version, load_average_at_start: load, load_average_after_idle: phaseLoad[0], load_average_after_loaded: phaseLoad[1] },
       config: { ...CFG, max_nodes: MAX_NODES, a_view: { nodes: bigView.nodes.length, edges: bigView.edges.length, hosts: CFG.hosts, dependencies: 2, dependency_members: 1000 } },
       org_a_alone: solo,
       idle, loaded, ratios, targets, api_event_loop_delay_ms: { idle: idleLoop, loaded: loadedLoop },
