@@ -1631,7 +1631,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** What changed in a view between two instants (to: now by default): nodes and edges added, removed, changed (field by field) */
+        /** What changed in a view between two instants (to: now by default; from, or last_changes: just before the last N changes): nodes and edges added, removed, changed (field by field) */
         get: operations["getTopologyDiff"];
         put?: never;
         post?: never;
@@ -1648,7 +1648,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks), one layout for all */
+        /** A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks: at most 200, fewer for a large view; past that the changes grouped into buckets, tick_changes counting each), one layout for all */
         get: operations["getTopologyTimeline"];
         put?: never;
         post?: never;
@@ -2434,7 +2434,10 @@ export type components = {
             view: string;
             from: string;
             to: string;
+            /** @description `from`, then the instants to show: every change instant while there are at most 199; past that (or past the bound of 1,000,000 element rows drawn over all ticks, which a large view reaches sooner) the change instants grouped into buckets cut at the longest pauses (a bulk import stays one bucket), each tick being the state at the end of its bucket */
             ticks: string[];
+            /** @description Parallel to ticks: how many change instants (one per write transaction) each tick stands for; 0 for `from`; they sum to the changes in (from, to] */
+            tick_changes: number[];
             digest: string;
             nodes: unknown[];
             edges: unknown[];
@@ -9473,13 +9476,12 @@ export interface operations {
                 tag_ids?: string[] | string;
                 /** @description The include hidden */
                 include_hidden?: boolean;
-                /**
-                 * @description The from
-                 * @example 2026-11-01T12:00:00Z
-                 */
-                from: string;
+                /** @description The earlier instant (or last_changes) */
+                from?: string;
                 /** @description The to */
                 to?: string;
+                /** @description Instead of from: compare the state just before the network's last N change instants (up to `to`; one per write transaction) with `to`. The answer's `from` is that instant. */
+                last_changes?: number;
             };
             header?: never;
             path?: never;

@@ -1,6 +1,6 @@
 import { defineRoutes } from '../../http/pipeline.js';
 import { diffQuery, diffResponse, exportQuery, pinsResponse, positionsBody, timelineQuery, timelineResponse, topologyQuery, topologyResponse, unpinQuery } from './schemas.js';
-import { pinService, topologyService, type IntervalQuery, type TopologyQuery } from './service.js';
+import { MAX_TICKS, pinService, topologyService, type IntervalQuery, type TopologyQuery } from './service.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 
 export const topologyRoutes = defineRoutes([
@@ -12,13 +12,13 @@ export const topologyRoutes = defineRoutes([
   },
   {
     operationId: 'getTopologyDiff', method: 'get', path: '/api/v1/topology/diff', group: 'Topology', auth: 'Viewer',
-    summary: 'What changed in a view between two instants (to: now by default): nodes and edges added, removed, changed (field by field)',
+    summary: 'What changed in a view between two instants (to: now by default; from, or last_changes: just before the last N changes): nodes and edges added, removed, changed (field by field)',
     query: diffQuery, response: diffResponse,
-    handler: ({ db, scope, query }) => topologyService.diff(db, scope, query as IntervalQuery),
+    handler: ({ db, scope, query }) => topologyService.diff(db, scope, query as Omit<IntervalQuery, 'from'> & { from?: string }),
   },
   {
     operationId: 'getTopologyTimeline', method: 'get', path: '/api/v1/topology/timeline', group: 'Topology', auth: 'Viewer',
-    summary: 'A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks), one layout for all',
+    summary: `A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks: at most ${MAX_TICKS}, fewer for a large view; past that the changes grouped into buckets, tick_changes counting each), one layout for all`,
     query: timelineQuery, response: timelineResponse,
     handler: ({ db, scope, query, services }) => topologyService.timeline(db, scope, query as IntervalQuery, services.queues.topologyLayout),
   },

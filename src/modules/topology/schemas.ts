@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { at, body, commaList, idList, uuid } from '../../http/schemas.js';
 import { MAX_NODES_CAP, VIEWS } from './graph.js';
+import { MAX_TICKS, TIMELINE_MAX_DRAWN } from './service.js';
 
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -66,12 +67,16 @@ const filters = {
 };
 
 /** `from` strictly before `to` (400 otherwise); `to` defaults to now. */
-const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from: string; to?: string }, helpers) => {
-  if (q.to && Date.parse(q.from) >= Date.parse(q.to)) return helpers.message({ custom: "'from' must be before 'to'" });
+const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from?: string; to?: string }, helpers) => {
+  if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) return helpers.message({ custom: "'from' must be before 'to'" });
   return q;
 });
 
-export const diffQuery = interval(Joi.object({ ...filters, from: at().required(), to: at() }));
+export const diffQuery = interval(Joi.object({
+  ...filters, from: at().description('The earlier instant (or last_changes)'), to: at(),
+  last_changes: Joi.number().integer().min(1).max(10_000)
+    .description('Instead of from: compare the state just before the network\'s last N change instants (up to `to`; one per write transaction) with `to`. The answer\'s `from` is that instant.'),
+}).xor('from', 'last_changes'));
 export const timelineQuery = interval(Joi.object({
   ...filters, from: at().required(), to: at(),
   // The union is shaped as the view is (its biggest containers collapsed), so a long history of a large network stays drawable.
@@ -92,6 +97,8 @@ export const diffResponse = Joi.object({
   network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), nodes: changeSet, edges: changeSet,
 }).label('TopologyDiff');
 export const timelineResponse = Joi.object({
-  network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), ticks: Joi.array().items(Joi.string()),
+  network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(),
+  ticks: Joi.array().items(Joi.string()).description(`\`from\`, then the instants to show: every change instant while there are at most ${MAX_TICKS - 1}; past that (or past the bound of ${TIMELINE_MAX_DRAWN.toLocaleString('en')} element rows drawn over all ticks, which a large view reaches sooner) the change instants grouped into buckets cut at the longest pauses (a bulk import stays one bucket), each tick being the state at the end of its bucket`),
+  tick_changes: Joi.array().items(Joi.number().integer()).description('Parallel to ticks: how many change instants (one per write transaction) each tick stands for; 0 for `from`; they sum to the changes in (from, to]'),
   digest: Joi.string(), nodes: Joi.array(), edges: Joi.array(), layout: Joi.object().unknown(true), filtered_out: Joi.object().unknown(true),
 }).label('TopologyTimeline');

@@ -201,20 +201,50 @@ const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services
 export const MAX_TICKS = 200;
 export const TIMELINE_MAX_DRAWN = 1_000_000;
 
+/** A tick of a timeline: the state at `tick`, the end of a bucket of `changes` change instants (`first_us`..`last_us`, epoch µs). */
+export interface ChangeBucket { tick: string; changes: number; first_us: number; last_us: number }
+
 /**
- * The instants in (from, to] at which anything of the network changed: every state that began or
- * ended then, in every table (one statement, on the history tables' network indexes).
+ * The instants in (from, to] at which anything of the network changed (every state that began or
+ * ended then, in every table; one write transaction is one instant), grouped into at most
+ * `buckets` buckets cut at the longest pauses between consecutive instants: a burst of changes (a
+ * bulk import, a discovery batch) stays one bucket. One statement on the history tables' network
+ * indexes; only the buckets leave PostgreSQL, however many instants there are.
  */
-async function changeInstants(db: Db, networkId: string, from: string, to: string): Promise<string[]> {
+async function changeBuckets(db: Db, networkId: string, from: string, to: string, buckets: number): Promise<ChangeBucket[]> {
   const parts = INVENTORY_TABLES.flatMap((t) => [
     `select valid_from as t from ${t}_history where network_id = ? and valid_from > ? and valid_from <= ?`,
     `select valid_to from ${t}_history where network_id = ? and valid_to > ? and valid_to <= ?`,
   ]);
-  const rows = await db.query<{ t: string }>(
-    `select distinct to_char(t at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, t as raw from (${parts.join(' union ')}) x order by raw limit ${MAX_TICKS + 1}`,
-    parts.flatMap(() => [networkId, from, to]),
+  const us = (t: string) => `(extract(epoch from ${t}) * 1000000)::bigint::text`;
+  const rows = await db.query<{ tick: string; changes: number; first_us: string; last_us: string }>(
+    `with i as (select distinct t from (${parts.join(' union all ')}) x),
+          g as (select t, t - lag(t) over (order by t) as pause from i),
+          cut as (select t from g where pause is not null order by pause desc, t limit ?),
+          b as (select g.t, count(cut.t) over (order by g.t) as bucket from g left join cut on cut.t = g.t)
+     select ${US('max(t)')} as tick, count(*)::int as changes, ${us('min(t)')} as first_us, ${us('max(t)')} as last_us
+     from b group by bucket order by bucket`,
+    [...parts.flatMap(() => [networkId, from, to]), Math.max(0, buckets - 1)],
   );
-  return rows.map((r) => r.t);
+  return rows.map((r) => ({ tick: r.tick, changes: r.changes, first_us: Number(r.first_us), last_us: Number(r.last_us) }));
+}
+
+/**
+ * Consecutive buckets merged into at most `max`, cut at the longest pauses between them (the rule
+ * of changeBuckets, so merging its answer equals asking it for `max` buckets). Pure.
+ */
+export function mergeBuckets(buckets: ChangeBucket[], max: number): ChangeBucket[] {
+  if (buckets.length <= max) return buckets;
+  const pauses = buckets.slice(1).map((b, i) => ({ at: i + 1, pause: b.first_us - buckets[i]!.last_us, t: b.first_us }));
+  pauses.sort((a, b) => b.pause - a.pause || a.t - b.t);
+  const cuts = new Set(pauses.slice(0, Math.max(0, max - 1)).map((p) => p.at));
+  const merged: ChangeBucket[] = [];
+  buckets.forEach((b, i) => {
+    const last = merged[merged.length - 1];
+    if (last && !cuts.has(i)) Object.assign(last, { tick: b.tick, changes: last.changes + b.changes, last_us: b.last_us });
+    else merged.push({ ...b });
+  });
+  return merged;
 }
 
 export interface TopologyQuery {
@@ -259,33 +289,49 @@ async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
 }
 
 export interface IntervalQuery {
-  network_id: string; view: View; from: string; to?: string; tag_ids?: string[]; include_hidden: boolean;
+  network_id: string; view: View; from: string; to?: string;
+  /** The diff's window by changes instead of `from` (schemas.ts diffQuery: one of the two). */
+  last_changes?: number; tag_ids?: string[]; include_hidden: boolean;
   /** The timeline's shaping (as the view's): its union's biggest containers collapsed. The diff compares everything. */
   max_nodes?: number; expand?: string[];
 }
 
-/** The union of a view over [from, to]: every node and edge with its intervals, and the ticks. */
+/**
+ * The union of a view over [from, to]: every node and edge with its intervals, and the ticks: `from`,
+ * then one per bucket of change instants (the state at the bucket's end), each with its count of
+ * changes (`tick_changes`, 0 for `from`). Every instant is its own tick while they fit the budget;
+ * past it they are grouped, into fewer buckets when the view is large (ticks × element rows ≤
+ * TIMELINE_MAX_DRAWN), so a long or busy history is drawn coarser instead of refused.
+ */
 export async function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
-  const instants = await changeInstants(db, q.network_id, q.from, q.to);
-  if (instants.length > MAX_TICKS) {
-    throw new AppError('validation_failed', { field: 'from', reason: `the network changed more than ${MAX_TICKS} times in this interval: choose a shorter one` });
-  }
-  const ticks = [q.from, ...instants.filter((t) => t !== q.from)];
+  const buckets = await changeBuckets(db, q.network_id, q.from, q.to, MAX_TICKS - 1);
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
+  const all = await readSpan(db, organizationId, q.network_id, [from, buckets.at(-1)?.tick ?? from]);
+  // The rows valid anywhere in the span bound each tick's drawing, so this many ticks stay within the bound.
+  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elementRows(all))));
+  if (fit < 2 && buckets.length) {
+    throw new AppError('validation_failed', {
+      field: 'from',
+      reason: `this view holds ${elementRows(all)} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
+    });
+  }
+  const grouped = mergeBuckets(buckets, fit - 1);
+  const ticks = [q.from, ...grouped.map((b) => b.tick)];
   const tickRows = [from, ...ticks.slice(1)];
-  const all = await readSpan(db, organizationId, q.network_id, tickRows);
   const union = await cpuPool().run(organizationId, 'timeline', {
-    all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER },
+    // expand also opens l3's summaries (graph.ts quietFolds), which the drawing itself decides.
+    all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, expand: q.expand },
     maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN,
   }, elementRows(all) * ticks.length);
   if ('refused' in union) {
+    // Not reached while `fit` bounds the ticks (kept as the thread's own guard).
     throw new AppError('validation_failed', {
       field: 'from',
       reason: `this timeline would draw ${union.refused} elements (${ticks.length} instants × the elements at each), more than ${TIMELINE_MAX_DRAWN}: choose a shorter interval, filter by tag_ids or read another view`,
     });
   }
-  return { ticks, ...union };
+  return { ticks, tick_changes: [0, ...grouped.map((b) => b.changes)], ...union };
 }
 
 /** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
@@ -367,6 +413,24 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
   return [...compare];
 }
 
+/**
+ * The instant just before the network's last `n` change instants up to `to` (1 µs before the
+ * earliest of them: the state then holds every earlier change), or just before `to` when nothing
+ * changed: a diff's default window, sized by changes rather than by time.
+ */
+async function beforeLastChanges(db: Db, networkId: string, to: string, n: number): Promise<string> {
+  const parts = INVENTORY_TABLES.flatMap((t) => [
+    `(select valid_from as t from ${t}_history where network_id = ? and valid_from <= ? order by valid_from desc limit ${n})`,
+    `(select valid_to from ${t}_history where network_id = ? and valid_to <= ? order by valid_to desc limit ${n})`,
+  ]);
+  const row = await db.one<{ from: string }>(
+    `select ${US(`(coalesce(min(t), ?::timestamptz) - interval '1 microsecond')`)} as from
+     from (select distinct t from (${parts.join(' union all ')}) x order by t desc limit ${n}) y`,
+    [to, ...parts.flatMap(() => [networkId, to])],
+  );
+  return row!.from;
+}
+
 /** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
 async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
   const both = await readSnapshot(db, organizationId, q.network_id, instants, hostIds);
@@ -374,12 +438,14 @@ async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, ins
 }
 
 export const topologyService = {
-  async diff(db: Db, scope: Scope, q: IntervalQuery) {
-    await networkService.assertFilterable(db, scope, q.network_id, q.to); // the network as of the interval's end
+  async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }) {
+    await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
     return readTransaction(db, async (tx) => {
-      const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      const hostIds = await hostsToCompare(tx, scope.organizationId, q, q.from, to);
-      return { network_id: q.network_id, view: q.view, from: q.from, to, ...(await drawForDiff(tx, scope.organizationId, q, [q.from, to], hostIds)) };
+      const to = query.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
+      const from = query.from ?? (await beforeLastChanges(tx, query.network_id, to, query.last_changes!));
+      const q = { ...query, from };
+      const hostIds = await hostsToCompare(tx, scope.organizationId, q, from, to);
+      return { network_id: q.network_id, view: q.view, from, to, ...(await drawForDiff(tx, scope.organizationId, q, [from, to], hostIds)) };
     });
   },
 
@@ -394,7 +460,7 @@ export const topologyService = {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
       tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, timeline: { from: q.from, to: union.to },
     }, new Set(union.nodes.map((n) => n.id)));
-    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, digest: union.digest, nodes: union.nodes, edges: union.edges, layout, filtered_out: union.filtered_out };
+    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, tick_changes: union.tick_changes, digest: union.digest, nodes: union.nodes, edges: union.edges, layout, filtered_out: union.filtered_out };
   },
 
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
