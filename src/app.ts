@@ -107,7 +107,8 @@ export function buildApp(services: Services): Koa {
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(webApp()); // the web application's pages and assets (dist/web)
   app.use(apiDocs('Network inventory API')); // /api/docs: Swagger UI over /api/openapi.json
-  app.use(koaBody({ json: true, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
+  // koa-body's JSON types and the PATCH one (RFC 7396); each route then checks which types it takes.
+  app.use(koaBody({ json: true, jsonTypes: ['application/json', 'application/merge-patch+json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'], jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
   app.use(bodyDepthLimit()); // at most 32 levels of arrays and objects
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
   app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));

@@ -193,7 +193,7 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
         ...schemas.parameters(r.params, 'path'), ...schemas.parameters(r.query, 'query'),
         ...(r.status === 201 && r.auth !== 'public' && r.auth !== 'daemon' ? [IDEMPOTENCY_PARAMETER] : []),
       ],
-      requestBody: r.body ? { required: true, content: { 'application/json': { schema: schemas.convert(r.body) } } } : undefined,
+      requestBody: r.body ? { required: true, content: mediaTypes(r.consumes ?? ['application/json'], schemas.convert(r.body)) } : undefined,
       responses: {
         [String(r.status ?? 200)]: { description: 'Success', content },
         ...errors,
@@ -246,6 +246,9 @@ export function buildOpenApi(routes: RouteDef[], config: AppConfig) {
     },
   };
 }
+
+/** One schema under each media type a body may have (a PATCH: merge patch, or plain JSON). */
+const mediaTypes = (types: string[], schema: Json) => Object.fromEntries(types.map((type) => [type, { schema }]));
 
 /** Creates accept it (src/core/idempotency.ts). */
 const IDEMPOTENCY_PARAMETER = {

@@ -54,6 +54,8 @@ interface RouteBase {
   cursorPaged?: boolean;
   /** The route answers a file or a stream of these media types, not the JSON envelope. */
   produces?: string[];
+  /** The media types the body may have (application/json when not given). */
+  consumes?: string[];
   /** Error statuses beyond the ones its declaration implies (410: an event cursor past retention). */
   errors?: number[];
   /** Exempt from the rate limiter (health, version). */
@@ -154,7 +156,11 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const run = scope?.kind === 'daemon' && route.auth !== 'daemon' && route.auth !== 'public' && route.daemon
         ? { ...route, ...route.daemon }
         : route;
-      if (run.body && hasBody(ctx) && !ctx.is('application/json')) throw new AppError('unsupported_media_type');
+      if (run.body && hasBody(ctx) && !ctx.is(...(route.consumes ?? ['application/json']))) {
+        throw route.consumes
+          ? new AppError('unsupported_media_type', { accepted: route.consumes.join(', ') }, `Request body must be ${route.consumes.join(' or ')}`)
+          : new AppError('unsupported_media_type');
+      }
       // A daemon speaking with an alias (its own id was another organization's): its id is its
       // row's id inside, and its own id again in every answer.
       const alias = scope?.kind === 'daemon' ? scope.daemonAlias : undefined;

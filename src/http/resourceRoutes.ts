@@ -1,6 +1,6 @@
 // The six routes every history-bearing resource has (list, create, get, replace, delete, history),
-// declared once. A module states its path, schemas, roles and service; `extend` adds per-route
-// specifics (a daemon variant, a longer summary).
+// declared once, and PATCH where the resource says how to lock its row. A module states its path,
+// schemas, roles and service; `extend` adds per-route specifics (a daemon variant, a longer summary).
 import Joi from 'joi';
 import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
@@ -8,7 +8,9 @@ import type { Role } from '../core/scope.js';
 import type { ProtectedRoute, RequestInput, RouteDef } from './pipeline.js';
 import { csvColumns, csvExport } from './csv.js';
 import type { Page } from './envelope.js';
+import { applyMergePatch, MERGE_PATCH_TYPES, mergePatchBody } from './mergePatch.js';
 import { at, idParams, uuid } from './schemas.js';
+import { fromJoi } from './validation.js';
 
 export interface ResourceService {
   list(db: Db, scope: Scope, query: Record<string, any>): Promise<unknown>;
@@ -20,7 +22,7 @@ export interface ResourceService {
 }
 
 type BulkOperation = 'bulkDelete' | 'exportCsv';
-type Operation = 'list' | 'create' | 'get' | 'update' | 'remove' | 'history' | BulkOperation;
+type Operation = 'list' | 'create' | 'get' | 'update' | 'patch' | 'remove' | 'history' | BulkOperation;
 
 export interface ResourceDef {
   /** Collection path, e.g. `/api/v1/ports`. */
@@ -37,6 +39,11 @@ export interface ResourceDef {
   writeRole: Role;
   /** Writes change the whole organization (tags, networks): refused to network-limited keys. */
   organizationWide?: boolean;
+  /**
+   * Reads the resource's row locked until the transaction ends (404 / 403 as a get): given, the
+   * resource also answers PATCH, whose read, merge and write then look like one write to the others.
+   */
+  lock?: (db: Db, scope: Scope, id: string) => Promise<unknown>;
   extend?: Partial<Record<Operation, Partial<ProtectedRoute>>>;
 }
 
@@ -44,7 +51,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   const { path, group, noun, service: s, schemas } = r;
   const [one, many] = r.entity;
   const item = `${path}/:id`;
-  const routes: Record<Exclude<Operation, BulkOperation>, ProtectedRoute> = {
+  const routes: Record<Exclude<Operation, BulkOperation | 'patch'>, ProtectedRoute> = {
     list: {
       operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
       query: schemas.list, response: schemas.response,
@@ -77,8 +84,59 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   };
   if (r.organizationWide) for (const op of ['create', 'update', 'remove'] as const) routes[op].organizationWide = true;
   const declared = (Object.keys(routes) as Array<keyof typeof routes>).map((op) => ({ ...routes[op], ...r.extend?.[op] }) as RouteDef);
+  if (r.lock) {
+    const patch = patchRoute({ ...r, lock: r.lock, get: (db, scope, id) => s.get(db, scope, id), update: (db, scope, id, body) => s.update(db, scope, id, body) });
+    declared.splice(declared.findIndex((d) => d.operationId === `update${one}`) + 1, 0, { ...patch, ...r.extend?.patch } as RouteDef);
+  }
   const [bulkDelete, exportCsv] = bulkRoutes(declared, { ...r, list: (db, scope, q) => s.list(db, scope, q), remove: (db, scope, id) => s.remove(db, scope, id) });
   return [...declared, { ...bulkDelete, ...r.extend?.bulkDelete }, { ...exportCsv, ...r.extend?.exportCsv }] as RouteDef[];
+}
+
+const VALIDATION = { abortEarly: false, convert: true, errors: { wrap: { label: false } } } as const;
+
+interface PatchDef {
+  path: string;
+  group: string;
+  entity: [string, string];
+  noun: string;
+  schemas: { update: Joi.Schema; response: Joi.Schema };
+  writeRole: Role;
+  organizationWide?: boolean;
+  lock: (db: Db, scope: Scope, id: string) => Promise<unknown>;
+  get: (db: Db, scope: Scope, id: string) => Promise<unknown>;
+  update: (db: Db, scope: Scope, id: string, body: any) => Promise<unknown>;
+  /**
+   * Fields the update leaves as they are when not sent (a host's ip_addresses, ports, services):
+   * a patch without them omits them, so the update does not rewrite the same lists.
+   */
+  keptUnlessSent?: string[];
+}
+
+/**
+ * `PATCH path/:id` with a JSON merge patch (RFC 7396): in one transaction the resource is read
+ * locked, the patch merged into it, the result validated by the update schema (a field that is
+ * required stays required: `"name": null` is 400) and written by the resource's own update, so a
+ * PATCH keeps its rules, its history state and `expected_updated_at` (409 when stale).
+ */
+export function patchRoute(r: PatchDef): ProtectedRoute {
+  const update = r.schemas.update;
+  if (update.type !== 'object') throw new Error(`patchRoute: the update schema of ${r.path} is not an object`);
+  // Only the fields a PUT takes are carried over from the read (not updated_at, source…).
+  const writable = new Set(Object.keys((update.describe().keys ?? {}) as object));
+  return {
+    operationId: `patch${r.entity[0]}`, method: 'patch', path: `${r.path}/:id`, group: r.group, auth: r.writeRole, organizationWide: r.organizationWide,
+    summary: `Change some fields of ${r.noun} (JSON merge patch, RFC 7396: fields left out are kept; \`expected_updated_at\` as for PUT)`,
+    params: idParams, body: mergePatchBody(update as Joi.ObjectSchema), consumes: MERGE_PATCH_TYPES, response: r.schemas.response,
+    handler: ({ db, scope, params, body }) => db.transaction(async (tx) => {
+      await r.lock(tx, scope, params.id);
+      const current = await r.get(tx, scope, params.id) as Record<string, unknown>;
+      const base = Object.fromEntries(Object.entries(current)
+        .filter(([key]) => writable.has(key) && !(r.keptUnlessSent?.includes(key) && !(key in body))));
+      const { error, value } = update.validate(applyMergePatch(base, body), VALIDATION);
+      if (error) throw fromJoi(error, 'body', update);
+      return r.update(tx, scope, params.id, value);
+    }),
+  };
 }
 
 /** `POST …/bulk-delete` takes `{ids}` or (as Scanopy's clients send) the bare list. */

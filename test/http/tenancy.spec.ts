@@ -296,6 +296,7 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /api/v1/networks': { role: 'Admin', organizationWide: true, status: 201, creates: 'network', body: () => ({ name: uniq('net') }) },
   'GET /api/v1/networks/:id': { role: 'Viewer', id: 'network', outside: 'Network' },
   'PUT /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
+  'PATCH /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
   'DELETE /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', outside: 'Network' },
   'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
   'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network', { organizationWide: true }),
@@ -314,6 +315,7 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /api/v1/tags': { role: 'Admin', organizationWide: true, status: 201, creates: 'tag', body: () => ({ name: uniq('tag'), color: 'Blue' }) },
   'GET /api/v1/tags/:id': { role: 'Viewer', id: 'tag' },
   'PUT /api/v1/tags/:id': { role: 'Admin', organizationWide: true, id: 'tag', body: () => ({ name: uniq('tag'), color: 'Red' }) },
+  'PATCH /api/v1/tags/:id': { role: 'Admin', organizationWide: true, id: 'tag', body: () => ({ color: 'Green' }) },
   'DELETE /api/v1/tags/:id': { role: 'Admin', organizationWide: true, id: 'tag' },
   'GET /api/v1/tags/:id/history': { role: 'Viewer', id: 'tag' },
   'POST /api/v1/tags/bulk-delete': bulkDelete('/api/v1/tags', 'tag', 'Admin', undefined, { organizationWide: true }),
@@ -338,10 +340,12 @@ const FIXTURES: Record<string, Fixture> = {
   ...inventory('/api/v1/subnets', 'subnet', 'Subnet',
     { body: (p) => ({ cidr: freshCidr(), name: uniq('lan'), network_id: p.network }), outside: 'Network' },
     (p) => ({ cidr: p.cidr, name: uniq('lan') })),
+  'PATCH /api/v1/subnets/:id': { role: 'Member', id: 'subnet', body: () => ({ name: uniq('lan') }), outside: 'Subnet' },
 
   ...inventory('/api/v1/hosts', 'host', 'Host',
     { body: (p) => ({ name: uniq('host'), network_id: p.network }), outside: 'Network' },
     (p) => ({ id: p.host, name: uniq('host'), hidden: false, tags: [] })),
+  'PATCH /api/v1/hosts/:id': { role: 'Member', id: 'host', body: () => ({ name: uniq('host') }), outside: 'Host' },
 
   ...inventory('/api/v1/ip-addresses', 'ipAddress', 'IPAddress',
     { body: (p) => ({ host_id: p.host, subnet_id: p.subnet, ip_address: ipIn(p) }), outside: 'Host' },
@@ -369,6 +373,7 @@ const FIXTURES: Record<string, Fixture> = {
       name: uniq('dep'), network_id: p.network, color: 'Teal', dependency_type: 'RequestPath', edge_style: 'Straight',
       members: { type: 'Services', service_ids: [p.service] }, tags: [],
     })),
+  'PATCH /api/v1/dependencies/:id': { role: 'Member', id: 'dependency', body: () => ({ name: uniq('dep') }), outside: 'Dependency' },
 
   // Daemons: Viewer reads, Admin manages (decisions §2, §7).
   'GET /api/v1/daemons': { role: 'Viewer', query: net, outside: 'Network' },

@@ -1,9 +1,11 @@
 import { resourceRoutes } from '../../http/resourceRoutes.js';
 import { dependencyCreate, dependencyListQuery, dependencyResponse, dependencyUpdate } from './schemas.js';
 import { dependencyService } from './service.js';
+import { dependencyTable } from './table.js';
 
 export const dependencyRoutes = resourceRoutes({
   path: '/api/v1/dependencies', group: 'Dependencies', entity: ['Dependency', 'Dependencies'], noun: 'a dependency', service: dependencyService, writeRole: 'Member',
+  lock: (db, scope, id) => dependencyTable.get(db, scope, id, undefined, true),
   schemas: { list: dependencyListQuery, create: dependencyCreate, update: dependencyUpdate, response: dependencyResponse },
   extend: {
     list: { summary: 'List dependencies (filters network_id, dependency_type; `at` for a past instant)' },

@@ -1,10 +1,11 @@
 import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
-import { bulkRoutes } from '../../http/resourceRoutes.js';
+import { bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
 import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
 import { hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
+import { hostTable } from './table.js';
 
 const hostRoutesDeclared = defineRoutes([
   {
@@ -28,6 +29,17 @@ const hostRoutesDeclared = defineRoutes([
     summary: 'Replace a host; ip_addresses, ports and services lists, when given, are synced (one transaction)',
     params: idParams, body: hostUpdate, response: hostResponse,
     handler: ({ db, scope, params, body }) => hostService.update(db, scope, params.id, body),
+  },
+  {
+    ...patchRoute({
+      path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], noun: 'a host', writeRole: 'Member',
+      schemas: { update: hostUpdate, response: hostResponse },
+      lock: (db, scope, id) => hostTable.get(db, scope, id, undefined, true),
+      get: (db, scope, id) => hostService.get(db, scope, id),
+      update: (db, scope, id, body) => hostService.update(db, scope, id, body),
+      keptUnlessSent: ['ip_addresses', 'ports', 'services'],
+    }),
+    summary: 'Change some fields of a host (JSON merge patch, RFC 7396: fields left out are kept); ip_addresses, ports or services sent replace that list, left out (or null) it is kept',
   },
   {
     operationId: 'deleteHost', method: 'delete', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Member', summary: 'Delete a host and its children', params: idParams,

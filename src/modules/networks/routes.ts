@@ -2,11 +2,12 @@ import { resourceRoutes } from '../../http/resourceRoutes.js';
 import { idParams } from '../../http/schemas.js';
 import type { RouteDef } from '../../http/pipeline.js';
 import { networkDeleteQuery, networkListQuery, networkResponse, networkRestoreQuery, networkRestoreResponse, networkWrite } from './schemas.js';
-import { networkService } from './service.js';
+import { networkService, networkTable } from './service.js';
 
 export const networkRoutes: RouteDef[] = [
   ...resourceRoutes({
     path: '/api/v1/networks', group: 'Networks', entity: ['Network', 'Networks'], noun: 'a network', service: networkService, writeRole: 'Admin', organizationWide: true,
+    lock: (db, scope, id) => networkTable.get(db, scope, id, undefined, true),
     schemas: { list: networkListQuery, create: networkWrite, update: networkWrite, response: networkResponse },
     extend: {
       list: { summary: 'List the networks the caller may see' },

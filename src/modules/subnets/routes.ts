@@ -4,9 +4,11 @@ import { daemonSubnetBody } from '../discovery/schemas.js';
 import { daemonContext, ingestSubnet } from '../discovery/ingest.js';
 import { subnetCreate, subnetListQuery, subnetResponse, subnetUpdate } from './schemas.js';
 import { subnetService } from './service.js';
+import { subnetTable } from './table.js';
 
 export const subnetRoutes = resourceRoutes({
   path: '/api/v1/subnets', group: 'Subnets', entity: ['Subnet', 'Subnets'], noun: 'a subnet', service: subnetService, writeRole: 'Member',
+  lock: (db, scope, id) => subnetTable.get(db, scope, id, undefined, true),
   schemas: { list: subnetListQuery, create: subnetCreate, update: subnetUpdate, response: subnetResponse },
   extend: {
     // A daemon gets every subnet of its network, unpaged (reference daemon-protocol §1.1 step 4).

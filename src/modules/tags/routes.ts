@@ -2,7 +2,7 @@ import { defineRoutes } from '../../http/pipeline.js';
 import { resourceRoutes } from '../../http/resourceRoutes.js';
 import { tagAssignment } from './assign.js';
 import { tagAssignBody, tagAssignResponse, tagBulkBody, tagBulkResponse, tagListQuery, tagResponse, tagWrite } from './schemas.js';
-import { tagService } from './service.js';
+import { tagService, tagTable } from './service.js';
 
 // The assignment routes come first: `/api/v1/tags/assign` would otherwise be taken for `/api/v1/tags/:id`.
 const assignmentRoutes = defineRoutes([
@@ -29,6 +29,7 @@ export const tagRoutes = [
   ...assignmentRoutes,
   ...resourceRoutes({
     path: '/api/v1/tags', group: 'Tags', entity: ['Tag', 'Tags'], noun: 'a tag', service: tagService, writeRole: 'Admin', organizationWide: true,
+    lock: (db, scope, id) => tagTable.get(db, scope, id, undefined, true),
     schemas: { list: tagListQuery, create: tagWrite, update: tagWrite, response: tagResponse },
     extend: {
       list: { summary: 'List the organization’s tags' },
