@@ -348,7 +348,8 @@ export type paths = {
         delete: operations["deleteNetwork"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change some fields of a network (JSON merge patch, RFC 7396: fields left out are kept; `expected_updated_at` as for PUT) */
+        patch: operations["patchNetwork"];
         trace?: never;
     };
     "/api/v1/networks/{id}/history": {
@@ -504,7 +505,8 @@ export type paths = {
         delete: operations["deleteTag"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change some fields of a tag (JSON merge patch, RFC 7396: fields left out are kept; `expected_updated_at` as for PUT) */
+        patch: operations["patchTag"];
         trace?: never;
     };
     "/api/v1/tags/{id}/history": {
@@ -592,7 +594,8 @@ export type paths = {
         delete: operations["deleteSubnet"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change some fields of a subnet (JSON merge patch, RFC 7396: fields left out are kept; `expected_updated_at` as for PUT) */
+        patch: operations["patchSubnet"];
         trace?: never;
     };
     "/api/v1/subnets/{id}/history": {
@@ -680,7 +683,8 @@ export type paths = {
         delete: operations["deleteHost"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change some fields of a host (JSON merge patch, RFC 7396: fields left out are kept); ip_addresses, ports or services sent replace that list, left out (or null) it is kept */
+        patch: operations["patchHost"];
         trace?: never;
     };
     "/api/v1/hosts/{id}/history": {
@@ -1225,7 +1229,8 @@ export type paths = {
         delete: operations["deleteDependency"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change some fields of a dependency (JSON merge patch, RFC 7396: fields left out are kept; `expected_updated_at` as for PUT) */
+        patch: operations["patchDependency"];
         trace?: never;
     };
     "/api/v1/dependencies/{id}/history": {
@@ -4007,6 +4012,76 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    patchNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "name": "web-01",
+                 *       "description": "Front web server"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Network"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getNetworkHistory: {
         parameters: {
             query?: never;
@@ -4593,6 +4668,81 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    patchTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    color?: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow" | null;
+                    is_application?: boolean | null;
+                    expected_updated_at?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "name": "web-01",
+                 *       "description": "Front web server",
+                 *       "color": "Blue"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    color?: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow" | null;
+                    is_application?: boolean | null;
+                    expected_updated_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Tag"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getTagHistory: {
         parameters: {
             query?: never;
@@ -4964,6 +5114,85 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    patchSubnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    /** @description An IPv4 or IPv6 network in CIDR notation */
+                    cidr?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    subnet_type?: "Internet" | "Remote" | "Gateway" | "VpnTunnel" | "Dmz" | "Lan" | "WiFi" | "IoT" | "Guest" | "DockerBridge" | "MacVlan" | "IpVlan" | "Management" | "Storage" | "Unknown" | "None" | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "cidr": "192.168.1.0/24",
+                 *       "name": "web-01",
+                 *       "description": "Front web server"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    /** @description An IPv4 or IPv6 network in CIDR notation */
+                    cidr?: string | null;
+                    name?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    subnet_type?: "Internet" | "Remote" | "Gateway" | "VpnTunnel" | "Dmz" | "Lan" | "WiFi" | "IoT" | "Guest" | "DockerBridge" | "MacVlan" | "IpVlan" | "Management" | "Storage" | "Unknown" | "None" | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Subnet"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -5490,6 +5719,197 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    patchHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /** Format: uuid */
+                    id?: string | null;
+                    name?: string | null;
+                    hidden?: boolean | null;
+                    tags?: string[] | null;
+                    hostname?: string | null;
+                    description?: string | null;
+                    virtualization?: {
+                        [key: string]: unknown;
+                    } | null;
+                    expected_updated_at?: string | null;
+                    credential_assignments?: ({
+                        /** Format: uuid */
+                        credential_id: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[] | null;
+                    ip_addresses?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        /** Format: uuid */
+                        subnet_id: string;
+                        ip_address: string & (unknown | unknown);
+                        mac_address?: string | null;
+                        name?: string | null;
+                        position?: number | null;
+                    }[] | null;
+                    ports?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        number: number;
+                        /** @enum {string} */
+                        protocol: "Tcp" | "Udp";
+                    }[] | null;
+                    services?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        name: string;
+                        service_definition: string;
+                        position?: number | null;
+                        /** @default [] */
+                        tags?: string[];
+                        virtualization?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @default [] */
+                        bindings?: {
+                            /**
+                             * Format: uuid
+                             * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                             */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "Port" | "IPAddress";
+                            /** Format: uuid */
+                            port_id?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                            /** Format: uuid */
+                            ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        }[];
+                    }[] | null;
+                };
+                /**
+                 * @example {
+                 *       "name": "web-01",
+                 *       "hostname": "web-01.lan",
+                 *       "description": "Front web server"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id?: string | null;
+                    name?: string | null;
+                    hidden?: boolean | null;
+                    tags?: string[] | null;
+                    hostname?: string | null;
+                    description?: string | null;
+                    virtualization?: {
+                        [key: string]: unknown;
+                    } | null;
+                    expected_updated_at?: string | null;
+                    credential_assignments?: ({
+                        /** Format: uuid */
+                        credential_id: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[] | null;
+                    ip_addresses?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        /** Format: uuid */
+                        subnet_id: string;
+                        ip_address: string & (unknown | unknown);
+                        mac_address?: string | null;
+                        name?: string | null;
+                        position?: number | null;
+                    }[] | null;
+                    ports?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        number: number;
+                        /** @enum {string} */
+                        protocol: "Tcp" | "Udp";
+                    }[] | null;
+                    services?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        name: string;
+                        service_definition: string;
+                        position?: number | null;
+                        /** @default [] */
+                        tags?: string[];
+                        virtualization?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @default [] */
+                        bindings?: {
+                            /**
+                             * Format: uuid
+                             * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                             */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "Port" | "IPAddress";
+                            /** Format: uuid */
+                            port_id?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                            /** Format: uuid */
+                            ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        }[];
+                    }[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Host"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -8013,6 +8433,105 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    patchDependency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    /** Format: uuid */
+                    network_id?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    color?: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow" | null;
+                    /** @enum {string|null} */
+                    dependency_type?: "RequestPath" | "HubAndSpoke" | null;
+                    /**
+                     * @description Step and SimpleBezier (Scanopy) are stored as SmoothStep and Bezier
+                     * @enum {string|null}
+                     */
+                    edge_style?: "Straight" | "SmoothStep" | "Bezier" | "Step" | "SimpleBezier" | null;
+                    members?: {
+                        [key: string]: unknown;
+                    } | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "name": "web-01",
+                 *       "description": "Front web server",
+                 *       "color": "Blue"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string | null;
+                    name?: string | null;
+                    /** Format: uuid */
+                    network_id?: string | null;
+                    description?: string | null;
+                    /** @enum {string|null} */
+                    color?: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow" | null;
+                    /** @enum {string|null} */
+                    dependency_type?: "RequestPath" | "HubAndSpoke" | null;
+                    /**
+                     * @description Step and SimpleBezier (Scanopy) are stored as SmoothStep and Bezier
+                     * @enum {string|null}
+                     */
+                    edge_style?: "Straight" | "SmoothStep" | "Bezier" | "Step" | "SimpleBezier" | null;
+                    members?: {
+                        [key: string]: unknown;
+                    } | null;
+                    tags?: string[] | null;
+                    expected_updated_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Dependency"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
