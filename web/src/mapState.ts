@@ -71,15 +71,33 @@ export function diffMarks(diff: TopologyDiff): Map<string, Mark> {
   return marks;
 }
 
-/** The diff as lines a person reads: what happened to which element, fields with before → after. */
-export function changeLines(diff: TopologyDiff, labelOf: (id: string) => string | undefined): Array<{ id: string; mark: Mark; text: string }> {
+/**
+ * The diff as lines a person reads: what happened to which element, fields with before → after.
+ * Tags by name (`tagName`: the organization's tags): a tag node's recolour or rename, and each tag
+ * id added to or removed from an element's `tags` as its own line.
+ */
+export function changeLines(diff: TopologyDiff, labelOf: (id: string) => string | undefined, tagName: (id: string) => string | undefined = () => undefined): Array<{ id: string; mark: Mark; text: string }> {
   const show = (v: unknown) => (Array.isArray(v) ? v.map((x) => (x && typeof x === 'object' && 'name' in x ? (x as { name: string }).name : String(x))).join(', ') || '(none)' : v === null || v === undefined ? '(none)' : String(v));
+  const named = (n: { kind: string; label: string }) => (n.kind === 'tag' ? `tag ${n.label}` : n.label);
+  const ids = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const lines: Array<{ id: string; mark: Mark; text: string }> = [];
-  for (const n of diff.nodes.added) lines.push({ id: n.id, mark: 'added', text: `${n.label} added` });
-  for (const n of diff.nodes.removed) lines.push({ id: n.id, mark: 'removed', text: `${n.label} removed` });
+  for (const n of diff.nodes.added) lines.push({ id: n.id, mark: 'added', text: `${named(n)} added` });
+  for (const n of diff.nodes.removed) lines.push({ id: n.id, mark: 'removed', text: `${named(n)} removed` });
   for (const c of diff.nodes.changed) {
-    const fields = Object.entries(c.changes).filter(([f]) => f !== 'label').map(([f, [a, b]]) => `${f}: ${show(a)} → ${show(b)}`);
-    lines.push({ id: c.id, mark: 'changed', text: `${labelOf(c.id) ?? c.id} changed (${fields.join('; ') || 'label'})` });
+    const label = labelOf(c.id) ?? c.id;
+    const { label: renamed, color, tags, ...rest } = c.changes;
+    if (c.kind === 'tag') {
+      const before = renamed ? String(renamed[0]) : label;
+      if (renamed) lines.push({ id: c.id, mark: 'changed', text: `tag ${before} renamed to ${String(renamed[1])}` });
+      if (color) lines.push({ id: c.id, mark: 'changed', text: `tag ${renamed ? String(renamed[1]) : label} recoloured ${show(color[0])} → ${show(color[1])}` });
+    } else if (color) rest.color = color;
+    if (tags) {
+      const [was, now] = [ids(tags[0]), ids(tags[1])];
+      for (const t of now.filter((x) => !was.includes(x))) lines.push({ id: c.id, mark: 'changed', text: `tag ${tagName(t) ?? t} added to ${label}` });
+      for (const t of was.filter((x) => !now.includes(x))) lines.push({ id: c.id, mark: 'changed', text: `tag ${tagName(t) ?? t} removed from ${label}` });
+    }
+    const fields = Object.entries(rest).map(([f, [a, b]]) => `${f}: ${show(a)} → ${show(b)}`);
+    if (fields.length || (renamed && c.kind !== 'tag') || !Object.keys(c.changes).length) lines.push({ id: c.id, mark: 'changed', text: `${label} changed (${fields.join('; ') || 'label'})` });
   }
   for (const e of diff.edges.added) if (e.kind !== 'same_host') lines.push({ id: e.id, mark: 'added', text: `${e.label ?? e.kind} link added` });
   for (const e of diff.edges.removed) if (e.kind !== 'same_host') lines.push({ id: e.id, mark: 'removed', text: `${e.label ?? e.kind} link removed` });

@@ -18,6 +18,10 @@ const LIVE_POLL_STREAMING_MS = 30_000;
 /** Changes come in bursts (a discovery batch): the graph is read once the burst has settled a little. */
 const CHANGE_SETTLE_MS = 300;
 const LAYOUT_POLL_MS = 700;
+/** Compare's default window: the network's last changes (a window in time may hold thousands, or none). */
+const COMPARE_LAST_CHANGES = 50;
+/** The diff list shows at most this many lines (the map marks every change). */
+const CHANGE_LIST_MAX = 200;
 
 interface MapState {
   networkId: string;
@@ -29,7 +33,7 @@ interface MapState {
   folded: Set<string>;
   graph?: Topology;
   /** The history slider: the union graph over the interval and the tick shown. */
-  timeline?: Topology & { ticks: string[] };
+  timeline?: Timeline;
   tick?: number;
   diff?: TopologyDiff;
   search: string;
@@ -41,6 +45,9 @@ interface MapState {
   /** The next drawing fits the view (another view was chosen). */
   refit?: boolean;
 }
+
+/** A timeline's union; tick_changes: how many changes each tick stands for (grouped past the API's budget). */
+type Timeline = Topology & { ticks: string[]; tick_changes?: number[] };
 
 /** The map's state as its address gives it (a deep link). */
 function stateOf(networkId: string, q: URLSearchParams): MapState {
@@ -59,9 +66,12 @@ const graphPath = (state: MapState) => `/api/v1/topology${query({
 /** The tag filter as the API's tag_ids (which keeps the hosts carrying it): not a tag of services, filtered here instead. */
 const hostTag = (state: MapState) => (state.tagId && !state.serviceTags?.has(state.tagId) ? [state.tagId] : undefined);
 
-/** A diff or timeline read of this state over [from, to] (to: now when absent); the timeline is shaped by `expand` as the map is. */
-const intervalPath = (kind: 'diff' | 'timeline', state: MapState, from: string, to?: string) => `/api/v1/topology/${kind}${query({
-  network_id: state.networkId, view: state.view, from, to, tag_ids: hostTag(state),
+/**
+ * A diff or timeline read of this state over [from, to] (to: now when absent); the timeline is shaped by `expand` as the map is.
+ * A diff without `from` compares the last COMPARE_LAST_CHANGES changes.
+ */
+const intervalPath = (kind: 'diff' | 'timeline', state: MapState, from: string | undefined, to?: string) => `/api/v1/topology/${kind}${query({
+  network_id: state.networkId, view: state.view, from, to, last_changes: from ? undefined : COMPARE_LAST_CHANGES, tag_ids: hostTag(state),
   include_hidden: state.includeHidden || undefined, expand: kind === 'timeline' ? state.expand : undefined,
 })}`;
 
@@ -119,7 +129,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     h('label', { class: 'check' }, hidden, ' Show hidden hosts'),
     button('Fit', () => renderer.fit(), { id: 'fit' }), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' }),
     mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null,
-    mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view, from: new Date(Date.now() - 24 * 3600e3).toISOString() })}`)) : null,
+    mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null,
     button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
     button('PNG', async () => download(await renderer.png(), `topology-${state.view}.png`), { id: 'export-png', 'aria-label': 'Download PNG' }),
     h('a', { class: 'button', id: 'export-svg', download: '', href: '#', 'aria-label': 'Download SVG' }, 'SVG'));
@@ -278,7 +288,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     fill(viewSelect, available.map((v) => h('option', { value: v, selected: v === state.view }, VIEW_NAMES[v] ?? v)));
   }
 
-  async function selectHost(hostId: string | undefined, focus = false) {
+  /** `at`: the details as of that instant (a diff's entry), else the slider's or the map's. */
+  async function selectHost(hostId: string | undefined, focus = false, at?: string) {
     const wasOpen = !panel.hidden;
     state.selectedHost = hostId;
     renderMarks();
@@ -294,8 +305,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     if (!panel.contains(document.activeElement)) opener = { element: document.activeElement, hostId: (document.activeElement as HTMLElement | null)?.dataset?.hostId };
     panel.hidden = false;
     fill(panel, h('p', { class: 'muted' }, 'Loading…'));
-    const at = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at;
-    const details = await hostDetails(hostId, { at });
+    const details = await hostDetails(hostId, { at: at ?? (state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at) });
     if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details, h('p', {}, h('a', { href: `/hosts/${hostId}` }, 'Open the host page')));
   }
 
@@ -367,24 +377,29 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     void refresh('poll').finally(() => later(changeStream?.readyState === EventSource.OPEN ? LIVE_POLL_STREAMING_MS : LIVE_POLL_MS, poll));
   }
 
-  async function openTimeline() {
-    const network = await api.get(`/api/v1/networks/${state.networkId}`).catch(() => null);
+  /** The history from `from` (by default the network's creation: the API groups a busy history into at most 200 ticks). */
+  let timelineFrom: string | undefined;
+  async function openTimeline(start = timelineFrom) {
     const now = new Date().toISOString();
-    // The whole history if it is short enough for the API (200 changes); else the last day, the last hour.
-    const starts = [network?.created_at, new Date(Date.now() - 24 * 3600e3).toISOString(), new Date(Date.now() - 3600e3).toISOString()].filter(Boolean) as string[];
-    for (const from of starts) {
-      try {
-        const t = await api.get<Topology & { ticks: string[] }>(intervalPath('timeline', state, from, now));
-        const tick = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : undefined;
-        state.timeline = t;
-        // Opened again (a container expanded): at the same instant if it is still a tick.
-        state.tick = tick && t.ticks.includes(tick) ? t.ticks.indexOf(tick) : t.ticks.length - 1;
-        renderTimeBar();
-        await waitForLayout('timeline', from, now);
-        return;
-      } catch (err) {
-        if ((err as ApiError).code !== 'validation_failed') return showError(err);
-      }
+    const network = start ? undefined : await api.get<{ created_at: string }>(`/api/v1/networks/${state.networkId}`).catch(() => undefined);
+    const from = start ?? network?.created_at ?? new Date(Date.now() - 24 * 3600e3).toISOString();
+    try {
+      const t = await api.get<Timeline>(intervalPath('timeline', state, from, now));
+      const tick = state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : undefined;
+      state.timeline = t;
+      timelineFrom = from;
+      // Opened again (a container expanded): at the same instant if it is still a tick.
+      state.tick = tick && t.ticks.includes(tick) ? t.ticks.indexOf(tick) : t.ticks.length - 1;
+      fill(errors);
+      renderTimeBar();
+      await waitForLayout('timeline', from, now);
+    } catch (err) {
+      // Never a silent no-op: why, and what to try.
+      const e = err as ApiError;
+      const lastDay = new Date(Date.now() - 24 * 3600e3).toISOString();
+      fill(errors, h('div', { class: 'notice error', role: 'alert', id: 'history-problem' },
+        `The history cannot be shown: ${e.message ?? String(err)}. Filter by a tag, choose another view`,
+        from < lastDay ? [', or ', button('Show the last 24 hours', () => void openTimeline(lastDay))] : null, '.'));
     }
   }
 
@@ -392,8 +407,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     while (!disposed && state.timeline && state.timeline.layout.status === 'pending') {
       status.textContent = 'Laying out the history…';
       await new Promise((r) => setTimeout(r, LAYOUT_POLL_MS));
-      const t = await api.get<Topology & { ticks: string[] }>(intervalPath(kind, state, from, to));
-      if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks };
+      const t = await api.get<Timeline>(intervalPath(kind, state, from, to));
+      if (state.timeline) state.timeline = { ...t, ticks: state.timeline.ticks, tick_changes: state.timeline.tick_changes };
     }
     renderGraph(); // the history's positions are the map's: the view stays where it is
   }
@@ -401,10 +416,12 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   function renderTimeBar() {
     const t = state.timeline!;
     const slider = h('input', { type: 'range', id: 'time-slider', min: 0, max: t.ticks.length - 1, step: 1, value: state.tick ?? t.ticks.length - 1, 'aria-label': 'Instant of the history' });
-    const label = h('output', { for: 'time-slider', id: 'time-label' }, when(t.ticks[state.tick!]));
+    // A tick standing for several changes says so (the state after all of them).
+    const tickText = (k: number) => `${when(t.ticks[k])}${(t.tick_changes?.[k] ?? 0) > 1 ? ` (after ${t.tick_changes![k]!.toLocaleString()} changes)` : ''}`;
+    const label = h('output', { for: 'time-slider', id: 'time-label' }, tickText(state.tick!));
     slider.addEventListener('input', () => {
       state.tick = Number(slider.value);
-      label.textContent = when(t.ticks[state.tick]);
+      label.textContent = tickText(state.tick);
       slider.setAttribute('aria-valuetext', label.textContent);
       renderMarks();
       renderList();
@@ -413,8 +430,13 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       syncUrl();
     });
     timeBar.hidden = false;
-    fill(timeBar, h('label', { for: 'time-slider' }, 'History'), slider, label, h('span', { class: 'muted' }, ` ${t.ticks.length} instants`),
-      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timeBar.hidden = true; renderGraph(); syncUrl(); }));
+    const total = (t.tick_changes ?? []).reduce((a, b) => a + b, 0);
+    const grouped = (t.tick_changes ?? []).some((n) => n > 1);
+    fill(timeBar, h('label', { for: 'time-slider' }, 'History'), slider, label,
+      h('span', { class: 'muted', id: 'history-summary' }, grouped
+        ? ` ${total.toLocaleString()} changes since ${when(t.ticks[0])}, in ${t.ticks.length - 1} steps (each the state after its changes; Compare shows them one by one)`
+        : ` ${t.ticks.length} instants`),
+      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timelineFrom = undefined; timeBar.hidden = true; renderGraph(); syncUrl(); }));
   }
 
   function diffControls() {
@@ -432,29 +454,51 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   }
 
   async function loadDiff() {
-    const from = q.get('from');
-    if (!from) return fill(errors, notice('info', 'Choose the instants to compare.'));
+    const from = q.get('from') ?? undefined;
     const to = q.get('to') ?? undefined;
     try {
+      // Without `from`: the last changes, whenever they were (a fixed day may hold thousands, or none).
       const diff = await api.get<TopologyDiff>(intervalPath('diff', state, from, to));
       state.diff = diff;
+      const fromInput = document.getElementById('diff-from') as HTMLInputElement | null;
+      if (fromInput && !from) fromInput.value = new Date(new Date(diff.from).getTime() - new Date().getTimezoneOffset() * 60e3).toISOString().slice(0, 19);
       // Drawn on the union of the interval (one layout holding what was removed and what was added).
-      const union = await api.get<Topology & { ticks: string[] }>(intervalPath('timeline', state, from, diff.to)).catch(() => undefined);
+      let unionError: ApiError | undefined;
+      const union = await api.get<Timeline>(intervalPath('timeline', state, diff.from, diff.to)).catch((err: ApiError) => { unionError = err; return undefined; });
       if (union) {
         state.timeline = union;
         state.tick = undefined;
       }
+      const tags = await tagsById();
       const labels = new Map([...(union?.nodes ?? []), ...diff.nodes.removed, ...diff.nodes.added].map((n) => [n.id, n.label]));
-      const lines = changeLines(diff, (id) => labels.get(id));
+      const lines = changeLines(diff, (id) => labels.get(id), (id) => tags.get(id)?.name);
+      const listed = lines.slice(0, CHANGE_LIST_MAX);
       changes.hidden = false;
-      fill(changes, h('h2', {}, `${lines.length} changes`),
-        lines.length ? h('ul', { id: 'change-list' }, lines.map((l) => h('li', { class: `change ${l.mark}` }, h('span', { class: 'mark' }, l.mark), ' ', l.text))) : h('p', { class: 'muted' }, 'Nothing changed between these instants.'));
+      fill(changes, h('h2', {}, `${lines.length.toLocaleString()} changes`),
+        from ? null : h('p', { class: 'muted', id: 'compare-window' }, `The last ${COMPARE_LAST_CHANGES} changes to the network, since ${when(diff.from)}: choose From and To to compare other instants.`),
+        lines.length > listed.length ? h('p', { class: 'notice info', id: 'change-list-cut' }, `Showing ${listed.length} of ${lines.length.toLocaleString()} changes: narrow the window (From, To) or filter by a tag to see the others.`) : null,
+        lines.length
+          ? h('ul', { id: 'change-list' }, listed.map((l) => h('li', { class: `change ${l.mark}`, 'data-node-id': l.id }, h('span', { class: 'mark' }, l.mark), ' ',
+            h('button', { type: 'button', class: 'change-entry', onclick: () => focusChange(l) }, l.text))))
+          : h('p', { class: 'muted' }, 'Nothing changed between these instants.'));
       syncUrl();
-      if (union) await waitForLayout('timeline', from, diff.to);
-      else fill(errors, notice('info', 'Too many changes in this interval to draw them on one map: the list shows them all.'));
+      if (union) return await waitForLayout('timeline', diff.from, diff.to);
+      // Never a blank map: the network at the interval's end, marked, and why.
+      fill(errors, notice('info', `The map shows the network as of ${when(diff.to)}, not the whole interval (${unionError?.message ?? 'it could not be drawn'}): removed elements are only in the list. Narrow the window or filter by a tag to draw them.`));
+      state.at = to;
+      await loadGraph();
     } catch (err) {
       showError(err);
     }
+  }
+
+  /** A diff entry: its host selected, centred and its details open (a removed one as it was); any other element centred. */
+  function focusChange(line: { id: string; mark: string }) {
+    const edge = shown()?.edges.find((e) => e.id === line.id);
+    const ids = edge ? [edge.source, edge.target] : [line.id];
+    const host = hosts().find((x) => ids.some((id) => x.nodeIds.includes(id)));
+    if (host) void selectHost(host.hostId, true, line.mark === 'removed' ? state.diff?.from : state.diff?.to);
+    else renderer.focus(ids);
   }
 
   // ---- what the user does ----------------------------------------------------------------------
@@ -514,7 +558,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     renderMarks();
     // One host left: the map brings it into view.
     const matches = state.search.trim() ? listedHosts() : [];
-    if (matches.length === 1) renderer.focus(matches[0]!.nodeIds);
+    
   });
   search.addEventListener('keydown', (e: KeyboardEvent) => {
     if (e.key !== 'Enter') return;

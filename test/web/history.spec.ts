@@ -1,0 +1,103 @@
+// Issue 23.4 in real headless Chromium: History and Compare on a network filled through the API
+// (scripts/realisticNetwork.ts: several hundred changes, past the timeline's 200 ticks) never stay
+// silent or blank: History draws a slider over grouped ticks, Compare's default window (the last
+// changes) draws a marked map and a list, and an entry of the list focuses its host. The network is
+// built once for the file; no test changes it, so they run in any order.
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import type { Worker } from 'bullmq';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { login } from '../support/world.js';
+import { waitFor, workerServicesFor } from '../workers/support.js';
+import { startTopologyLayout } from '../../workers/topologyLayout.js';
+import { apiCaller, buildRealisticNetwork, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
+import { expectNoProblems, launchBrowser, mapSnapshot, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+
+describe('web History and Compare on a busy network (Chromium)', function () {
+  this.timeout(90_000);
+  let browser: Browser;
+  let app: TestApp;
+  let layoutWorker: Worker;
+  let workerServices: ReturnType<typeof workerServicesFor>;
+  let user: Awaited<ReturnType<typeof registerUser>>;
+  let net: RealisticNetwork;
+  let w: WatchedPage | undefined;
+
+  before(async function () {
+    this.timeout(240_000);
+    browser = await launchBrowser();
+    app = await startTestApp();
+    workerServices = workerServicesFor(app);
+    layoutWorker = await startTopologyLayout(workerServices);
+    user = await registerUser(app.url);
+    const auth = await login(app.url, user.email, user.password);
+    net = await buildRealisticNetwork(apiCaller(app.url, { cookie: auth.cookie }), user.networkId);
+  });
+  after(async () => {
+    await browser?.close();
+    await layoutWorker?.close();
+    await workerServices?.close();
+    await app?.close();
+  });
+  afterEach(async () => {
+    await w?.close();
+    w = undefined;
+  });
+
+  async function openMap(): Promise<Page> {
+    w = await openPage(browser, app.url);
+    await signIn(w.page, app.url, user, `/networks/${user.networkId}/topology`);
+    await waitForMap(w.page);
+    return w.page;
+  }
+  const status = async (page: Page) => (await page.textContent('.status')) ?? '';
+
+  it('History draws the whole history as a slider of grouped ticks, each saying how many changes it stands for', async () => {
+    const page = await openMap();
+    await page.click('#history-button');
+    await page.waitForSelector('#time-slider, #history-problem');
+    expect(await page.$('#history-problem'), (await page.textContent('#history-problem').catch(() => null)) ?? '').to.equal(null);
+    await waitFor('history laid out', async () => /As of/.test(await status(page)));
+    const max = Number(await page.getAttribute('#time-slider', 'max'));
+    expect(max).to.be.within(2, 199); // at most 200 ticks
+    expect(await page.textContent('#history-summary')).to.match(/[\d,]+ changes since .*, in \d+ steps/);
+    // The last tick is today's map; the first (the network's creation) has nothing yet.
+    const last = await mapSnapshot(page);
+    const webA = `ip_address:${net.hosts['web-01'].ip_addresses[0].id}`;
+    expect(last[webA]!.classes).to.not.include('absent');
+    await page.$eval('#time-slider', (el: HTMLInputElement) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+    expect((await mapSnapshot(page))[webA]!.classes).to.include('absent');
+    await page.$eval('#time-slider', (el: HTMLInputElement) => { el.value = String(Number(el.max) - 1); el.dispatchEvent(new Event('input')); });
+    expect(await page.textContent('#time-label')).to.be.a('string').and.not.empty;
+    expectNoProblems(w!);
+  });
+
+  it('Compare\'s default window is the last changes: a marked map and the list, never a blank map', async () => {
+    const page = await openMap();
+    await page.click('#compare-button');
+    await page.waitForSelector('#change-list');
+    await waitFor('diff drawn', async () => /From/.test(await status(page)));
+    expect(await page.textContent('#compare-window')).to.match(/^The last \d+ changes to the network, since /);
+    expect(new URL(page.url()).searchParams.get('from')).to.be.a('string');
+    const lines = await page.$$eval('#change-list li', (els) => els.map((e) => e.textContent));
+    expect(lines).to.include('added web-03 10.10.2.27 added');
+    const drawn = Object.values(await mapSnapshot(page));
+    expect(drawn.filter((n) => n.classes.includes('added')).length).to.be.greaterThan(0);
+    expect(drawn.filter((n) => !n.classes.includes('absent')).length).to.be.greaterThan(20);
+    expect(await page.$$('.notice.error')).to.have.length(0);
+    expectNoProblems(w!);
+  });
+
+  it('an entry of the diff list focuses its host: selected on the map, its details open', async () => {
+    const page = await openMap();
+    await page.click('#compare-button');
+    await page.waitForSelector('#change-list');
+    await waitFor('diff drawn', async () => /From/.test(await status(page)));
+    const web03 = net.hosts['web-03'];
+    await page.click('#change-list .change-entry >> text=web-03 10.10.2.27 added');
+    await page.waitForSelector('#details .host-details');
+    expect(await page.textContent('#details h2')).to.equal('web-03');
+    expect((await mapSnapshot(page))[`ip_address:${web03.ip_addresses[0].id}`]!.classes).to.include('highlighted');
+    expectNoProblems(w!);
+  });
+});
