@@ -56,6 +56,8 @@ export const api = {
   },
   post: async <T = any>(path: string, body: unknown = {}): Promise<T> => (await request('POST', path, body)).data,
   put: async <T = any>(path: string, body: unknown): Promise<T> => (await request('PUT', path, body)).data,
+  /** A JSON merge patch: only the fields sent change (the API reads application/json as one). */
+  patch: async <T = any>(path: string, body: unknown): Promise<T> => (await request('PATCH', path, body)).data,
   delete: async <T = any>(path: string): Promise<T> => (await request('DELETE', path)).data,
 };
 

@@ -5,6 +5,7 @@
 import { api, ApiError, query } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
+import { addMenu, hostActions } from '../editors.js';
 import { navigate, type Route, type Session } from '../main.js';
 import type { Host } from '../apiTypes.js';
 
@@ -23,7 +24,9 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
   network.addEventListener('change', () => go(0));
   tag.addEventListener('change', () => go(0));
 
-  fill(outlet, h('h1', {}, 'Hosts'),
+  // After an edit the page is drawn again from the API.
+  const edits = { networkId: networkNames.has(q.get('network') ?? '') ? q.get('network')! : session.networks[0]?.id, changed: () => navigate(location.pathname + location.search, true) };
+  fill(outlet, h('div', { class: 'map-head' }, h('h1', {}, 'Hosts'), addMenu(edits)),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
       h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
       h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
@@ -73,5 +76,10 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
 
 export function hostScreen(outlet: HTMLElement, route: Route) {
   fill(outlet, h('p', { class: 'muted' }, 'Loading…'));
-  void hostDetails(route.params.host!, { mapLink: true }).then((details) => fill(outlet, h('p', {}, h('a', { href: '/hosts' }, '← Hosts')), details));
+  const host = { id: route.params.host!, name: 'this host' };
+  const edits = { networkId: undefined, changed: (_kind: string, saved: unknown) => navigate(saved ? location.pathname : '/hosts', !!saved) };
+  void hostDetails(host.id, { mapLink: true }).then((details) => {
+    host.name = details.getAttribute('aria-label')?.replace(/^Host /, '') ?? host.name;
+    fill(outlet, h('p', {}, h('a', { href: '/hosts' }, '← Hosts')), details, details.matches('article') ? hostActions(host, edits) : null);
+  });
 }

@@ -6,6 +6,7 @@
 import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
+import { addMenu, hostActions, type EditContext } from '../editors.js';
 import { focusedHost } from '../mapFocus.js';
 import { legendOf } from '../legend.js';
 import { MapRenderer } from '../mapRenderer.js';
@@ -123,6 +124,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   });
 
   const button = (label: string, onclick: () => void, attrs: Record<string, string> = {}) => h('button', { type: 'button', onclick, ...attrs }, label);
+  // After an edit (editors.ts) the graph is read again, and the panel shows the host as saved.
+  const edits: EditContext = { networkId: state.networkId, changed: (kind, saved) => { void refresh('change'); if (kind === 'host') void selectHost(saved?.id); } };
   const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Map tools' },
     h('label', { for: 'view' }, 'View'), viewSelect,
     h('label', { for: 'tag-filter' }, 'Tag'), tagSelect,
@@ -131,6 +134,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null,
     mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null,
     button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
+    mode === 'map' ? addMenu(edits) : null,
     button('PNG', async () => download(await renderer.png(), `topology-${state.view}.png`), { id: 'export-png', 'aria-label': 'Download PNG' }),
     h('a', { class: 'button', id: 'export-svg', download: '', href: '#', 'aria-label': 'Download SVG' }, 'SVG'));
 
@@ -306,7 +310,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     panel.hidden = false;
     fill(panel, h('p', { class: 'muted' }, 'Loading…'));
     const details = await hostDetails(hostId, { at: at ?? (state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at) });
-    if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details, h('p', {}, h('a', { href: `/hosts/${hostId}` }, 'Open the host page')));
+    if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details,
+      state.at || state.timeline ? null : hostActions({ id: hostId, name: hosts().find((x) => x.hostId === hostId)?.name ?? 'this host' }, edits),
+      h('p', {}, h('a', { href: `/hosts/${hostId}` }, 'Open the host page')));
   }
 
   /** Focus back on what opened the panel (the list's button for that host if the list was redrawn since). */
