@@ -564,7 +564,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     renderMarks();
     // One host left: the map brings it into view.
     const matches = state.search.trim() ? listedHosts() : [];
-    
+    if (matches.length === 1) renderer.focus(matches[0]!.nodeIds);
   });
   search.addEventListener('keydown', (e: KeyboardEvent) => {
     if (e.key !== 'Enter') return;
