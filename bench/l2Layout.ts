@@ -1,9 +1,10 @@
 // L2 layout crossings (issue 23.2): the L2 view of scripts/realisticNetwork.ts (core-sw-01's 36
 // ports and the hosts hanging off them, LLDP seen from either side as the fixture records it;
 // hidden dns-01 left out as the map leaves it), drawn by graph.ts, laid out by elk as before
-// (layoutWithElk) and by the wiring-diagram layout (layoutGraph → layoutL2), then the crossings of
-// the links as drawn (straight, centre to centre) counted pair by pair, and the links passing
-// through a box they do not join. Pure: no database. `node --import tsx bench/l2Layout.ts`.
+// (layoutWithElk) and by the faceplate layout (layoutGraph → layoutL2), then the crossings of
+// the links as drawn (straight, centre to centre) counted pair by pair, the links passing
+// through a box they do not join, and the drawing's size (the map fits it to a wide screen).
+// Pure: no database. `node --import tsx bench/l2Layout.ts`.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { buildGraph, type GraphEdge, type GraphNode, type Snapshot } from '../src/modules/topology/graph.js';
@@ -59,7 +60,13 @@ async function main() {
     const started = performance.now();
     const positions = await layout(graph.nodes, graph.edges);
     const ms = performance.now() - started;
-    return { crossings: edgeCrossings(links, positions), through_unrelated_boxes: throughUnrelated(graph.nodes, links, positions), layout_ms: Math.round(ms) };
+    const boxes = Object.values(positions);
+    const width = Math.max(...boxes.map((b) => b.x + b.width)) - Math.min(...boxes.map((b) => b.x));
+    const height = Math.max(...boxes.map((b) => b.y + b.height)) - Math.min(...boxes.map((b) => b.y));
+    return {
+      crossings: edgeCrossings(links, positions), through_unrelated_boxes: throughUnrelated(graph.nodes, links, positions), layout_ms: Math.round(ms),
+      width, height, aspect: Number((width / height).toFixed(2)),
+    };
   };
   await layoutWithElk(graph.nodes, graph.edges); // warm-up: elk's first run loads and compiles it
   const before = await measure(layoutWithElk);

@@ -61,7 +61,7 @@ describe('topology: the l2 layout (pure)', () => {
     }
   });
 
-  it('switch ports top to bottom in port order, each host beside the port it hangs off', async () => {
+  it('a faceplate: odd ports on the top row, even ports under them, in port order; each host above or below its port', async () => {
     for (const ifIndex of [true, false]) {
       const snapshot = switchSnapshot(36, on, { ifIndex });
       const graph = buildGraph(snapshot, 'l2', { maxNodes: 5000 });
@@ -69,17 +69,59 @@ describe('topology: the l2 layout (pure)', () => {
       const sw = snapshot.hosts[0]!;
       const ports = graph.nodes.filter((n) => n.parent_id === `host:${sw.id}`);
       const byName = new Map(ports.map((p) => [p.label, p]));
-      const ys = [...Array(36).keys()].map((k) => positions[byName.get(`Gi1/0/${k + 1}`)!.id]!.y);
-      expect(ys, `if_index ${ifIndex}`).to.deep.equal([...ys].sort((a, b) => a - b));
-      expect(new Set(ys).size).to.equal(36);
+      const port = (k: number) => positions[byName.get(`Gi1/0/${k}`)!.id]!;
+      const odd = [...Array(18).keys()].map((k) => port(2 * k + 1));
+      const even = [...Array(18).keys()].map((k) => port(2 * k + 2));
+      // One row each, left to right in port order; port 2k under port 2k-1.
+      expect(new Set(odd.map((b) => b.y)).size, `if_index ${ifIndex}`).to.equal(1);
+      expect(new Set(even.map((b) => b.y)).size).to.equal(1);
+      expect(even[0]!.y).to.be.greaterThan(odd[0]!.y + odd[0]!.height);
+      const xs = odd.map((b) => b.x);
+      expect(xs).to.deep.equal([...xs].sort((a, b) => a - b));
+      expect(new Set(xs).size).to.equal(18);
+      expect(even.map((b) => centre(b).x)).to.deep.equal(odd.map((b) => centre(b).x));
       const switchBox = positions[`host:${sw.id}`]!;
       for (const e of graph.edges) {
-        const [port, far] = ports.some((p) => p.id === e.source) ? [e.source, e.target] : [e.target, e.source];
-        // Beside it: to the right of the switch, level with the port.
-        expect(positions[far]!.x).to.be.greaterThan(switchBox.x + switchBox.width);
-        expect(centre(positions[far]!).y).to.equal(centre(positions[port]!).y);
+        const [p, farEnd] = ports.some((x) => x.id === e.source) ? [e.source, e.target] : [e.target, e.source];
+        const farHost = positions[graph.nodes.find((n) => n.id === farEnd)!.parent_id!]!;
+        const topRow = positions[p]!.y === odd[0]!.y;
+        // Above a top-row port, below a bottom-row one; its interface straight over (under) the port.
+        if (topRow) expect(farHost.y + farHost.height).to.be.lessThan(switchBox.y);
+        else expect(farHost.y).to.be.greaterThan(switchBox.y + switchBox.height);
+        expect(centre(positions[farEnd]!).x).to.equal(centre(positions[p]!).x);
       }
     }
+  });
+
+  it('the faceplate with its hosts is wider than tall', async () => {
+    const graph = buildGraph(switchSnapshot(36, on), 'l2', { maxNodes: 5000 });
+    const boxes = Object.values(await layoutGraph(graph.nodes, graph.edges));
+    const width = Math.max(...boxes.map((b) => b.x + b.width)) - Math.min(...boxes.map((b) => b.x));
+    const height = Math.max(...boxes.map((b) => b.y + b.height)) - Math.min(...boxes.map((b) => b.y));
+    expect(width).to.be.greaterThan(height);
+  });
+
+  it('two switches: one faceplate each, stacked, their own links still neither crossing nor through a box', async () => {
+    const a = switchSnapshot(12, [1, 2, 3, 4, 5, 6, 7]);
+    const b = switchSnapshot(12, [2, 4, 6, 8, 10]);
+    // Renamed so that LLDP names tell the two apart.
+    const rename = (s: Snapshot, from: string, to: string) => {
+      for (const h of s.hosts) { h.name = String(h.name).replace(from, to); if (h.hostname) h.hostname = String(h.hostname).replace(from, to); }
+      for (const i of s.interfaces) if (typeof i.lldp_sys_name === 'string') i.lldp_sys_name = i.lldp_sys_name.replace(from, to);
+    };
+    rename(b, 'sw-01', 'sw-02');
+    rename(b, 'h-', 'k-');
+    const both: Snapshot = { ...a, hosts: [...a.hosts, ...b.hosts], interfaces: [...a.interfaces, ...b.interfaces] };
+    const graph = buildGraph(both, 'l2', { maxNodes: 5000 });
+    const links = graph.edges.filter((e) => e.kind === 'physical_link');
+    expect(links).to.have.length(12);
+    const positions = await layoutGraph(graph.nodes, graph.edges);
+    expect(edgeCrossings(links, positions)).to.equal(0);
+    const [one, two] = [positions[`host:${a.hosts[0]!.id}`]!, positions[`host:${b.hosts[0]!.id}`]!];
+    expect(two.y).to.be.greaterThan(one.y + one.height);
+    // Every box of the second band (sw-02 and its hosts) below every box of the first.
+    const bandOf = (s: Snapshot) => s.hosts.map((h) => positions[`host:${h.id}`]!);
+    expect(Math.min(...bandOf(b).map((x) => x.y))).to.be.greaterThan(Math.max(...bandOf(a).map((x) => x.y + x.height)));
   });
 
   it('links are undirected in the exports: no arrowheads in SVG and draw.io, undirected in GraphML', async () => {

@@ -120,17 +120,23 @@ export const portOrder = (a: GraphNode, b: GraphNode) => Number(a.if_index ?? In
   || a.label.localeCompare(b.label, 'en', { numeric: true }) || a.id.localeCompare(b.id);
 
 /**
- * l2 as a wiring diagram (issue 23.2): each host's interfaces in a column in port order; a host
- * with links (most links first: the switches) heads a band, with the hosts hanging off it in a
- * column to its right, each level with the port it is linked to (the port moves down to meet its
- * host). Links drawn centre to centre are then horizontal, in port order, between two columns
- * with nothing between them: they neither cross nor pass through a box. A link between two
- * switches, or to a host hanging off two of them, goes from band to band. Hosts without links go
- * in rows below. Deterministic and linear, so it needs no elk and no previous positions.
+ * l2 as switch faceplates (issue 23): a host with links (most links first: the switches) is drawn
+ * as a faceplate, its ports in two rows in port order (the 1st, 3rd, 5th… on the top row, the 2nd,
+ * 4th… below them, as switches number them), each host hanging off a port (linked to nothing else)
+ * above its top-row port or below its bottom-row port, with its linked interface straight over
+ * (under) the port. A column is wider than half of any host in it, so no host covers another
+ * column's link; neighbouring hosts that would touch go to a tier further out. Links are then
+ * vertical, one per column and side: they neither cross nor pass through a box. Faceplates are
+ * stacked; a link between two of them (switch to switch, or to a host linked to both) goes across
+ * and may cross others. Hosts without links go in rows below. Deterministic and linear: no elk, no
+ * previous positions. A 36-port switch with its hosts is ~2.5 times wider than tall (bench/README).
  */
 export function layoutL2(nodes: GraphNode[], edges: GraphEdge[]): Record<string, Box> {
   const PORT_GAP = 8;
-  const COLUMN_GAP = 160;
+  /** Between a faceplate and its first tier of hosts: room for the links to be seen. */
+  const LINK_GAP = 48;
+  /** How far a host's box stays from another column's link, and hosts of one tier from each other. */
+  const MARGIN = 16;
   const tops = nodes.filter((n) => !n.parent_id || !nodes.some((p) => p.id === n.parent_id));
   const topIds = new Set(tops.map((n) => n.id));
   const portsOf = new Map<string, GraphNode[]>(tops.map((n) => [n.id, []]));
@@ -153,71 +159,120 @@ export function layoutL2(nodes: GraphNode[], edges: GraphEdge[]): Record<string,
     neighbours.get(b)!.add(a);
   }
   const byLinks = [...tops].sort((x, y) => neighbours.get(y.id)!.size - neighbours.get(x.id)!.size || x.label.localeCompare(y.label, 'en', { numeric: true }) || x.id.localeCompare(y.id));
-  const sizeOfHost = (id: string) => {
+  // Ports as small as their names ("Gi1/0/12"): a faceplate of 36 is then as wide as a screen. Even
+  // widths on whole centres: a link is exactly vertical.
+  const portSize = (p: GraphNode) => ({ width: 2 * Math.ceil(Math.max(56, Math.min(160, 16 + 7 * p.label.length)) / 2), height: 36 });
+  const titleWidth = (id: string) => Math.max(80, Math.min(320, 16 + 7 * nodeById.get(id)!.label.length));
+  /** A host with its interfaces in one row (hanging off a port, or without links). */
+  const rowSize = (id: string) => {
     const ports = portsOf.get(id)!;
     if (!ports.length) return sizeOf(nodeById.get(id)!);
-    const width = Math.max(Math.min(320, 16 + 7 * nodeById.get(id)!.label.length), ...ports.map((p) => sizeOf(p).width)) + PAD.left + PAD.right;
-    return { width, height: PAD.top + ports.reduce((h, p) => h + sizeOf(p).height + PORT_GAP, -PORT_GAP) + PAD.bottom };
+    const inner = ports.reduce((w, p) => w + portSize(p).width + PORT_GAP, -PORT_GAP);
+    return { width: Math.max(titleWidth(id), inner) + PAD.left + PAD.right, height: PAD.top + portSize(ports[0]!).height + PAD.bottom };
+  };
+  /** Where an interface's (or the host's own) centre lies right of its host's left edge, in a row. */
+  const offsetIn = (id: string, end: string) => {
+    let x = PAD.left;
+    for (const p of portsOf.get(id)!) {
+      if (p.id === end) return x + portSize(p).width / 2;
+      x += portSize(p).width + PORT_GAP;
+    }
+    return rowSize(id).width / 2;
   };
   const positions: Record<string, Box> = {};
-  /** A host at (x, y) with its ports in a column; `portY` (centres) where given, else evenly. */
-  const place = (id: string, x: number, y: number, portY?: Map<string, number>) => {
-    const size = sizeOfHost(id);
-    let next = y + PAD.top;
-    let bottom = y + size.height;
+  const placeRow = (id: string, x: number, y: number) => {
+    let left = x + PAD.left;
     for (const p of portsOf.get(id)!) {
-      const ps = sizeOf(p);
-      const top = portY?.has(p.id) ? portY.get(p.id)! - ps.height / 2 : next;
-      positions[p.id] = { x: x + PAD.left, y: Math.round(top), width: ps.width, height: ps.height };
-      next = top + ps.height + PORT_GAP;
-      bottom = Math.max(bottom, next - PORT_GAP + PAD.bottom);
+      const ps = portSize(p);
+      positions[p.id] = { x: Math.round(left), y: Math.round(y + PAD.top), ...ps };
+      left += ps.width + PORT_GAP;
     }
-    positions[id] = { x, y, width: size.width, height: Math.round(bottom - y) };
+    positions[id] = { x: Math.round(x), y: Math.round(y), ...rowSize(id) };
   };
-  /** Where a port's (or a host's own) centre lies below its host's top, once the host is laid out evenly. */
-  const offsetIn = (hostId: string, end: string) => {
-    let y = PAD.top;
-    for (const p of portsOf.get(hostId)!) {
-      if (p.id === end) return y + sizeOf(p).height / 2;
-      y += sizeOf(p).height + PORT_GAP;
-    }
-    return sizeOfHost(hostId).height / 2;
+  /** Hosts hanging off one port: side by side, centred on it (one host: its linked interface over the port). */
+  interface Hanging { ids: string[]; width: number; height: number; left: number; right: number }
+  const hangingOff = (port: string): Hanging | undefined => {
+    const hosts = (far.get(port) ?? []).filter(([, h]) => !placed.has(h) && neighbours.get(h)!.size === 1);
+    if (!hosts.length) return undefined;
+    for (const [, h] of hosts) placed.add(h);
+    const ids = hosts.map(([, h]) => h);
+    const width = ids.reduce((w, h) => w + rowSize(h).width + MARGIN, -MARGIN);
+    const height = Math.max(...ids.map((h) => rowSize(h).height));
+    const left = ids.length === 1 ? offsetIn(ids[0]!, hosts[0]![0]) : width / 2;
+    return { ids, width, height, left, right: width - left };
+  };
+  /** Hangings of one side in tiers outwards (the nearest free one); the tiers' heights. */
+  const tiersOf = (hangings: Array<Hanging | undefined>, centres: number[]) => {
+    const tierRight: number[] = [];
+    const tierOf = hangings.map((g, j) => {
+      if (!g) return -1;
+      let t = 0;
+      while (tierRight[t] !== undefined && tierRight[t]! + MARGIN > centres[j]! - g.left) t++;
+      tierRight[t] = centres[j]! + g.right;
+      return t;
+    });
+    const heights = tierRight.map((_, t) => Math.max(...hangings.filter((g, j) => g && tierOf[j] === t).map((g) => g!.height)));
+    return { tierOf, heights };
   };
   const placed = new Set<string>();
   let bandTop = 0;
+  let widest = 0;
   for (const head of byLinks) {
     if (placed.has(head.id) || !neighbours.get(head.id)!.size) continue;
     placed.add(head.id);
-    const headWidth = sizeOfHost(head.id).width;
-    const leafX = headWidth + COLUMN_GAP;
-    const portY = new Map<string, number>();
-    let cursor = bandTop + PAD.top; // where the next port may start
-    let leafTop = bandTop; // where the next hanging host may start
-    for (const end of [...portsOf.get(head.id)!.map((p) => p.id), head.id]) {
-      const height = end === head.id ? 0 : sizeOf(portsOf.get(head.id)!.find((p) => p.id === end)!).height;
-      let centre = cursor + height / 2;
-      // The hosts hanging off this port only (linked to nothing else), each level with it.
-      for (const [farEnd, farHost] of far.get(end) ?? []) {
-        if (placed.has(farHost) || neighbours.get(farHost)!.size !== 1) continue;
-        const offset = offsetIn(farHost, farEnd);
-        if (end !== head.id) centre = Math.max(centre, leafTop + offset);
-        place(farHost, leafX, Math.round(Math.max(leafTop, centre - offset)));
-        placed.add(farHost);
-        leafTop = positions[farHost]!.y + positions[farHost]!.height + GAP;
-      }
-      if (end !== head.id) portY.set(end, centre);
-      cursor = centre + height / 2 + PORT_GAP;
+    const ports = portsOf.get(head.id)!;
+    const columns = Math.ceil(ports.length / 2);
+    const top = [...Array(columns).keys()].map((j) => ports[2 * j]!);
+    const bottom = [...Array(columns).keys()].map((j) => ports[2 * j + 1]);
+    const above = top.map((p) => hangingOff(p.id));
+    const below = bottom.map((p) => (p ? hangingOff(p.id) : undefined));
+    // Column centres: ports apart, and no host reaching the next column's link (nor the previous one's).
+    const portHalf = (j: number) => Math.max(portSize(top[j]!).width, bottom[j] ? portSize(bottom[j]!).width : 0) / 2;
+    const reach = (j: number, side: 'left' | 'right') => Math.max(0, ...[above[j], below[j]].map((g) => (g ? g[side] : 0)));
+    const centres: number[] = [];
+    for (let j = 0; j < columns; j++) {
+      centres.push(Math.ceil(j === 0
+        ? Math.max(PAD.left + portHalf(0), reach(0, 'left'))
+        : centres[j - 1]! + Math.max(portHalf(j - 1) + PORT_GAP + portHalf(j), reach(j - 1, 'right') + MARGIN, reach(j, 'left') + MARGIN)));
     }
-    place(head.id, 0, bandTop, portY);
-    bandTop = Math.max(leafTop, positions[head.id]!.y + positions[head.id]!.height + GAP) + GAP;
+    const up = tiersOf(above, centres);
+    const down = tiersOf(below, centres);
+    const rowHeight = 36;
+    const plateTop = bandTop + (up.heights.length ? up.heights.reduce((a, b) => a + b + GAP, 0) - GAP + LINK_GAP : 0);
+    const plateHeight = PAD.top + rowHeight + (columns && bottom[0] ? PORT_GAP + rowHeight : 0) + PAD.bottom;
+    const plateLeft = columns ? centres[0]! - portHalf(0) - PAD.left : 0;
+    const plateRight = columns ? centres[columns - 1]! + portHalf(columns - 1) + PAD.right : 0;
+    positions[head.id] = { x: Math.round(plateLeft), y: Math.round(plateTop), width: Math.round(Math.max(plateRight - plateLeft, titleWidth(head.id) + PAD.left + PAD.right)), height: plateHeight };
+    const hang = (g: Hanging | undefined, j: number, y: (height: number) => number) => {
+      if (!g) return;
+      let x = centres[j]! - g.left;
+      for (const id of g.ids) {
+        const size = rowSize(id);
+        placeRow(id, x, y(size.height));
+        x += size.width + MARGIN;
+      }
+    };
+    const tierEdge = (heights: number[], t: number) => heights.slice(0, t).reduce((a, b) => a + b + GAP, 0);
+    for (let j = 0; j < columns; j++) {
+      // Both ports of a column as wide as the wider: the faceplate's rows line up.
+      const port = { width: 2 * portHalf(j), height: rowHeight };
+      positions[top[j]!.id] = { x: centres[j]! - portHalf(j), y: plateTop + PAD.top, ...port };
+      if (bottom[j]) positions[bottom[j]!.id] = { x: centres[j]! - portHalf(j), y: plateTop + PAD.top + rowHeight + PORT_GAP, ...port };
+      // Above: each tier's hosts stand on its lower edge; below: they hang from its upper edge.
+      hang(above[j], j, (height) => plateTop - LINK_GAP - tierEdge(up.heights, up.tierOf[j]!) - height);
+      hang(below[j], j, () => plateTop + plateHeight + LINK_GAP + tierEdge(down.heights, down.tierOf[j]!));
+    }
+    const band = Object.values(positions);
+    widest = Math.max(widest, ...band.map((b) => b.x + b.width));
+    bandTop = Math.max(...band.map((b) => b.y + b.height)) + 2 * GAP;
   }
-  // Hosts without links (or hanging off a host placed as a leaf): in rows below.
+  // Hosts without links (or linked to a switch itself, not to one of its ports): in rows below, as wide as the faceplates.
   let x = 0;
   let rowHeight = 0;
   for (const n of byLinks.filter((h) => !placed.has(h.id))) {
-    const size = sizeOfHost(n.id);
-    if (x > 0 && x + size.width > 1600) { x = 0; bandTop += rowHeight + GAP; rowHeight = 0; }
-    place(n.id, x, bandTop);
+    const size = rowSize(n.id);
+    if (x > 0 && x + size.width > Math.max(1200, widest)) { x = 0; bandTop += rowHeight + GAP; rowHeight = 0; }
+    placeRow(n.id, x, bandTop);
     x += size.width + GAP;
     rowHeight = Math.max(rowHeight, size.height);
   }
