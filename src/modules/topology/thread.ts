@@ -7,6 +7,10 @@ import { buildGraph, collapse, emptyFilteredOut, graphDigest, type FilteredOut, 
 import { diffGraphs, unionOverTime } from './diff.js';
 import { layoutGraph, overlayPins, placeIncrementally, type Box, type Pin } from './layout.js';
 import { EXPORTERS, type ExportFormat } from './export.js';
+import { lowerThisThreadsPriority } from '../../core/threadPriority.js';
+
+// On a pool thread: below the event loops in the kernel's eyes (a no-op where this runs inline, on the main thread).
+lowerThisThreadsPriority();
 
 type Rows = Array<Record<string, unknown>>;
 
