@@ -21,8 +21,8 @@ export interface WatchedPage {
   close(): Promise<void>;
 }
 
-export async function openPage(browser: Browser, appUrl: string, allow: RegExp[] = []): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+export async function openPage(browser: Browser, appUrl: string, allow: RegExp[] = [], viewport = { width: 1280, height: 800 }): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   const problems: string[] = [];
   const origin = new URL(appUrl).origin;
@@ -49,10 +49,23 @@ export async function signIn(page: Page, appUrl: string, user: { email: string; 
   await page.click('button[type=submit]');
 }
 
-/** What the map draws, by element id (the map screen's read-only hook). */
-export async function mapSnapshot(page: Page): Promise<Record<string, { x: number; y: number; screenX: number; screenY: number; classes: string[] }>> {
+/** What the map draws, by element id (the map screen's read-only hook); nodes with their label and its size on screen. */
+export async function mapSnapshot(page: Page): Promise<Record<string, { x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number }>> {
   return page.evaluate(() => (window as any).netinventoryMap.snapshot());
 }
+
+/** The map's container titles as drawn: text and font size on screen (CSS px). */
+export async function mapTitles(page: Page): Promise<Array<{ id: string; text: string; fontPx: number; hidden: boolean }>> {
+  return page.evaluate(() => (window as any).netinventoryMap.titles());
+}
+
+/** The centre of the map's canvas on screen. */
+export async function mapCentre(page: Page): Promise<{ x: number; y: number }> {
+  return page.evaluate(() => (window as any).netinventoryMap.centre());
+}
+
+/** How wide the page is laid out (wider than the viewport: it scrolls sideways). */
+export const pageWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
 
 export async function waitForMap(page: Page) {
   await page.waitForSelector('#map-canvas[data-ready=true]', { timeout: 20_000 });
