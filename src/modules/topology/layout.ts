@@ -310,6 +310,21 @@ function freePlace(start: { x: number; y: number }, size: { width: number; heigh
   return box;
 }
 
+/** Whether a container of `nodes` held (by its previous box) more than twice as many nodes as are still there. */
+function lostMostOfWhatItHeld(nodes: GraphNode[], previous: Record<string, Box>, isContainer: Set<string>): boolean {
+  const present = new Set(nodes.map((n) => n.id));
+  const inside = (b: Box, c: Box) => b !== c && b.x + b.width / 2 > c.x && b.x + b.width / 2 < c.x + c.width && b.y + b.height / 2 > c.y && b.y + b.height / 2 < c.y + c.height;
+  const gone = Object.entries(previous).filter(([id]) => !present.has(id)).map(([, b]) => b);
+  if (!gone.length) return false;
+  const before = Object.values(previous);
+  return [...isContainer].some((id) => {
+    const box = previous[id];
+    if (!box) return false;
+    const lost = gone.filter((b) => inside(b, box)).length;
+    return lost > 0 && lost > before.filter((b) => inside(b, box)).length / 2;
+  });
+}
+
 /**
  * A layout that keeps every node where it was (issue 11.4: a later layout places new nodes near
  * their neighbours instead of reshuffling the map). `previous`: the network view's last positions.
@@ -317,13 +332,16 @@ function freePlace(start: { x: number; y: number }, size: { width: number; heigh
  * one of its edges, else its container's last element), in the first free place; a new container
  * goes right of the map, its elements in a column; a container grows to hold its elements and what
  * lay below it moves down as much. Undefined when less than `keep` of the nodes were placed before
- * (a first layout, a container expanded): elk then lays the graph out afresh.
+ * (a first layout, a container expanded), or when a container lost more than half of what it held
+ * (quiet hosts folded into a summary node): a container never shrinks here, so it would stay a
+ * large, mostly empty box. elk then lays the graph out afresh.
  */
 export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previous: Record<string, Box>, keep = 0.8): Record<string, Box> | undefined {
   const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
   const kept = (n: GraphNode) => previous[n.id] && (isContainer.has(n.id) || !n.parent_id || previous[n.parent_id]);
   // l2 is laid out afresh every time: its layout is cheap, and stable by itself (port order).
   if (!nodes.length || isL2(nodes) || nodes.filter(kept).length < keep * nodes.length) return undefined;
+  if (lostMostOfWhatItHeld(nodes, previous, isContainer)) return undefined;
   const positions: Record<string, Box> = {};
   for (const n of nodes) {
     const p = previous[n.id];
