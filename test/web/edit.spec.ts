@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import type { Worker } from 'bullmq';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { call, expectOk } from '../support/client.js';
+import { call, expectOk, type Credential } from '../support/client.js';
 import { login } from '../support/world.js';
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { startTopologyLayout } from '../../workers/topologyLayout.js';
@@ -20,7 +20,8 @@ describe('web application: create, edit and delete (Chromium)', function () {
   let user: Awaited<ReturnType<typeof registerUser>>;
   let w: WatchedPage;
   let subnet: { id: string };
-  const auth = async () => login(app.url, user.email, user.password);
+  let session: Credential;
+  const auth = async () => session;
   const api = async (method: string, path: string, body?: unknown) => expectOk(await call(app.url, method, path, { auth: await auth(), body }), method === 'POST' ? 201 : 200);
 
   before(async () => { browser = await launchBrowser(); });
@@ -30,6 +31,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
     workerServices = workerServicesFor(app);
     layoutWorker = await startTopologyLayout(workerServices);
     user = await registerUser(app.url);
+    session = await login(app.url, user.email, user.password); // once: waits poll the API, and sign-ins are rate limited
     subnet = await api('POST', '/api/v1/subnets', { network_id: user.networkId, cidr: '10.9.0.0/24', name: 'office' });
   });
   afterEach(async () => {
