@@ -1,4 +1,5 @@
 // The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import Joi from 'joi';
@@ -51,12 +52,44 @@ export function sendError(ctx: Context, config: AppConfig, err: AppError): void 
 }
 
 /**
+ * JSON text made elsewhere (a topology thread serializes its large answers), put into an answer as
+ * it is, anywhere in its value: sendJson splices it in, so the event loop neither receives the
+ * object graph nor stringifies it.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  /** A placeholder while sendJson stringifies the rest (a random token: no client string can forge it). */
+  toJSON(): string {
+    splicing.push(this.text);
+    return `${SPLICE_TOKEN}${splicing.length - 1}`;
+  }
+}
+
+const SPLICE_TOKEN = `jsontext-${randomUUID()}-`;
+const SPLICED = new RegExp(`"${SPLICE_TOKEN}(\\d+)"`, 'g');
+/** The texts of the JsonTexts met by the JSON.stringify running now (it is synchronous). */
+let splicing: string[] = [];
+
+/**
  * A JSON answer, serialized once here. Given an object, Koa stringifies it to learn its length
  * (koa-compress asks) and again to send or compress it: 2 × ~120 ms on a 20 MB topology diff.
  */
 export function sendJson(ctx: Context, value: unknown): void {
   ctx.type = 'application/json';
-  ctx.body = JSON.stringify(value);
+  ctx.body = toJsonText(value);
+}
+
+/** JSON.stringify with every JsonText in `value` spliced in as its text. */
+export function toJsonText(value: unknown): string {
+  splicing = [];
+  try {
+    const json = JSON.stringify(value);
+    const texts = splicing;
+    return texts.length ? json.replace(SPLICED, (_m, i: string) => texts[Number(i)]!) : json;
+  } finally {
+    splicing = [];
+  }
 }
 
 /** The largest JSON body accepted (koa-body's jsonLimit); a larger one is 413 payload_too_large. */

@@ -21,7 +21,7 @@ import { TASKS, type TaskInput, type TaskName, type TaskOutput } from './thread.
  * (~8 ms) stay inline; elk takes 20–30 ms for 5 nodes and 170–300 ms for 50–100 nodes around a
  * dependency hub, so only the tiniest layouts (and exports, which may lay out) stay inline.
  */
-export const INLINE_BELOW: Record<TaskName, number> = { draw: 2000, diff: 2000, timeline: 2000, layout: 30, export: 30 };
+export const INLINE_BELOW: Record<TaskName, number> = { draw: 2000, drawJson: 2000, diff: 2000, timeline: 2000, timelineJson: 2000, layout: 30, export: 30 };
 
 export interface CpuPoolOptions {
   /** TOPOLOGY_THREADS: availableParallelism() - 1, at least 1. */

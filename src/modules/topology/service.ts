@@ -4,14 +4,14 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { chooseCollapsed, emptyFilteredOut, type Graph, type Snapshot, type View } from './graph.js';
+import { chooseCollapsed, emptyFilteredOut, type FilteredOut, type Snapshot, type View } from './graph.js';
 import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
-import { elementRows, POSITIONED, sideOf, splitByTick } from './thread.js';
+import { elementRowsOfText, POSITIONED, sideOf, splitByTick, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
 import { AppError } from '../../core/errors.js';
-import { FileResponse } from '../../http/envelope.js';
+import { FileResponse, JsonText } from '../../http/envelope.js';
 
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
@@ -62,31 +62,52 @@ function sourceOf(table: string, scopeId: string, at: When, column = 'network_id
     : [`(select * from ${table} where ${column} = ?)`, [scopeId]];
 }
 
-/** `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-async function rowsOf(db: Db, table: keyof typeof COLUMNS, networkId: string, at: When, hostIds?: string[]) {
+/** A table's read as a statement and its parameters. `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
+function rowsOf(table: keyof typeof COLUMNS, networkId: string, at: When, hostIds?: string[]): [string, unknown[]] {
   // host(ip_address) prints an address without its /32 (the column is inet).
   const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
   const cols = `${columns}${validityColumns(at)}`;
   const [src, params] = sourceOf(table, networkId, at);
-  if (!hostIds || table === 'subnets' || table === 'dependencies') return db.query(`select ${cols} from ${src} t`, params);
-  if (table === 'hosts') return db.query(`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]);
+  if (!hostIds || table === 'subnets' || table === 'dependencies') return [`select ${cols} from ${src} t`, params];
+  if (table === 'hosts') return [`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]];
   if (table === 'bindings') {
     const [services, sp] = sourceOf('services', networkId, at);
-    return db.query(`select ${cols} from ${src} t where service_id in (select id from ${services} s where host_id = any(?::uuid[]))`, [...params, ...sp, hostIds]);
+    return [`select ${cols} from ${src} t where service_id in (select id from ${services} s where host_id = any(?::uuid[]))`, [...params, ...sp, hostIds]];
   }
-  return db.query(`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]);
+  return [`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]];
 }
 
 const tagsOf = (organizationId: string, at: When) => sourceOf('tags', organizationId, at, 'organization_id');
 
-async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
-  const rows = (t: keyof typeof COLUMNS) => rowsOf(db, t, networkId, at, hostIds);
+/** Every table's read of a snapshot, by the Snapshot's names. */
+function snapshotReads(organizationId: string, networkId: string, at: When, hostIds?: string[]): Record<keyof Snapshot, [string, unknown[]]> {
+  const rows = (t: keyof typeof COLUMNS) => rowsOf(t, networkId, at, hostIds);
   const tags = tagsOf(organizationId, at);
-  const [subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tagRows] = await Promise.all([
-    rows('subnets'), rows('hosts'), rows('ip_addresses'), rows('ports'), rows('services'), rows('bindings'), rows('interfaces'), rows('dependencies'),
-    db.query(`select id, name, color, is_application${validityColumns(at)} from ${tags[0]} t`, tags[1]),
-  ]);
-  return { subnets, hosts, ipAddresses, ports, services, bindings, interfaces, dependencies, tags: tagRows };
+  return {
+    subnets: rows('subnets'), hosts: rows('hosts'), ipAddresses: rows('ip_addresses'), ports: rows('ports'), services: rows('services'),
+    bindings: rows('bindings'), interfaces: rows('interfaces'), dependencies: rows('dependencies'),
+    tags: [`select id, name, color, is_application${validityColumns(at)} from ${tags[0]} t`, tags[1]],
+  };
+}
+
+async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
+  const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
+  const rows = await Promise.all(reads.map(([, [sql, params]]) => db.query(sql, params)));
+  return Object.fromEntries(reads.map(([k], i) => [k, rows[i]])) as unknown as Snapshot;
+}
+
+/**
+ * readSnapshot for a thread task (issue 22): each table's rows as one JSON text made by
+ * PostgreSQL, so the event loop decodes one string per table instead of parsing every row (the pg
+ * driver's row parsing held it 150–230 ms on a 3,000-node view). The values are the driver's:
+ * every column read is text, uuid, uuid[], integer, boolean or jsonb (inet via host(), instants
+ * via to_char).
+ */
+async function readSnapshotText(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotText> {
+  const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
+  const rows = await Promise.all(reads.map(([, [sql, params]]) =>
+    db.one<RowsText>(`select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j`, params)));
+  return Object.fromEntries(reads.map(([k], i) => [k, rows[i]])) as unknown as SnapshotText;
 }
 
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
@@ -105,13 +126,11 @@ export async function loadSnapshotPair(db: Db, organizationId: string, networkId
  * (a timeline's instants): the rows valid anywhere between the first and the last, split by tick.
  */
 export async function loadSnapshotsAt(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot[]> {
-  return splitByTick(await readSpan(db, organizationId, networkId, ticks), ticks);
+  return splitByTick(await readSnapshot(db, organizationId, networkId, span(ticks)), ticks);
 }
 
 /** The rows valid anywhere between the first and the last of `ticks`, each with its validity (v_from, v_to). */
-function readSpan(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot> {
-  return readSnapshot(db, organizationId, networkId, { first: ticks[0]!, last: ticks[ticks.length - 1]! });
-}
+const span = (ticks: string[]): Span => ({ first: ticks[0]!, last: ticks[ticks.length - 1]! });
 
 /**
  * The views with something to draw, asked of SQL (the budgeted read does not hold the whole
@@ -140,7 +159,7 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
  * hosts with an element left open, or serving a dependency, read and drawn. Undefined when the
  * whole view fits (the plain read is then as cheap).
  */
-async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined, task: K): Promise<TaskOutput<K> | undefined> {
   const [hosts, hp] = sourceOf('hosts', q.network_id, at);
   const [ips, ip] = sourceOf('ip_addresses', q.network_id, at);
   const [subnets, sp] = sourceOf('subnets', q.network_id, at);
@@ -189,11 +208,14 @@ async function budgetedL3(db: Db, organizationId: string, q: TopologyQuery, at: 
        select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
     [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
   );
-  const snapshot = await loadSnapshot(db, organizationId, q.network_id, at, rows.map((r) => r.id));
+  const snapshot = await readSnapshotText(db, organizationId, q.network_id, at, rows.map((r) => r.id));
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
   const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
-  return { snapshot, ...(await cpuPool().run(organizationId, 'draw', { snapshot, view: 'l3', options, forced: { collapsed, filteredOut } }, elementRows(snapshot))) };
+  return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, elementRowsOfText(snapshot));
 }
+
+/** A drawing's task: the graph as objects (the layout worker), or as JSON text (an answer). */
+type DrawTask = 'draw' | 'drawJson';
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
 const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
@@ -252,14 +274,23 @@ export interface TopologyQuery {
 }
 
 /** The graph of a query at one instant (the worker draws it again from the same inputs). */
-export async function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+export function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+  return drawQuery(db, organizationId, q, at, 'draw');
+}
+
+/** graphAt for an answer: nodes and edges as JSON text. */
+function graphJsonAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
+  return drawQuery(db, organizationId, q, at, 'drawJson');
+}
+
+async function drawQuery<K extends DrawTask>(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined, task: K): Promise<TaskOutput<K>> {
   if (q.view === 'l3' && q.max_nodes < Number.MAX_SAFE_INTEGER) {
-    const budgeted = await budgetedL3(db, organizationId, q, at);
+    const budgeted = await budgetedL3(db, organizationId, q, at, task);
     if (budgeted) return budgeted;
   }
-  const snapshot = await loadSnapshot(db, organizationId, q.network_id, at);
+  const rows = await readSnapshotText(db, organizationId, q.network_id, at);
   const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand };
-  return { snapshot, ...(await cpuPool().run(organizationId, 'draw', { snapshot, view: q.view, options }, elementRows(snapshot))) };
+  return cpuPool().run(organizationId, task, { rows, view: q.view, options } as TaskInput<K>, elementRowsOfText(rows));
 }
 
 /**
@@ -284,7 +315,7 @@ function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
 async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
   return readTransaction(db, async (tx) => {
     const asOf = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-    return { ...(await graphAt(tx, organizationId, q, q.at)), asOf };
+    return { ...(await graphJsonAt(tx, organizationId, q, q.at)), asOf };
   });
 }
 
@@ -303,27 +334,36 @@ export interface IntervalQuery {
  * past it they are grouped, into fewer buckets when the view is large (ticks × element rows ≤
  * TIMELINE_MAX_DRAWN), so a long or busy history is drawn coarser instead of refused.
  */
-export async function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
+export function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
+  return timelineOf(db, organizationId, q, 'timeline');
+}
+
+/** timelineGraph for an answer: nodes and edges as JSON text. */
+function timelineJson(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
+  return timelineOf(db, organizationId, q, 'timelineJson');
+}
+
+async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organizationId: string, q: IntervalQuery & { to: string }, task: K) {
   const buckets = await changeBuckets(db, q.network_id, q.from, q.to, MAX_TICKS - 1);
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
-  const all = await readSpan(db, organizationId, q.network_id, [from, buckets.at(-1)?.tick ?? from]);
+  const all = await readSnapshotText(db, organizationId, q.network_id, span([from, buckets.at(-1)?.tick ?? from]));
   // The rows valid anywhere in the span bound each tick's drawing, so this many ticks stay within the bound.
-  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elementRows(all))));
+  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elementRowsOfText(all))));
   if (fit < 2 && buckets.length) {
     throw new AppError('validation_failed', {
       field: 'from',
-      reason: `this view holds ${elementRows(all)} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
+      reason: `this view holds ${elementRowsOfText(all)} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
     });
   }
   const grouped = mergeBuckets(buckets, fit - 1);
   const ticks = [q.from, ...grouped.map((b) => b.tick)];
   const tickRows = [from, ...ticks.slice(1)];
-  const union = await cpuPool().run(organizationId, 'timeline', {
+  const union = await cpuPool().run(organizationId, task, {
     // expand also opens l3's summaries (graph.ts quietFolds), which the drawing itself decides.
     all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, expand: q.expand },
     maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN,
-  }, elementRows(all) * ticks.length);
+  } as TaskInput<K>, elementRowsOfText(all) * ticks.length) as TaskOutput<'timeline'> | TaskOutput<'timelineJson'> as TaskOutput<K>;
   if ('refused' in union) {
     // Not reached while `fit` bounds the ticks (kept as the thread's own guard).
     throw new AppError('validation_failed', {
@@ -331,7 +371,7 @@ export async function timelineGraph(db: Db, organizationId: string, q: IntervalQ
       reason: `this timeline would draw ${union.refused} elements (${ticks.length} instants × the elements at each), more than ${TIMELINE_MAX_DRAWN}: choose a shorter interval, filter by tag_ids or read another view`,
     });
   }
-  return { ticks, tick_changes: [0, ...grouped.map((b) => b.changes)], ...union };
+  return { ticks, tick_changes: [0, ...grouped.map((b) => b.changes)], ...(union as Exclude<TaskOutput<K>, { refused: number }>) };
 }
 
 /** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
@@ -433,8 +473,9 @@ async function beforeLastChanges(db: Db, networkId: string, to: string, n: numbe
 
 /** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
 async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
-  const both = await readSnapshot(db, organizationId, q.network_id, instants, hostIds);
-  return cpuPool().run(organizationId, 'diff', { both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER } }, elementRows(both));
+  const both = await readSnapshotText(db, organizationId, q.network_id, instants, hostIds);
+  const diff = await cpuPool().run(organizationId, 'diff', { both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER } }, elementRowsOfText(both));
+  return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges) };
 }
 
 export const topologyService = {
@@ -453,14 +494,17 @@ export const topologyService = {
     await networkService.assertFilterable(db, scope, q.network_id, q.to);
     const union = await readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      return { to, ...(await timelineGraph(tx, scope.organizationId, { ...q, to })) };
+      return { to, ...(await timelineJson(tx, scope.organizationId, { ...q, to })) };
     });
     // ONE layout for the union: scrubbing through the interval never moves a node.
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
       tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, timeline: { from: q.from, to: union.to },
-    }, new Set(union.nodes.map((n) => n.id)));
-    return { network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, tick_changes: union.tick_changes, digest: union.digest, nodes: union.nodes, edges: union.edges, layout, filtered_out: union.filtered_out };
+    }, new Set(union.nodeIds));
+    return {
+      network_id: q.network_id, view: q.view, from: q.from, to: union.to, ticks: union.ticks, tick_changes: union.tick_changes, digest: union.digest,
+      nodes: new JsonText(union.nodes), edges: new JsonText(union.edges), layout, filtered_out: union.filtered_out,
+    };
   },
 
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
@@ -474,7 +518,7 @@ export const topologyService = {
     const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
     const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
     // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
-    const { text, made } = await cpuPool().run(scope.organizationId, 'export', { format: q.format, nodes: graph.nodes, edges: graph.edges, stored: stored?.positions, pins, title }, graph.nodes.length);
+    const { text, made } = await cpuPool().run(scope.organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
     if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
     const { type, extension } = EXPORT_FORMATS[q.format];
     const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
@@ -491,7 +535,7 @@ export const topologyService = {
       // One snapshot: every table read in one transaction, and `as_of` is its instant.
       const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
       drawn = { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
-      cache?.set(key, version, drawn, graph.nodes.length + graph.edges.length);
+      cache?.set(key, version, drawn, graph.size);
     } else {
       // Unchanged since it was drawn: the same graph is the network as of now.
       drawn = { ...drawn, asOf: q.at ?? now };
@@ -500,23 +544,23 @@ export const topologyService = {
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: asOf, digest,
       tag_ids: q.tag_ids, include_hidden: q.include_hidden, max_nodes: q.max_nodes, expand: q.expand,
-    }, new Set(graph.nodes.map((n) => n.id)));
+    }, new Set(graph.nodeIds));
     return {
       network_id: q.network_id,
       view: q.view,
       as_of: asOf,
       digest,
       available_views: availableViews,
-      nodes: graph.nodes,
-      edges: graph.edges,
+      nodes: new JsonText(graph.nodes),
+      edges: new JsonText(graph.edges),
       layout,
       filtered_out: graph.filtered_out,
     };
   },
 };
 
-/** Drawn graphs of `get`, with what else an unchanged network answers the same (its views). */
-export type DrawnGraphCache = GraphCache<{ graph: Graph; digest: string; asOf: string; availableViews: View[] }>;
+/** Drawn graphs of `get` (as the answer's JSON text), with what else an unchanged network answers the same (its views). */
+export type DrawnGraphCache = GraphCache<{ graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] }>;
 
 /** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
 export const pinService = {

@@ -14,6 +14,30 @@ lowerThisThreadsPriority();
 
 type Rows = Array<Record<string, unknown>>;
 
+/**
+ * A table's rows as PostgreSQL's JSON text of them (json_agg) and their count (issue 22): the
+ * event loop receives one string per table instead of parsing each row, and the thread parses it.
+ */
+export interface RowsText { n: number; rows: string }
+export type SnapshotText = Record<keyof Snapshot, RowsText>;
+
+export const parseSnapshot = (text: SnapshotText) =>
+  Object.fromEntries(Object.entries(text).map(([k, t]) => [k, JSON.parse(t.rows) as Rows])) as unknown as Snapshot;
+
+/** elementRows of a snapshot still in text. */
+export const elementRowsOfText = (s: SnapshotText) => s.hosts.n + s.ipAddresses.n + s.services.n + s.interfaces.n;
+
+/**
+ * A graph's nodes and edges as JSON text, and what the event loop still needs of them (the node
+ * ids, for pins; the size, for the cache): answers splice the text in (envelope.ts JsonText).
+ */
+export interface GraphJson { nodes: string; edges: string; nodeIds: string[]; size: number }
+const graphJson = (g: { nodes: Array<{ id: string }>; edges: unknown[] }): GraphJson =>
+  ({ nodes: JSON.stringify(g.nodes), edges: JSON.stringify(g.edges), nodeIds: g.nodes.map((n) => n.id), size: g.nodes.length + g.edges.length });
+
+type DrawInput = { rows: SnapshotText; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } };
+type TimelineInput = { all: SnapshotText; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number };
+
 /** The rows that become element nodes (what a drawing's work grows with). */
 export const elementRows = (s: Snapshot) => s.hosts.length + s.ipAddresses.length + s.services.length + s.interfaces.length;
 
@@ -29,33 +53,53 @@ export const splitByTick = (all: Snapshot, ticks: string[]) => ticks.map((tick) 
 /** Formats whose file places nodes where the layout put them (Mermaid is laid out by its reader). */
 export const POSITIONED: Record<ExportFormat, boolean> = { svg: true, graphml: true, drawio: true, mermaid: false };
 
+function draw(i: DrawInput) {
+  const graph = buildGraph(parseSnapshot(i.rows), i.view, i.options, i.forced);
+  return { graph, digest: graphDigest(graph) };
+}
+
+/**
+ * The union of a view over its ticks, shaped as the view is. `instants`: the ticks in the rows'
+ * format (`ticks` are the answer's). Refused (the number of element rows it would draw) when
+ * the drawings would hold more than `maxDrawn` element rows in all.
+ */
+function timeline(i: TimelineInput) {
+  const snapshots = splitByTick(parseSnapshot(i.all), i.instants);
+  const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), 0);
+  if (drawn > i.maxDrawn) return { refused: drawn } as const;
+  const drawings = i.ticks.map((at, k) => ({ at, graph: buildGraph(snapshots[k]!, i.view, i.options) }));
+  const union = unionOverTime(drawings, null);
+  // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
+  const last = drawings.at(-1)!.graph.filtered_out;
+  const filtered_out = { ...emptyFilteredOut(), hidden_hosts: last.hidden_hosts, hosts_without_tag: last.hosts_without_tag };
+  const shaped = collapse(union.nodes, union.edges, { maxNodes: i.maxNodes, expand: i.expand }, filtered_out);
+  const digest = graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) });
+  return { ...shaped, filtered_out, digest };
+}
+
 export const TASKS = {
-  draw(i: { snapshot: Snapshot; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } }) {
-    const graph = buildGraph(i.snapshot, i.view, i.options, i.forced);
-    return { graph, digest: graphDigest(graph) };
+  draw,
+
+  /** draw, answered as JSON text (an API answer). */
+  drawJson(i: DrawInput) {
+    const { graph, digest } = draw(i);
+    return { graph: { ...graphJson(graph), filtered_out: graph.filtered_out }, digest };
   },
 
-  diff(i: { both: Snapshot; view: View; options: GraphOptions }) {
-    return diffGraphs(buildGraph(sideOf(i.both, 'at_first'), i.view, i.options), buildGraph(sideOf(i.both, 'at_second'), i.view, i.options));
+  /** The diff's nodes and edges parts, each as JSON text. */
+  diff(i: { both: SnapshotText; view: View; options: GraphOptions }) {
+    const both = parseSnapshot(i.both);
+    const diff = diffGraphs(buildGraph(sideOf(both, 'at_first'), i.view, i.options), buildGraph(sideOf(both, 'at_second'), i.view, i.options));
+    return { nodes: JSON.stringify(diff.nodes), edges: JSON.stringify(diff.edges) };
   },
 
-  /**
-   * The union of a view over its ticks, shaped as the view is. `instants`: the ticks in the rows'
-   * format (`ticks` are the answer's). Refused (the number of element rows it would draw) when
-   * the drawings would hold more than `maxDrawn` element rows in all.
-   */
-  timeline(i: { all: Snapshot; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number }) {
-    const snapshots = splitByTick(i.all, i.instants);
-    const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), 0);
-    if (drawn > i.maxDrawn) return { refused: drawn } as const;
-    const drawings = i.ticks.map((at, k) => ({ at, graph: buildGraph(snapshots[k]!, i.view, i.options) }));
-    const union = unionOverTime(drawings, null);
-    // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
-    const last = drawings.at(-1)!.graph.filtered_out;
-    const filtered_out = { ...emptyFilteredOut(), hidden_hosts: last.hidden_hosts, hosts_without_tag: last.hosts_without_tag };
-    const shaped = collapse(union.nodes, union.edges, { maxNodes: i.maxNodes, expand: i.expand }, filtered_out);
-    const digest = graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) });
-    return { ...shaped, filtered_out, digest };
+  timeline,
+
+  /** timeline, its nodes and edges answered as JSON text. */
+  timelineJson(i: TimelineInput) {
+    const union = timeline(i);
+    if (union.refused !== undefined) return { refused: union.refused };
+    return { ...graphJson(union), filtered_out: union.filtered_out, digest: union.digest };
   },
 
   /** Around the view's previous positions when most nodes keep theirs, else afresh with elk. */
@@ -66,11 +110,13 @@ export const TASKS = {
   },
 
   /** The file; laid out first when no layout is stored (`made`: the new layout, to store). */
-  async export(i: { format: ExportFormat; nodes: GraphNode[]; edges: GraphEdge[]; stored?: Record<string, Box>; pins: Pin[]; title: string }) {
+  async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: Record<string, Box>; pins: Pin[]; title: string }) {
     const started = performance.now();
-    const made = !i.stored && POSITIONED[i.format] ? await layoutGraph(i.nodes, i.edges) : undefined;
-    const { positions } = overlayPins(i.stored ?? made ?? {}, i.pins, new Set(i.nodes.map((n) => n.id)));
-    const text = EXPORTERS[i.format]({ nodes: i.nodes, edges: i.edges, positions, title: i.title });
+    const nodes = JSON.parse(i.graph.nodes) as GraphNode[];
+    const edges = JSON.parse(i.graph.edges) as GraphEdge[];
+    const made = !i.stored && POSITIONED[i.format] ? await layoutGraph(nodes, edges) : undefined;
+    const { positions } = overlayPins(i.stored ?? made ?? {}, i.pins, new Set(nodes.map((n) => n.id)));
+    const text = EXPORTERS[i.format]({ nodes, edges, positions, title: i.title });
     return { text, made: made && { positions: made, durationMs: performance.now() - started } };
   },
 };
