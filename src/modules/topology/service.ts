@@ -90,7 +90,7 @@ function snapshotReads(organizationId: string, networkId: string, at: When, host
   };
 }
 
-async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
+export async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
   const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
   const rows = await Promise.all(reads.map(([, [sql, params]]) => db.query(sql, params)));
   return Object.fromEntries(reads.map(([k], i) => [k, rows[i]])) as unknown as Snapshot;
@@ -103,7 +103,7 @@ async function readSnapshot(db: Db, organizationId: string, networkId: string, a
  * every column read is text, uuid, uuid[], integer, boolean or jsonb (inet via host(), instants
  * via to_char).
  */
-async function readSnapshotText(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotText> {
+export async function readSnapshotText(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotText> {
   const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
   const rows = await Promise.all(reads.map(([, [sql, params]]) =>
     db.one<RowsText>(`select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j`, params)));
