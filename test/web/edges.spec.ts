@@ -104,4 +104,47 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
     expect(new URL(page.url()).searchParams.get('expand')).to.equal(summary);
     expectNoProblems(w!);
   });
+
+  it('the host list names each host\'s dependencies with its role, as the details panel does', async () => {
+    const { page } = await openMap();
+    await page.waitForSelector('#host-list .host-dependencies');
+    const line = async (host: string) => {
+      const text = await page.$eval(`#host-list li:has([data-host-id="${net.hosts[host].id}"]) .host-dependencies`, (e) => e.textContent ?? '');
+      return text.split(' · ').sort();
+    };
+    expect(await line('mail-01')).to.deep.equal(['Directory: spoke', 'Internal DNS: spoke', 'Metrics: spoke']);
+    expect(await line('web-01')).to.deep.equal(['Metrics: spoke', 'Sessions: spoke', 'Web shop: step 2']);
+    expect(await line('ldap-01')).to.deep.equal(['Directory: hub', 'Internal DNS: spoke', 'Metrics: spoke']);
+    expect(await page.$(`#host-list li:has([data-host-id="${net.hosts['ws-042'].id}"]) .host-dependencies`)).to.equal(null);
+    expectNoProblems(w!);
+  });
+
+  it('choosing a folded host in the list opens its summary node in place and selects the host', async () => {
+    const { page } = await openMap();
+    const summary = `summary:${net.subnets.office.id}`;
+    const ws = net.hosts['ws-042'];
+    const wsNode = `ip_address:${ws.ip_addresses[0].id}`;
+    expect((await mapSnapshot(page))[summary]).to.include({ kind: 'summary' });
+    await page.fill('#host-search', 'ws-042');
+    await page.click(`#host-list [data-host-id="${ws.id}"]`);
+    await waitFor('ws-042 drawn and selected', async () => (await mapSnapshot(page))[wsNode]?.classes.includes('highlighted') ?? false);
+    expect((await mapSnapshot(page))[summary]).to.equal(undefined);
+    expect(new URL(page.url()).searchParams.get('expand')).to.equal(summary);
+    await page.waitForFunction(() => document.querySelector('#details .host-details h2')?.textContent === 'ws-042');
+    expect(await page.getAttribute(`#host-list [data-host-id="${ws.id}"]`, 'aria-pressed')).to.equal('true');
+    expectNoProblems(w!);
+  });
+
+  it('Enter on a summary node\'s entry in the container list opens it', async () => {
+    const { page } = await openMap();
+    const summary = `summary:${net.subnets.office.id}`;
+    const wsNode = `ip_address:${net.hosts['ws-001'].ip_addresses[0].id}`;
+    await page.click('details.containers > summary');
+    await page.focus(`#container-list li[data-node-id="${summary}"] button`);
+    await page.keyboard.press('Enter');
+    await waitFor('the workstations drawn', async () => !!(await mapSnapshot(page))[wsNode]);
+    expect((await mapSnapshot(page))[summary]).to.equal(undefined);
+    expect(new URL(page.url()).searchParams.get('expand')).to.equal(summary);
+    expectNoProblems(w!);
+  });
 });

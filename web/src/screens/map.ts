@@ -6,6 +6,7 @@
 import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
+import { dependenciesByHost, type DependencyRow, type HostDependency } from '../hostDependencies.js';
 import { addMenu, hostActions, type EditContext } from '../editors.js';
 import { focusedHost } from '../mapFocus.js';
 import { legendOf } from '../legend.js';
@@ -43,6 +44,8 @@ interface MapState {
   serviceTags?: Map<string, Set<string>>;
   /** The services of this network by id, with their host (for the service tag filter). */
   serviceHosts?: Map<string, string>;
+  /** Each host's dependencies with its role, for the host list. */
+  dependencies?: Map<string, HostDependency[]>;
   /** The next drawing fits the view (another view was chosen). */
   refit?: boolean;
 }
@@ -178,10 +181,28 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     fill(hostList, matches.length
       ? matches.map((x) => h('li', {}, h('button', {
         type: 'button', class: 'host-entry', 'aria-pressed': x.hostId === state.selectedHost ? 'true' : 'false', 'data-host-id': x.hostId,
-        onclick: () => void selectHost(x.hostId, true),
-      }, x.name, x.ips.length ? h('small', {}, ` ${x.ips.join(', ')}`) : null)))
+        onclick: () => void chooseHost(x),
+      }, x.name, x.ips.length ? h('small', {}, ` ${x.ips.join(', ')}`) : null), dependencyLine(x.hostId)))
       : h('li', { class: 'muted' }, shown()?.nodes.length ? 'No host matches.' : emptyText()));
     sheetToggle.textContent = `Hosts (${matches.length})`;
+  }
+
+  /** A host's dependencies and its role in each, as the details panel lists them ("Internal DNS: spoke"). */
+  function dependencyLine(hostId: string) {
+    const deps = state.dependencies?.get(hostId);
+    return deps?.length ? h('small', { class: 'host-dependencies' }, deps.map((d) => `${d.name}: ${d.role}`).join(' · ')) : null;
+  }
+
+  /** A host chosen in the list: one folded into a summary node opens it in place first (it is then drawn), then it is selected. */
+  async function chooseHost(x: HostEntry) {
+    const summary = x.nodeIds.find((id) => shown()?.nodes.some((n) => n.id === id && n.kind === 'summary'));
+    if (summary) {
+      await toggle(summary);
+      while (!disposed && shown()?.layout.status === 'pending') await new Promise((r) => setTimeout(r, LAYOUT_POLL_MS));
+      // The list was drawn again: focus on the host's new entry, where Escape brings it back.
+      hostList.querySelector<HTMLElement>(`[data-host-id="${CSS.escape(x.hostId)}"]`)?.focus({ preventScroll: true });
+    }
+    await selectHost(x.hostId, true);
   }
 
   /** The selection shown in the list without rebuilding it (the button that has the focus keeps it). */
@@ -216,8 +237,14 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const g = shown();
     const parents = new Set((g?.nodes ?? []).filter((n) => n.parent_id).map((n) => n.parent_id));
     const present = presentIds();
-    const containers = (g?.nodes ?? []).filter((n) => (parents.has(n.id) || n.kind === 'collapsed') && (!present || present.has(n.id)));
-    fill(containerList, containers.map((n) => h('li', { 'data-node-id': n.id }, h('button', { type: 'button', class: 'host-entry', onclick: () => renderer.focus([n.id]) },
+    const containers = (g?.nodes ?? []).filter((n) => (parents.has(n.id) || n.kind === 'collapsed' || n.kind === 'summary') && (!present || present.has(n.id)));
+    // A click brings it into view; Enter on a folded one (collapsed, summary) opens it, as a double-click on the map does.
+    const opens = (n: { id: string; kind: string }) => (n.kind === 'collapsed' || n.kind === 'summary' ? (e: KeyboardEvent) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      void toggle(n.id);
+    } : undefined);
+    fill(containerList, containers.map((n) => h('li', { 'data-node-id': n.id }, h('button', { type: 'button', class: 'host-entry', onclick: () => renderer.focus([n.id]), onkeydown: opens(n) },
       n.label, n.kind === 'collapsed' ? h('small', {}, ` collapsed (${Object.values(n.counts ?? {}).reduce((a, b) => a + b, 0)})`) : null))));
   }
 
@@ -569,7 +596,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   search.addEventListener('keydown', (e: KeyboardEvent) => {
     if (e.key !== 'Enter') return;
     const first = listedHosts()[0];
-    if (first) void selectHost(first.hostId, true);
+    if (first) void chooseHost(first);
   });
   const onKey = (e: KeyboardEvent) => {
     if (e.key === 'Escape' && !panel.hidden) {
@@ -580,8 +607,12 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   document.addEventListener('keydown', onKey);
 
   // The tag filter: tags found on this network's services filter services; the others, hosts (by the API).
-  void Promise.all([tagsById(), api.get<Array<{ id: string; host_id: string; tags?: string[] }>>(`/api/v1/services${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => [])]).then(([tags, services]) => {
+  // The same read gives the host list each host's dependencies.
+  void Promise.all([tagsById(), api.get<Array<{ id: string; host_id: string; tags?: string[]; bindings?: Array<{ id: string }> }>>(`/api/v1/services${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => []),
+    api.get<DependencyRow[]>(`/api/v1/dependencies${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => [])]).then(([tags, services, dependencies]) => {
     if (disposed) return;
+    state.dependencies = dependenciesByHost(dependencies, services);
+    if (shown()) renderList();
     const serviceTags = new Map<string, Set<string>>();
     for (const s of services) for (const t of s.tags ?? []) (serviceTags.get(t) ?? serviceTags.set(t, new Set()).get(t)!).add(s.id);
     const wasHostFilter = hostTag(state);
