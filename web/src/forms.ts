@@ -17,6 +17,19 @@ export type Field =
   /** A list of rows (a host's addresses, ports, services): each row keeps what the form does not show (its id). */
   | { key: string; label: string; kind: 'rows'; item: string; fields: RowField[] };
 
+/**
+ * Escape closes the dialog, and only it: the screen behind has its own Escape (the map's closes the
+ * details panel, and its preventDefault would keep the dialog open).
+ */
+function closeOnEscape(dialog: HTMLDialogElement): void {
+  dialog.addEventListener('keydown', (e: KeyboardEvent) => {
+    if (e.key !== 'Escape') return;
+    e.preventDefault();
+    e.stopPropagation();
+    dialog.close();
+  });
+}
+
 let uid = 0;
 const nextId = (key: string) => `f-${key}-${++uid}`;
 
@@ -134,7 +147,8 @@ export function openForm(opts: {
   messages,
   h('div', { class: 'form-buttons' }, save, ...(opts.extra?.(handle) ?? []), h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')));
   dialog.append(form);
-  // Escape (the browser's cancel) and Cancel both close; the dialog leaves the page once closed.
+  closeOnEscape(dialog);
+  // Escape and Cancel both close; the dialog leaves the page once closed.
   dialog.addEventListener('close', () => { dialog.remove(); if (opener?.isConnected) opener.focus(); });
   document.body.append(dialog);
   dialog.showModal();
@@ -152,6 +166,7 @@ export function confirmDialog(question: string, confirmLabel: string): Promise<b
     const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel');
     dialog.append(h('p', { id }, question), h('div', { class: 'form-buttons' },
       h('button', { type: 'button', class: 'danger', onclick: () => { answer = true; dialog.close(); } }, confirmLabel), cancel));
+    closeOnEscape(dialog);
     dialog.addEventListener('close', () => { dialog.remove(); if (opener?.isConnected) opener.focus(); resolve(answer); });
     document.body.append(dialog);
     dialog.showModal();
