@@ -17,8 +17,8 @@ export interface Pagination {
 /** What a list handler returns; the pipeline turns it into data + meta.pagination. */
 /** A file answered as it is, not in the envelope (exports): its type and download name. */
 export class FileResponse {
-  /** A string, or a stream written as it is read (a CSV export). */
-  constructor(readonly contentType: string, readonly filename: string, readonly body: string | Readable) {}
+  /** A string, bytes (a topology export made on a thread), or a stream written as it is read (a CSV export). */
+  constructor(readonly contentType: string, readonly filename: string, readonly body: string | Buffer | Readable) {}
 }
 
 /** A long-lived response written as it goes (Server-Sent Events): not compressed, not buffered. */
@@ -52,24 +52,25 @@ export function sendError(ctx: Context, config: AppConfig, err: AppError): void 
 }
 
 /**
- * JSON text made elsewhere (a topology thread serializes its large answers), put into an answer as
- * it is, anywhere in its value: sendJson splices it in, so the event loop neither receives the
- * object graph nor stringifies it.
+ * JSON made elsewhere (a topology thread serializes its large answers), put into an answer as it
+ * is, anywhere in its value: sendJson splices it in, so the event loop neither receives the object
+ * graph nor stringifies it. UTF-8 bytes stay off the JavaScript heap and are sent as they are.
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  constructor(readonly json: string | Uint8Array) {}
 
   /** A placeholder while sendJson stringifies the rest (a random token: no client string can forge it). */
   toJSON(): string {
-    splicing.push(this.text);
+    splicing.push(this.json);
     return `${SPLICE_TOKEN}${splicing.length - 1}`;
   }
 }
 
 const SPLICE_TOKEN = `jsontext-${randomUUID()}-`;
 const SPLICED = new RegExp(`"${SPLICE_TOKEN}(\\d+)"`, 'g');
-/** The texts of the JsonTexts met by the JSON.stringify running now (it is synchronous). */
-let splicing: string[] = [];
+/** The JSON of the JsonTexts met by the JSON.stringify running now (it is synchronous). */
+let splicing: Array<string | Uint8Array> = [];
+const bytesOf = (json: string | Uint8Array) => (typeof json === 'string' ? Buffer.from(json) : Buffer.from(json.buffer, json.byteOffset, json.byteLength));
 
 /**
  * A JSON answer, serialized once here. Given an object, Koa stringifies it to learn its length
@@ -77,16 +78,23 @@ let splicing: string[] = [];
  */
 export function sendJson(ctx: Context, value: unknown): void {
   ctx.type = 'application/json';
-  ctx.body = toJsonText(value);
+  ctx.body = toJsonBody(value);
 }
 
-/** JSON.stringify with every JsonText in `value` spliced in as its text. */
-export function toJsonText(value: unknown): string {
+/** JSON.stringify of `value`, or, with a JsonText in it, the bytes with each one's JSON spliced in. */
+export function toJsonBody(value: unknown): string | Buffer {
   splicing = [];
   try {
     const json = JSON.stringify(value);
-    const texts = splicing;
-    return texts.length ? json.replace(SPLICED, (_m, i: string) => texts[Number(i)]!) : json;
+    if (!splicing.length) return json;
+    const parts: Buffer[] = [];
+    let last = 0;
+    for (const m of json.matchAll(SPLICED)) {
+      parts.push(Buffer.from(json.slice(last, m.index)), bytesOf(splicing[Number(m[1])]!));
+      last = m.index + m[0].length;
+    }
+    parts.push(Buffer.from(json.slice(last)));
+    return Buffer.concat(parts);
   } finally {
     splicing = [];
   }

@@ -204,7 +204,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         ctx.type = result.contentType; // after attachment(), which guesses a type from the name
         // A stream that fails half-way (the database went away) cannot change its status: cut it, so
         // the client sees a truncated download rather than waiting.
-        if (typeof result.body !== 'string') result.body.once('error', () => ctx.res.destroy());
+        if (typeof result.body !== 'string' && !Buffer.isBuffer(result.body)) result.body.once('error', () => ctx.res.destroy());
         ctx.body = result.body;
         return;
       }

@@ -5,8 +5,10 @@ import { expect } from 'chai';
 import { Db } from '../../src/core/db.js';
 import { readSnapshot, readSnapshotText } from '../../src/modules/topology/service.js';
 import { parseSnapshot } from '../../src/modules/topology/thread.js';
-import { JsonText, toJsonText } from '../../src/http/envelope.js';
+import { INLINE_BELOW } from '../../src/modules/topology/pool.js';
+import { JsonText, toJsonBody } from '../../src/http/envelope.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { buildNetwork } from '../support/network.js';
 
@@ -55,20 +57,47 @@ describe('topology: rows read as JSON text', () => {
     expect(sorted(parseSnapshot(await readSnapshotText(db, t.orgId, t.defaultNetworkId, undefined, some))))
       .to.deep.equal(sorted(await readSnapshot(db, t.orgId, t.defaultNetworkId, undefined, some)));
   });
+
+  it('answers the same through a thread (JSON bytes spliced in) as inline: graph, diff, timeline, export', async function () {
+    this.timeout(60_000);
+    await buildNetwork(app, t.owner, t.defaultNetworkId);
+    const q = `network_id=${t.defaultNetworkId}`;
+    const paths = [`/api/v1/topology?${q}&view=workloads`, `/api/v1/topology/diff?${q}&last_changes=5`, `/api/v1/topology/timeline?${q}&from=2000-01-01T00:00:00Z`, `/api/v1/topology/export?${q}&format=svg`];
+    // Each answer's instant fixed, so two reads can be compared.
+    const to = (expectOk(await call(app.url, 'GET', `/api/v1/topology?${q}`, { auth: t.owner })) as { as_of: string }).as_of;
+    const read = async () => Promise.all(paths.map(async (path) => {
+      const at = path.includes('/diff') || path.includes('/timeline') ? `&to=${encodeURIComponent(to)}` : `&at=${encodeURIComponent(to)}`;
+      const res = await fetch(`${app.url}${path}${at}`, { headers: { Cookie: t.owner.cookie! } });
+      const body = await res.text();
+      expect(res.status, `${path}: ${body}`).to.equal(200);
+      return path.includes('/export') ? body : { ...JSON.parse(body).data, layout: undefined };
+    }));
+    const inline = await read();
+    const saved = { ...INLINE_BELOW };
+    try {
+      for (const k of Object.keys(INLINE_BELOW) as Array<keyof typeof INLINE_BELOW>) INLINE_BELOW[k] = 0;
+      const threaded = await read();
+      paths.forEach((path, i) => expect(threaded[i], path).to.deep.equal(inline[i]));
+    } finally {
+      Object.assign(INLINE_BELOW, saved);
+    }
+    expect(inline[0].nodes.length).to.be.above(3);
+    expect(inline[1].nodes.added.length + inline[1].nodes.changed.length + inline[1].edges.added.length).to.be.above(0);
+  });
 });
 
 describe('topology: answers spliced from JSON text (pure)', () => {
-  it('puts each JsonText\'s text where it stands, at any depth, and stringifies the rest as JSON.stringify does', () => {
+  it('puts each JsonText\'s JSON (text or UTF-8 bytes) where it stands, at any depth, and stringifies the rest as JSON.stringify does', () => {
     const nodes = [{ id: 'a', label: 'quote " and \\ and \u2028' }, { id: 'b', counts: { x: 1 } }];
     const edges: unknown[] = [];
     const value = {
       success: true,
-      data: { id: 'n', nodes: new JsonText(JSON.stringify(nodes)), edges: new JsonText(JSON.stringify(edges)), nested: [new JsonText('null'), 'jsontext-0'] },
+      data: { id: 'n', nodes: new JsonText(JSON.stringify(nodes)), edges: new JsonText(Buffer.from(JSON.stringify(edges))), nested: [new JsonText(new TextEncoder().encode('null')), 'jsontext-0'] },
       meta: { api_version: '1' },
     };
-    const text = toJsonText(value);
-    expect(JSON.parse(text)).to.deep.equal({ success: true, data: { id: 'n', nodes, edges, nested: [null, 'jsontext-0'] }, meta: { api_version: '1' } });
+    const body = toJsonBody(value);
+    expect(JSON.parse(body.toString())).to.deep.equal({ success: true, data: { id: 'n', nodes, edges, nested: [null, 'jsontext-0'] }, meta: { api_version: '1' } });
     // Nothing spliced: exactly JSON.stringify.
-    expect(toJsonText({ a: [1, 'b'] })).to.equal(JSON.stringify({ a: [1, 'b'] }));
+    expect(toJsonBody({ a: [1, 'b'] })).to.equal(JSON.stringify({ a: [1, 'b'] }));
   });
 });

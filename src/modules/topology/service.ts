@@ -522,7 +522,8 @@ export const topologyService = {
     if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
     const { type, extension } = EXPORT_FORMATS[q.format];
     const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
-    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, text);
+    // Bytes from a thread arrive as a Uint8Array: a Buffer over the same memory, not a copy.
+    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, Buffer.from(text.buffer, text.byteOffset, text.byteLength));
   },
 
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {

@@ -28,12 +28,20 @@ export const parseSnapshot = (text: SnapshotText) =>
 export const elementRowsOfText = (s: SnapshotText) => s.hosts.n + s.ipAddresses.n + s.services.n + s.interfaces.n;
 
 /**
- * A graph's nodes and edges as JSON text, and what the event loop still needs of them (the node
- * ids, for pins; the size, for the cache): answers splice the text in (envelope.ts JsonText).
+ * JSON as UTF-8 bytes: they come back from a thread as a copy outside the JavaScript heap (a
+ * string would be copied into it, then encoded again to be sent), and the answer sends them as
+ * they are.
  */
-export interface GraphJson { nodes: string; edges: string; nodeIds: string[]; size: number }
+const jsonBytes = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+const fromJsonBytes = (bytes: Uint8Array) => JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+
+/**
+ * A graph's nodes and edges as JSON, and what the event loop still needs of them (the node ids,
+ * for pins; the size, for the cache): answers splice the JSON in (envelope.ts JsonText).
+ */
+export interface GraphJson { nodes: Uint8Array; edges: Uint8Array; nodeIds: string[]; size: number }
 const graphJson = (g: { nodes: Array<{ id: string }>; edges: unknown[] }): GraphJson =>
-  ({ nodes: JSON.stringify(g.nodes), edges: JSON.stringify(g.edges), nodeIds: g.nodes.map((n) => n.id), size: g.nodes.length + g.edges.length });
+  ({ nodes: jsonBytes(g.nodes), edges: jsonBytes(g.edges), nodeIds: g.nodes.map((n) => n.id), size: g.nodes.length + g.edges.length });
 
 type DrawInput = { rows: SnapshotText; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } };
 type TimelineInput = { all: SnapshotText; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number };
@@ -80,22 +88,22 @@ function timeline(i: TimelineInput) {
 export const TASKS = {
   draw,
 
-  /** draw, answered as JSON text (an API answer). */
+  /** draw, answered as JSON (an API answer). */
   drawJson(i: DrawInput) {
     const { graph, digest } = draw(i);
     return { graph: { ...graphJson(graph), filtered_out: graph.filtered_out }, digest };
   },
 
-  /** The diff's nodes and edges parts, each as JSON text. */
+  /** The diff's nodes and edges parts, each as JSON. */
   diff(i: { both: SnapshotText; view: View; options: GraphOptions }) {
     const both = parseSnapshot(i.both);
     const diff = diffGraphs(buildGraph(sideOf(both, 'at_first'), i.view, i.options), buildGraph(sideOf(both, 'at_second'), i.view, i.options));
-    return { nodes: JSON.stringify(diff.nodes), edges: JSON.stringify(diff.edges) };
+    return { nodes: jsonBytes(diff.nodes), edges: jsonBytes(diff.edges) };
   },
 
   timeline,
 
-  /** timeline, its nodes and edges answered as JSON text. */
+  /** timeline, its nodes and edges answered as JSON. */
   timelineJson(i: TimelineInput) {
     const union = timeline(i);
     if (union.refused !== undefined) return { refused: union.refused };
@@ -112,11 +120,11 @@ export const TASKS = {
   /** The file; laid out first when no layout is stored (`made`: the new layout, to store). */
   async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: Record<string, Box>; pins: Pin[]; title: string }) {
     const started = performance.now();
-    const nodes = JSON.parse(i.graph.nodes) as GraphNode[];
-    const edges = JSON.parse(i.graph.edges) as GraphEdge[];
+    const nodes = fromJsonBytes(i.graph.nodes) as GraphNode[];
+    const edges = fromJsonBytes(i.graph.edges) as GraphEdge[];
     const made = !i.stored && POSITIONED[i.format] ? await layoutGraph(nodes, edges) : undefined;
     const { positions } = overlayPins(i.stored ?? made ?? {}, i.pins, new Set(nodes.map((n) => n.id)));
-    const text = EXPORTERS[i.format]({ nodes, edges, positions, title: i.title });
+    const text: Uint8Array = Buffer.from(EXPORTERS[i.format]({ nodes, edges, positions, title: i.title }));
     return { text, made: made && { positions: made, durationMs: performance.now() - started } };
   },
 };
