@@ -120,6 +120,52 @@ describe('web application: create, edit and delete (Chromium)', function () {
     expectNoProblems(w);
   });
 
+  it('the + Add menu on the map adds a tag, a subnet and a dependency (members picked from a list), and edits an existing subnet', async () => {
+    const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'app', services: [{ name: 'web', service_definition: 'Nginx' }, { name: 'db', service_definition: 'PostgreSQL' }] });
+    w = await openPage(browser, app.url);
+    await signIn(w.page, app.url, user, mapPath());
+    await waitForMap(w.page);
+    const add = async (kind: string) => {
+      await w.page.click('#add-menu');
+      await w.page.click(`#add-menu-items [data-kind=${kind}]`);
+      return w.page.locator('dialog[open]');
+    };
+    let dialog = await add('tag');
+    await dialog.getByLabel('Name', { exact: true }).fill('critical');
+    await dialog.getByLabel('Colour').selectOption('Red');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    dialog = await add('subnet');
+    await dialog.getByLabel('CIDR').fill('10.8.0.0/24');
+    await dialog.getByLabel('Name', { exact: true }).fill('lab');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    dialog = await add('dependency');
+    await dialog.getByLabel('Name', { exact: true }).fill('app path');
+    await dialog.getByLabel('web · app').check();
+    await dialog.getByLabel('db · app').check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // An existing subnet, picked at the top of the subnet form: its form, and a PATCH of the name only.
+    const lab = ((await api('GET', `/api/v1/subnets?network_id=${user.networkId}`)) as any[]).find((x) => x.cidr === '10.8.0.0/24');
+    dialog = await add('subnet');
+    await dialog.getByLabel('Edit an existing subnet, or add one').selectOption(lab.id);
+    const edit = w.page.locator('dialog[open]', { hasText: 'Edit subnet lab' });
+    await edit.getByLabel('Name', { exact: true }).fill('lab-2');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+
+    expect(((await api('GET', '/api/v1/tags')) as any[]).map((t) => [t.name, t.color])).to.deep.equal([['critical', 'Red']]);
+    expect(await api('GET', `/api/v1/subnets/${lab.id}`)).to.include({ name: 'lab-2', cidr: '10.8.0.0/24', network_id: user.networkId });
+    const [dependency] = (await api('GET', `/api/v1/dependencies?network_id=${user.networkId}`)) as any[];
+    expect(dependency).to.include({ name: 'app path', dependency_type: 'RequestPath' });
+    expect(dependency.members).to.deep.equal({ type: 'Services', service_ids: host.services.map((x: any) => x.id) });
+    expectNoProblems(w);
+  });
+
   it('a delete asks first: Cancel keeps the host, Delete removes it from the map', async () => {
     const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'old-box' });
     await openOnMap(host);
