@@ -214,7 +214,7 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
   return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, elementRowsOfText(snapshot));
 }
 
-/** A drawing's task: the graph as objects (the layout worker), or as JSON text (an answer). */
+/** A drawing's task: the graph as objects (the layout worker), or its nodes and edges as JSON bytes (an answer). */
 type DrawTask = 'draw' | 'drawJson';
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
@@ -278,7 +278,7 @@ export function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: st
   return drawQuery(db, organizationId, q, at, 'draw');
 }
 
-/** graphAt for an answer: nodes and edges as JSON text. */
+/** graphAt for an answer: nodes and edges as JSON bytes, spliced into the answer (JsonText). */
 function graphJsonAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
   return drawQuery(db, organizationId, q, at, 'drawJson');
 }
@@ -338,7 +338,7 @@ export function timelineGraph(db: Db, organizationId: string, q: IntervalQuery &
   return timelineOf(db, organizationId, q, 'timeline');
 }
 
-/** timelineGraph for an answer: nodes and edges as JSON text. */
+/** timelineGraph for an answer: nodes and edges as JSON bytes, spliced into the answer (JsonText). */
 function timelineJson(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
   return timelineOf(db, organizationId, q, 'timelineJson');
 }
@@ -560,7 +560,7 @@ export const topologyService = {
   },
 };
 
-/** Drawn graphs of `get` (as the answer's JSON text), with what else an unchanged network answers the same (its views). */
+/** Drawn graphs of `get` (as the answer's JSON bytes), with what else an unchanged network answers the same (its views). */
 export type DrawnGraphCache = GraphCache<{ graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] }>;
 
 /** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
