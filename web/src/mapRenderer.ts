@@ -312,8 +312,10 @@ export class MapRenderer {
     let els = this.cy.collection();
     for (const id of nodeIds) els = els.union(this.cy.getElementById(id));
     if (els.empty()) return;
-    // Centred, at a zoom where its label reads (not the whole canvas for one small node).
+    // Centred, at a zoom where its label reads (not the whole canvas for one small node), in the
+    // canvas as it is now (a panel opened beside or below it).
     this.cy.stop();
+    this.cy.resize();
     this.cy.animate({ center: { eles: els }, zoom: Math.min(1.6, Math.max(this.cy.zoom(), 1.1)), duration: 300 });
   }
 

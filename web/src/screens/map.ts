@@ -151,11 +151,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       canvas, panel, sheetToggle)));
   canvas.appendChild(legend);
   // On a phone the host list is a bottom sheet over the map, opened by this button.
-  sheetToggle.addEventListener('click', () => {
-    const open = sheetToggle.getAttribute('aria-expanded') !== 'true';
+  function setSheet(open: boolean) {
     sheetToggle.setAttribute('aria-expanded', String(open));
     outlet.querySelector('.map-body')?.classList.toggle('sheet-open', open);
-  });
+  }
+  sheetToggle.addEventListener('click', () => setSheet(sheetToggle.getAttribute('aria-expanded') !== 'true'));
 
   // ---- state → screen --------------------------------------------------------------------------
   const shown = (): Topology | undefined => (state.timeline ?? state.graph);
@@ -326,7 +326,6 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     renderMarks();
     renderPressed();
     const entry = hosts().find((x) => x.hostId === hostId);
-    if (focus && entry) renderer.focus(entry.nodeIds);
     if (!hostId) {
       panel.hidden = true;
       if (wasOpen) restoreFocus();
@@ -335,7 +334,10 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     // Focus stays where it is; it comes back here when the panel closes.
     if (!panel.contains(document.activeElement)) opener = { element: document.activeElement, hostId: (document.activeElement as HTMLElement | null)?.dataset?.hostId };
     panel.hidden = false;
+    setSheet(false); // on a phone, the host list's sheet gives way to the details
     fill(panel, h('p', { class: 'muted' }, 'Loading…'));
+    // Centred in the canvas as the open panel leaves it.
+    if (focus && entry) renderer.focus(entry.nodeIds);
     const details = await hostDetails(hostId, { at: at ?? (state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick] : state.at) });
     if (state.selectedHost === hostId) fill(panel, button('Close', () => void selectHost(undefined), { class: 'close', 'aria-label': 'Close details' }), details,
       state.at || state.timeline ? null : hostActions({ id: hostId, name: hosts().find((x) => x.hostId === hostId)?.name ?? 'this host' }, edits),
@@ -347,8 +349,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const o = opener;
     opener = undefined;
     if (!o) return;
-    const target = o.element?.isConnected ? o.element : o.hostId ? hostList.querySelector(`[data-host-id="${CSS.escape(o.hostId)}"]`) : canvas;
-    (target as HTMLElement | null)?.focus({ preventScroll: true });
+    const target = (o.element?.isConnected ? o.element : o.hostId ? hostList.querySelector(`[data-host-id="${CSS.escape(o.hostId)}"]`) : canvas) as HTMLElement | null;
+    // (In the host list's sheet, closed since on a phone: the button that opens the sheet.)
+    (target?.offsetParent ? target : hostList.contains(target) ? sheetToggle : canvas).focus({ preventScroll: true });
   }
 
   // ---- reading the API -------------------------------------------------------------------------
