@@ -51,7 +51,7 @@ export function legendOf(g: Topology): HTMLElement {
   return h('div', { class: 'legend-body' },
     kinds.size ? h('ul', { 'aria-label': 'Edges' },
       Object.entries(EDGE_KINDS).filter(([k]) => kinds.has(k)).map(([k, s]) => item(k, sample(s.color, s.width, s.dash, s.ends), ` ${s.name}`))) : null,
-    dependencies.size ? h('ul', { 'aria-label': 'Dependencies' },
+    dependencies.size ? h('ul', { 'aria-label': 'Dependencies', class: 'dependencies' },
       [...dependencies].sort((a, b) => a[1].name.localeCompare(b[1].name)).map(([id, d]) => item(`dependency:${id}`, sample(d.color, 3, undefined, d.kind === 'hub_and_spoke' ? 'hub' : 'arrow'), ` ${d.name}`))) : null,
     hostKinds.size ? h('ul', { 'aria-label': 'Host kinds', class: 'kinds' },
       Object.entries(HOST_KINDS).filter(([k]) => hostKinds.has(k)).map(([k, s]) => item(`kind:${k}`, h('img', { src: kindIcon(k)!, alt: '', width: 16, height: 16 }), ` ${s.name}`))) : null,

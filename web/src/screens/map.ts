@@ -20,6 +20,7 @@ const LIVE_POLL_STREAMING_MS = 30_000;
 /** Changes come in bursts (a discovery batch): the graph is read once the burst has settled a little. */
 const CHANGE_SETTLE_MS = 300;
 const LAYOUT_POLL_MS = 700;
+const LEGEND_CLOSED = 'netinventory.legend-closed';
 /** Compare's default window: the network's last changes (a window in time may hold thousands, or none). */
 const COMPARE_LAST_CHANGES = 50;
 /** The diff list shows at most this many lines (the map marks every change). */
@@ -101,7 +102,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   const errors = h('div', { 'aria-live': 'assertive' });
   // Focusable, so that focus can come back to it when the panel a tap on it opened is closed.
   const canvas = h('div', { class: 'canvas', id: 'map-canvas', role: 'img', tabindex: 0, 'aria-label': 'Network map (the list of hosts beside it is the accessible version)' });
-  const legend = h('details', { class: 'legend', id: 'map-legend', open: window.matchMedia('(min-width: 721px)').matches }, h('summary', {}, 'Legend'));
+  // Open on a wide screen until the user closes it (remembered); closed on a phone.
+  const legend = h('details', { class: 'legend', id: 'map-legend', open: window.matchMedia('(min-width: 721px)').matches && localStorage.getItem(LEGEND_CLOSED) !== '1' }, h('summary', {}, 'Legend'));
+  legend.addEventListener('toggle', () => { if (window.matchMedia('(min-width: 721px)').matches) localStorage.setItem(LEGEND_CLOSED, legend.open ? '0' : '1'); });
   const sheetToggle = h('button', { type: 'button', class: 'sheet-toggle', 'aria-controls': 'map-sidebar', 'aria-expanded': 'false' }, 'Hosts');
   const search = h('input', { type: 'search', id: 'host-search', placeholder: 'Host name, hostname or IP', 'aria-controls': 'host-list', autocomplete: 'off' });
   const hostList = h('ul', { id: 'host-list', class: 'host-list', 'aria-label': 'Hosts on the map' });
@@ -610,8 +613,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   document.addEventListener('keydown', onKey);
 
   // The tag filter: tags found on this network's services filter services; the others, hosts (by the API).
-  // The same read gives the host list each host's dependencies.
-  void Promise.all([tagsById(), api.get<Array<{ id: string; host_id: string; tags?: string[]; bindings?: Array<{ id: string }> }>>(`/api/v1/services${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => []),
+  // The same read gives the host list each host's dependencies. Read once the map is drawn: on a
+  // loaded server these reads delayed the graph's (bench/web.ts, 1,000 elements).
+  const readServices = () => void Promise.all([tagsById(), api.get<Array<{ id: string; host_id: string; tags?: string[]; bindings?: Array<{ id: string }> }>>(`/api/v1/services${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => []),
     api.get<DependencyRow[]>(`/api/v1/dependencies${query({ network_id: state.networkId, limit: 1000 })}`).catch(() => [])]).then(([tags, services, dependencies]) => {
     if (disposed) return;
     state.dependencies = dependenciesByHost(dependencies, services);
@@ -637,8 +641,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     snapshot: () => renderer.snapshot(), titles: () => renderer.titleSnapshot(), centre: () => renderer.centre(), liveReads: () => ({ ...liveReads }),
   };
   renderViews([state.view]);
-  if (mode === 'diff') void loadDiff();
-  else void loadGraph(firstGraph).then(() => {
+  if (mode === 'diff') {
+    void loadDiff();
+    readServices();
+  } else void loadGraph(firstGraph).then(() => {
+    readServices();
     if (q.get('history') === 'true') void openTimeline();
     // Opened from a host's page: that host selected and brought into view.
     const focus = focusedHost(q.get('focus'), hosts());
