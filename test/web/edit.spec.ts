@@ -144,6 +144,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
 
     dialog = await add('dependency');
     await dialog.getByLabel('Name', { exact: true }).fill('app path');
+    // A request path's members in the order they are checked, not the list's (which is by name: db first).
     await dialog.getByLabel('web · app').check();
     await dialog.getByLabel('db · app').check();
     await dialog.getByRole('button', { name: 'Save' }).click();
@@ -162,7 +163,8 @@ describe('web application: create, edit and delete (Chromium)', function () {
     expect(await api('GET', `/api/v1/subnets/${lab.id}`)).to.include({ name: 'lab-2', cidr: '10.8.0.0/24', network_id: user.networkId });
     const [dependency] = (await api('GET', `/api/v1/dependencies?network_id=${user.networkId}`)) as any[];
     expect(dependency).to.include({ name: 'app path', dependency_type: 'RequestPath' });
-    expect(dependency.members).to.deep.equal({ type: 'Services', service_ids: host.services.map((x: any) => x.id) });
+    const serviceId = (name: string) => host.services.find((x: any) => x.name === name).id;
+    expect(dependency.members).to.deep.equal({ type: 'Services', service_ids: [serviceId('web'), serviceId('db')] });
     expectNoProblems(w);
   });
 

@@ -12,7 +12,7 @@ export type Field =
   | { key: string; label: string; kind: 'text' | 'textarea' | 'number'; required?: boolean; placeholder?: string }
   | { key: string; label: string; kind: 'checkbox' }
   | { key: string; label: string; kind: 'select'; options: Array<[string, string]>; required?: boolean }
-  /** A checkbox per option; the value lists the checked ones in option order. */
+  /** A checkbox per option; the value lists the checked ones in the order they were checked (a request path's order). */
   | { key: string; label: string; kind: 'checks'; options: Array<[string, string]> }
   /** A list of rows (a host's addresses, ports, services): each row keeps what the form does not show (its id). */
   | { key: string; label: string; kind: 'rows'; item: string; fields: RowField[] };
@@ -46,14 +46,21 @@ function control(field: Field, value: unknown): { el: HTMLElement; read: () => V
       return { el: h('div', { class: 'field' }, h('label', { for: id }, field.label), select), read: () => select.value };
     }
     case 'checks': {
-      const chosen = new Set(Array.isArray(value) ? value as string[] : []);
+      // The order members were chosen in is kept (a request path's order): first as given, then as checked.
+      const known = new Set(field.options.map(([v]) => v));
+      const order = (Array.isArray(value) ? value as string[] : []).filter((v) => known.has(v));
       const boxes = field.options.map(([v, label]) => {
-        const box = h('input', { type: 'checkbox', id: nextId(field.key), value: v, checked: chosen.has(v) });
+        const box = h('input', { type: 'checkbox', id: nextId(field.key), value: v, checked: order.includes(v) });
+        box.addEventListener('change', () => {
+          const at = order.indexOf(v);
+          if (box.checked && at < 0) order.push(v);
+          if (!box.checked && at >= 0) order.splice(at, 1);
+        });
         return { v, el: h('div', { class: 'check' }, box, h('label', { for: box.id }, label)), box };
       });
       return {
         el: h('fieldset', { class: 'field' }, h('legend', {}, field.label), boxes.length ? boxes.map((b) => b.el) : h('p', { class: 'muted' }, 'None to choose from.')),
-        read: () => boxes.filter((b) => b.box.checked).map((b) => b.v),
+        read: () => [...order],
       };
     }
     case 'rows': return rows(field, Array.isArray(value) ? value as Array<Record<string, unknown>> : []);
