@@ -69,6 +69,8 @@ async function screens(browser: Browser, suffix: string, viewport: { width: numb
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+  // The web application loads nothing from elsewhere: say so if it ever does.
+  page.on('request', (r) => { if (!r.url().startsWith(`${new URL(base).origin}/`) && !/^(data|blob):/.test(r.url())) console.error(`request to another origin: ${r.url()}`); });
   try {
     await page.goto(`${base}/signin?next=${encodeURIComponent(topology('l3'))}`);
     await page.fill('#email', email);
