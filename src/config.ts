@@ -2,6 +2,7 @@
 // developer machine; DATABASE_URL and REDIS_URL override whatever scripts/services.ts found.
 import { readFileSync } from 'node:fs';
 import { parseAllowedNetworks } from './core/outboundPolicy.js';
+import { RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -53,6 +54,18 @@ export interface AppConfig {
   rateLimitRedisTimeoutMs: number;
   /** RATE_LIMIT_TEST_CLOCK=true, tests only: the buckets' clock is the ms count a test sets in Redis (src/http/rateLimiter.ts). */
   rateLimitTestClock: boolean;
+  /**
+   * RATE_LIMIT_USER=<burst>/<per minute>: each user's bucket (sessions and keys together), 150/300 by
+   * default (decisions: rate limits). Raise it for a large import made of single requests.
+   */
+  userRateLimit: BucketPolicy;
+}
+
+function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
+  if (text === undefined || text === '') return fallback;
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be <burst>/<tokens per minute>, e.g. 150/300 (got '${text}')`);
+  return { capacity: Number(m[1]), refillPerMinute: Number(m[2]) };
 }
 
 function seconds(name: string, text: string | undefined, fallback: number[]): number[] {
@@ -80,8 +93,7 @@ export function portInUseMessage(host: string | undefined, port: number): string
   return `port ${port} is already in use${host ? ` on ${host}` : ''}: is netinventory (or another program) running there? Stop it or choose another PORT.`;
 }
 
-export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
-  const env = process.env;
+export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     port: Number(env.PORT ?? 3000),
     host: env.HOST || undefined,
@@ -106,6 +118,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     webhookTimeoutMs: nonNegative('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
     rateLimitRedisTimeoutMs: nonNegative('RATE_LIMIT_REDIS_TIMEOUT_MS', env.RATE_LIMIT_REDIS_TIMEOUT_MS, 100),
     rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
+    userRateLimit: bucketPolicy('RATE_LIMIT_USER', env.RATE_LIMIT_USER, RATE_POLICIES.user),
     ...overrides,
   };
 }

@@ -95,7 +95,7 @@ export function authenticate(services: Services, paths: { unlimited: ReadonlySet
       : scope?.kind === 'daemon'
       ? [`daemon:${scope.apiKeyId}`, RATE_POLICIES.daemon]
       : scope || refused
-        ? [`user:${scope?.userId ?? refused}`, RATE_POLICIES.user] // a user's sessions and keys share one bucket
+        ? [`user:${scope?.userId ?? refused}`, services.config.userRateLimit] // a user's sessions and keys share one bucket
         : [`ip:${ctx.ip}`, RATE_POLICIES.anonymous];
     const decision = await services.rateLimiter.take(key, policy);
     ctx.set(rateLimitHeaders(decision));

@@ -178,3 +178,9 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: 
     },
   };
 }
+
+/**
+ * For a test app that builds the realistic network (scripts/realisticNetwork.ts, ~300 single
+ * requests): a user bucket that does not make the build wait out 429s (about 15 s otherwise).
+ */
+export const FIXTURE_BUILDING: Partial<AppConfig> = { userRateLimit: { capacity: 100_000, refillPerMinute: 600_000 } };

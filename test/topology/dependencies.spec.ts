@@ -2,7 +2,7 @@
 // outside the view) is never skipped over. A hub-and-spoke's missing hub is a ghost node its spokes
 // join, never the next member promoted to hub; a request path keeps its order through a ghost.
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { apiCaller, buildRealisticNetwork, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
 
@@ -15,7 +15,7 @@ describe('topology: dependency edges that exist', function () {
   const topo = (networkId: string, query: string) => apiCaller(app.url, { cookie: t.owner.cookie })('GET', `/api/v1/topology?network_id=${networkId}${query}`);
 
   before(async () => {
-    app = await startTestApp();
+    app = await startTestApp(FIXTURE_BUILDING);
     t = await registerTenant(app.url, 'deps');
     net = await buildRealisticNetwork(apiCaller(app.url, { cookie: t.owner.cookie }), t.defaultNetworkId, { changes: false });
   });

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import type { Worker } from 'bullmq';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
 import { login } from '../support/world.js';
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { startTopologyLayout } from '../../workers/topologyLayout.js';
@@ -24,7 +24,7 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
 
   before(async () => {
     browser = await launchBrowser();
-    app = await startTestApp();
+    app = await startTestApp(FIXTURE_BUILDING);
     workerServices = workerServicesFor(app);
     layoutWorker = await startTopologyLayout(workerServices);
     user = await registerUser(app.url);

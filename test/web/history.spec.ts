@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import type { Worker } from 'bullmq';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
 import { login } from '../support/world.js';
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { startTopologyLayout } from '../../workers/topologyLayout.js';
@@ -26,7 +26,7 @@ describe('web History and Compare on a busy network (Chromium)', function () {
   before(async function () {
     this.timeout(240_000);
     browser = await launchBrowser();
-    app = await startTestApp();
+    app = await startTestApp(FIXTURE_BUILDING);
     workerServices = workerServicesFor(app);
     layoutWorker = await startTopologyLayout(workerServices);
     user = await registerUser(app.url);
