@@ -9,7 +9,7 @@ import type { AppError } from '../../src/core/errors.js';
 import { chooseCollapsed, emptyFilteredOut, MAX_NODES_CAP } from '../../src/modules/topology/graph.js';
 import { enqueueLayout, type LayoutJob } from '../../src/modules/topology/layout.js';
 import { cpuPool, CpuPool } from '../../src/modules/topology/pool.js';
-import { FairScheduler } from '../../src/modules/topology/scheduler.js';
+import { FairScheduler, PerKeyGate } from '../../src/modules/topology/scheduler.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
@@ -120,6 +120,32 @@ describe('topology isolation: large views off the event loop, bounded, fair betw
 });
 
 describe('topology isolation: CPU pool and fair scheduler (pure)', () => {
+  it("a heavy read waits for its organization's previous one, never for another organization's, and is refused beyond the queue", async () => {
+    const gate = new PerKeyGate({ running: 1, queued: 2 });
+    const log: string[] = [];
+    const release = new Map<string, () => void>();
+    const work = (name: string) => () => new Promise<string>((resolve) => { log.push(`start ${name}`); release.set(name, () => { log.push(`end ${name}`); resolve(name); }); });
+    const a1 = gate.run('a', work('a1'));
+    const a2 = gate.run('a', work('a2'));
+    const a3 = gate.run('a', work('a3'));
+    expect(await gate.run('a', work('a4')), 'a fourth of a: two already wait').to.equal(undefined);
+    const b1 = gate.run('b', work('b1'));
+    await new Promise((r) => setImmediate(r));
+    expect(log).to.deep.equal(['start a1', 'start b1']); // b did not wait for a
+    release.get('a1')!();
+    expect(await a1).to.deep.equal({ value: 'a1' });
+    await new Promise((r) => setImmediate(r));
+    expect(log.slice(2)).to.deep.equal(['end a1', 'start a2']);
+    release.get('b1')!();
+    release.get('a2')!();
+    await Promise.all([a2, b1]);
+    await new Promise((r) => setImmediate(r));
+    release.get('a3')!();
+    expect(await a3).to.deep.equal({ value: 'a3' });
+    expect(log.filter((l) => l.startsWith('start'))).to.deep.equal(['start a1', 'start b1', 'start a2', 'start a3']);
+    expect(gate.waiting('a')).to.equal(0);
+  });
+
   it('takes organizations in turn, one running task each, and refuses beyond a queue\'s bound', () => {
     const s = new FairScheduler<string>({ slots: 1, perKeyRunning: 1, perKeyQueued: 4 });
     for (const x of ['a1', 'a2', 'a3', 'a4']) expect(s.push('a', x)).to.equal(true);

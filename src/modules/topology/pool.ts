@@ -11,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
-import { FairScheduler } from './scheduler.js';
+import { FairScheduler, PerKeyGate } from './scheduler.js';
 import { TASKS, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
 
 /**
@@ -61,9 +61,18 @@ interface Waiting { task: TaskName; input: unknown; resolve(value: unknown): voi
 export class CpuPool {
   private threads?: Piscina;
   private readonly scheduler: FairScheduler<Waiting>;
+  private readonly gate: PerKeyGate;
 
   constructor(readonly options: CpuPoolOptions) {
     this.scheduler = new FairScheduler({ slots: options.threads, perKeyRunning: options.perOrgRunning, perKeyQueued: options.perOrgQueued });
+    this.gate = new PerKeyGate({ running: options.perOrgRunning, queued: options.perOrgQueued });
+  }
+
+  /** A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn (PerKeyGate says why). */
+  async heavy<T>(organizationId: string, work: () => Promise<T>): Promise<T> {
+    const done = await this.gate.run(organizationId, work);
+    if (!done) throw new AppError('topology_busy', { queued: this.gate.waiting(organizationId), retry_after: 5 });
+    return done.value;
   }
 
   /** Runs a task for an organization: inline when small (`size`), else on a thread in its turn. */

@@ -58,3 +58,37 @@ export class FairScheduler<T> {
     return this.waiting.get(key)?.length ?? 0;
   }
 }
+
+/**
+ * One organization's heavy topology reads (a graph drawn anew, a diff, a timeline, an export) go
+ * through this gate whole, SQL read included: at most `running` at once per organization, at most
+ * `queued` waiting (beyond, the caller is refused). The pool bounds an organization's drawing to one
+ * thread, but its reads ran side by side in PostgreSQL: two looping clients of one tenant kept both
+ * cores of a 2-core server busy, and every other tenant's requests waited for CPU (bench/isolation.ts).
+ * Cached maps do not pass through it.
+ */
+export class PerKeyGate {
+  private readonly keys = new Map<string, { running: number; waiting: Array<() => void> }>();
+
+  constructor(private readonly o: { running: number; queued: number }) {}
+
+  /** Runs `work` in `key`'s turn; undefined (not run) when `key` already has `queued` waiting. */
+  async run<T>(key: string, work: () => Promise<T>): Promise<{ value: T } | undefined> {
+    let s = this.keys.get(key);
+    if (!s) this.keys.set(key, (s = { running: 0, waiting: [] }));
+    if (s.running < this.o.running) s.running += 1;
+    else if (s.waiting.length >= this.o.queued) return undefined;
+    else await new Promise<void>((resolve) => s.waiting.push(resolve)); // woken holding the slot of the one that ended
+    try {
+      return { value: await work() };
+    } finally {
+      const next = s.waiting.shift();
+      if (next) next();
+      else if (--s.running === 0) this.keys.delete(key);
+    }
+  }
+
+  waiting(key: string): number {
+    return this.keys.get(key)?.waiting.length ?? 0;
+  }
+}

@@ -481,21 +481,21 @@ async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, ins
 export const topologyService = {
   async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }) {
     await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
-    return readTransaction(db, async (tx) => {
+    return cpuPool().heavy(scope.organizationId, () => readTransaction(db, async (tx) => {
       const to = query.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       const from = query.from ?? (await beforeLastChanges(tx, query.network_id, to, query.last_changes!));
       const q = { ...query, from };
       const hostIds = await hostsToCompare(tx, scope.organizationId, q, from, to);
       return { network_id: q.network_id, view: q.view, from, to, ...(await drawForDiff(tx, scope.organizationId, q, [from, to], hostIds)) };
-    });
+    }));
   },
 
   async timeline(db: Db, scope: Scope, q: IntervalQuery, layoutQueue: Queue) {
     await networkService.assertFilterable(db, scope, q.network_id, q.to);
-    const union = await readTransaction(db, async (tx) => {
+    const union = await cpuPool().heavy(scope.organizationId, () => readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       return { to, ...(await timelineJson(tx, scope.organizationId, { ...q, to })) };
-    });
+    }));
     // ONE layout for the union: scrubbing through the interval never moves a node.
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
@@ -510,6 +510,11 @@ export const topologyService = {
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
   async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
+    return cpuPool().heavy(scope.organizationId, () => this.exportNow(db, scope, q));
+  },
+
+  /** The export itself, run in the organization's turn (cpuPool().heavy). */
+  async exportNow(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
     const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
     const stored = POSITIONED[q.format]
       ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
@@ -534,9 +539,11 @@ export const topologyService = {
     let drawn = cache?.get(key, version);
     if (!drawn) {
       // One snapshot: every table read in one transaction, and `as_of` is its instant.
-      const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
-      drawn = { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
-      cache?.set(key, version, drawn, graph.size);
+      drawn = await cpuPool().heavy(scope.organizationId, async () => {
+        const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
+        return { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
+      });
+      cache?.set(key, version, drawn, drawn.graph.size);
     } else {
       // Unchanged since it was drawn: the same graph is the network as of now.
       drawn = { ...drawn, asOf: q.at ?? now };
