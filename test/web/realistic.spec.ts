@@ -184,7 +184,8 @@ describe('web map on a realistic network (Chromium)', function () {
 
   it('Fit centres the drawing in every view, also after switching views', async () => {
     const page = await openMap();
-    const centre = await mapCentre(page);
+    // (In the part of the canvas the open legend leaves free: each view's legend is its own.)
+    const fitCentre = () => page.evaluate(() => (window as any).netinventoryMap.fitCentre()) as Promise<{ x: number; y: number }>;
     // Each view's drawing has nodes of a kind no other view has.
     const kinds: Record<string, string> = { workloads: 'service:', application: 'tag:', l2: 'interface:', l3: 'subnet:' };
     for (const view of ['workloads', 'application', 'l2', 'l3']) {
@@ -192,6 +193,7 @@ describe('web map on a realistic network (Chromium)', function () {
       await waitFor(`the ${view} view drawn`, async () => Object.keys(await mapSnapshot(page)).some((id) => id.startsWith(kinds[view]!)) && !/Laying out/.test((await page.textContent('.status')) ?? ''));
       const near = async () => {
         const m = await drawingMiddle(page);
+        const centre = await fitCentre();
         return Math.abs(m.x - centre.x) < 3 && Math.abs(m.y - centre.y) < 3;
       };
       await waitFor(`${view} centred after the switch`, near);
@@ -247,6 +249,39 @@ describe('web map on a realistic network (Chromium)', function () {
       await page.waitForSelector(path === '/hosts' ? 'table.list' : path.startsWith('/hosts/') ? '.host-details' : 'h1');
       expect(await pageWidth(page), path).to.be.at.most(390);
     }
+    expectNoProblems(w!);
+  });
+  it('at Fit on a wide screen the open legend covers nothing drawn, in every view', async () => {
+    const page = await openMap();
+    expect(await page.$eval('#map-legend', (d: HTMLDetailsElement) => d.open)).to.equal(true);
+    const kinds: Record<string, string> = { workloads: 'service:', l2: 'interface:', l3: 'subnet:' };
+    for (const view of ['l3', 'workloads', 'l2']) {
+      if (view !== 'l3') {
+        await page.selectOption('#view', view);
+        await waitFor(`the ${view} view drawn`, async () => Object.keys(await mapSnapshot(page)).some((id) => id.startsWith(kinds[view]!)) && !/Laying out/.test((await page.textContent('.status')) ?? ''));
+      }
+      await page.click('#fit');
+      const legend = (await page.locator('#map-legend').boundingBox())!;
+      expect(legend.width * legend.height, 'the legend is there').to.be.greaterThan(100 * 100);
+      const covered = Object.entries(await mapSnapshot(page)).filter(([, n]) => n.kind && n.screenX + n.screenWidth! / 2 > legend.x && n.screenX - n.screenWidth! / 2 < legend.x + legend.width
+        && n.screenY + n.screenHeight! / 2 > legend.y && n.screenY - n.screenHeight! / 2 < legend.y + legend.height);
+      expect(covered.map(([id, n]) => `${id} ${n.label}`), view).to.deep.equal([]);
+    }
+    expectNoProblems(w!);
+  });
+
+  it('on a phone the map opens where host names read (>= 11 px), its top-left in view; Fit then shows the whole drawing', async () => {
+    const page = await openMap(mapPath(), PHONE);
+    const canvas = (await page.locator('#map-canvas').boundingBox())!;
+    const inView = (n: { screenX: number; screenY: number }) => n.screenX > canvas.x && n.screenX < canvas.x + canvas.width && n.screenY > canvas.y && n.screenY < canvas.y + canvas.height;
+    const named = (await hostLabels(page)).filter(([, n]) => n.label && inView(n));
+    expect(named.length, 'hosts named in view').to.be.at.least(5);
+    for (const [id, n] of named) expect(n.fontPx, id).to.be.at.least(11);
+    await page.click('#fit');
+    const middle = await drawingMiddle(page);
+    const centre = await page.evaluate(() => (window as any).netinventoryMap.fitCentre());
+    expect(Math.abs(middle.x - centre.x) < 3 && Math.abs(middle.y - centre.y) < 3, 'the whole drawing centred at Fit').to.equal(true);
+    expect(await pageWidth(page)).to.be.at.most(390);
     expectNoProblems(w!);
   });
 });

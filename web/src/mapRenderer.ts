@@ -20,6 +20,11 @@ export interface RendererEvents {
 }
 
 type Lod = ReturnType<typeof levelOfDetail>;
+type Area = { x: number; y: number; w: number; h: number };
+/** Narrower than this (CSS px), the canvas is a phone's: a map opens where names read rather than whole. */
+const NARROW_CANVAS = 600;
+/** A zoom where host names are drawn (levelOfDetail's level 1) and mostly fit their boxes. */
+const READABLE_ZOOM = 0.65;
 const LABEL_OF_LEVEL = ['', 'data(name)', 'data(mid)', 'data(full)'];
 
 /** The stylesheet at a level of detail (sizes in the graph's units, constant on screen). */
@@ -85,6 +90,7 @@ export class MapRenderer {
   private positions: Record<string, Box> = {};
   private lod: Lod = levelOfDetail(1);
   private restyle = 0;
+  private clear?: HTMLElement;
 
   constructor(host: HTMLElement, private events: RendererEvents) {
     this.layer = document.createElement('div');
@@ -165,7 +171,7 @@ export class MapRenderer {
     // Another drawing altogether (another view): it is fitted, like a first one.
     const drawn = this.cy.nodes();
     const kept = drawn.empty() ? 0 : nodes.reduce((k, n) => k + (drawn.getElementById(n.id).empty() ? 0 : 1), 0);
-    if (drawn.empty() || fit || kept < nodes.length / 2) this.fitTo(Object.values(positions));
+    if (drawn.empty() || fit || kept < nodes.length / 2) this.fitTo(Object.values(positions), true);
     if (this.cy.elements().empty()) {
       // A first drawing: the viewport that fits it and the style of that zoom set before anything is
       // drawn (the first frame is the last), then every element in one call (added one by one, each
@@ -359,16 +365,53 @@ export class MapRenderer {
     return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
   }
 
-  private fitTo(boxes: Box[], padding = 30) {
+  /**
+   * The viewport that shows these boxes whole, in the canvas minus what covers it (the legend in a
+   * corner: the canvas left of it or above it, whichever draws larger). `readable`: on a narrow
+   * canvas (a phone) where that zoom draws no name, the drawing's top-left at a zoom where names
+   * read instead (Fit shows it all).
+   */
+  private fitTo(boxes: Box[], readable = false, padding = 30) {
     if (!boxes.length) return;
     const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
     const x2 = Math.max(...boxes.map((b) => b.x + b.width)), y2 = Math.max(...boxes.map((b) => b.y + b.height));
-    const [w, h] = [Math.max(1, this.cy.width() - 2 * padding), Math.max(1, this.cy.height() - 2 * padding)];
-    const zoom = Math.min(2, Math.max(0.02, Math.min(w / Math.max(1, x2 - x1), h / Math.max(1, y2 - y1))));
-    this.cy.viewport({ zoom, pan: { x: padding + (w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: padding + (h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
+    const zoomIn = (a: Area) => Math.min(2, Math.max(0.02, Math.min(Math.max(1, a.w - 2 * padding) / Math.max(1, x2 - x1), Math.max(1, a.h - 2 * padding) / Math.max(1, y2 - y1))));
+    const area = this.freeAreas().reduce((best, a) => (zoomIn(a) > zoomIn(best) ? a : best));
+    const zoom = zoomIn(area);
+    if (readable && this.cy.width() < NARROW_CANVAS && levelOfDetail(zoom).level < 1) {
+      this.cy.viewport({ zoom: READABLE_ZOOM, pan: { x: padding - x1 * READABLE_ZOOM, y: padding - y1 * READABLE_ZOOM } });
+      return;
+    }
+    this.cy.viewport({ zoom, pan: { x: area.x + (area.w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: area.y + (area.h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
   }
 
-  /** The whole drawing centred in the canvas, at the zoom that shows all of it (every view: boxes as the API placed them). */
+  /** The parts of the canvas a fit may use (canvas px): all of it, or beside and above what keeps clear (the open legend). */
+  private freeAreas(): Area[] {
+    const all = { x: 0, y: 0, w: this.cy.width(), h: this.cy.height() };
+    const r = this.clear?.getBoundingClientRect();
+    if (!r || !r.width || !r.height) return [all];
+    const c = (this.cy.container() as HTMLElement).getBoundingClientRect();
+    return [{ ...all, w: Math.max(1, r.left - c.left) }, { ...all, h: Math.max(1, r.top - c.top) }];
+  }
+
+  /** An element over the canvas (the legend, in its bottom-right corner) that a fit leaves uncovered. */
+  keepClear(el: HTMLElement) {
+    this.clear = el;
+  }
+
+  /** The middle of the part of the canvas a fit uses, on screen (for tests: is the drawing centred there?). */
+  fitCentre(): { x: number; y: number } {
+    const boxes = Object.values(this.positions);
+    const c = (this.cy.container() as HTMLElement).getBoundingClientRect();
+    if (!boxes.length) return this.centre();
+    const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
+    const x2 = Math.max(...boxes.map((b) => b.x + b.width)), y2 = Math.max(...boxes.map((b) => b.y + b.height));
+    const zoomIn = (a: Area) => Math.min((a.w - 60) / Math.max(1, x2 - x1), (a.h - 60) / Math.max(1, y2 - y1));
+    const a = this.freeAreas().reduce((best, x) => (zoomIn(x) > zoomIn(best) ? x : best));
+    return { x: c.left + a.x + a.w / 2, y: c.top + a.y + a.h / 2 };
+  }
+
+  /** The whole drawing in the canvas, at the zoom that shows all of it (every view: boxes as the API placed them). */
   fit() {
     this.cy.stop();
     this.cy.resize(); // the canvas may have changed size (a panel opened, a phone turned)

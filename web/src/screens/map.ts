@@ -153,6 +153,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
         h('details', { class: 'containers' }, h('summary', {}, 'Subnets and other containers'), containerList), changes),
       canvas, panel, sheetToggle)));
   canvas.appendChild(legend);
+  renderer.keepClear(legend);
   // On a phone the host list is a bottom sheet over the map, opened by this button.
   function setSheet(open: boolean) {
     sheetToggle.setAttribute('aria-expanded', String(open));
@@ -294,6 +295,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       return;
     }
     performance.mark('map-draw-start');
+    // The legend first: a fit leaves its box clear.
+    fill(legend, h('summary', {}, 'Legend'), legendOf(g));
     renderer.setGraph(g.nodes, g.edges, g.layout.positions, state.refit);
     state.refit = false;
     performance.mark('map-graph-set');
@@ -301,7 +304,6 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     performance.mark('map-marks-set');
     renderList();
     renderContainers();
-    fill(legend, h('summary', {}, 'Legend'), legendOf(g));
     performance.mark('map-lists-rendered');
     const f = (state.graph as any)?.filtered_out;
     const extra = f && (f.collapsed_containers || f.hidden_hosts || f.hosts_without_tag)
@@ -638,7 +640,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   // For tests and tools: what the map draws (positions, classes, labels and their size on screen), read-only.
   // liveReads: how often the live graph was read, because the change stream said so or by the poll.
   (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = {
-    snapshot: () => renderer.snapshot(), titles: () => renderer.titleSnapshot(), centre: () => renderer.centre(), liveReads: () => ({ ...liveReads }),
+    snapshot: () => renderer.snapshot(), titles: () => renderer.titleSnapshot(), centre: () => renderer.centre(), fitCentre: () => renderer.fitCentre(), liveReads: () => ({ ...liveReads }),
   };
   renderViews([state.view]);
   if (mode === 'diff') {
