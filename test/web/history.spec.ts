@@ -72,6 +72,24 @@ describe('web History and Compare on a busy network (Chromium)', function () {
     expectNoProblems(w!);
   });
 
+  it('opening History fits the map again in the shorter canvas (nothing cut at the bottom), and a summary\'s count reads as a bound', async () => {
+    const page = await openMap();
+    const outside = async () => {
+      const canvas = (await page.locator('#map-canvas').boundingBox())!;
+      return Object.entries(await mapSnapshot(page)).filter(([, n]) => n.kind && (n.screenY + n.screenHeight! / 2 > canvas.y + canvas.height + 1 || n.screenY - n.screenHeight! / 2 < canvas.y - 1)).map(([id]) => id);
+    };
+    expect(await outside(), 'live').to.deep.equal([]);
+    await page.click('#history-button');
+    await waitFor('history laid out', async () => /As of/.test(await status(page)));
+    expect(await outside(), 'History open').to.deep.equal([]);
+    const summary = Object.values(await mapSnapshot(page)).find((n) => n.kind === 'summary');
+    expect(summary?.label).to.match(/^up to \d+ hosts/);
+    await page.click('.timebar button');
+    await waitFor('back to live', async () => /Live/.test(await status(page)));
+    expect(await outside(), 'History closed').to.deep.equal([]);
+    expectNoProblems(w!);
+  });
+
   it('Compare\'s default window is the last changes: a marked map and the list, never a blank map', async () => {
     const page = await openMap();
     await page.click('#compare-button');

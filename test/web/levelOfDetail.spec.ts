@@ -30,5 +30,8 @@ describe('web map level of detail (pure)', () => {
     expect(containerTitle(subnet, kids)).to.equal('servers · 10.0.2.0/24 · 2 hosts');
     expect(containerTitle({ ...subnet, label: '10.0.2.0/24' }, kids.slice(0, 1))).to.equal('10.0.2.0/24 · 1 host');
     expect(containerTitle(node({ id: 'host:h', kind: 'host', label: 'docker-01' }), kids)).to.equal('docker-01');
+    // Hosts folded into the subnet's summary node count too.
+    const folded = node({ id: 'summary:s', kind: 'summary', label: '2 hosts · 10.0.2.0/24', hosts: [{ id: 'h3', name: 'a', ip_address: '10.0.2.3' }, { id: 'h4', name: 'b', ip_address: '10.0.2.4' }] as GraphNode['hosts'] });
+    expect(containerTitle(subnet, [...kids, folded])).to.equal('servers · 10.0.2.0/24 · 4 hosts');
   });
 });

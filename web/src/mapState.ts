@@ -139,10 +139,10 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
   return { name, mid, full: [mid, ...services].join('\n') };
 }
 
-/** A container's title: a subnet with its CIDR and how many hosts it holds; others by name. */
+/** A container's title: a subnet with its CIDR and how many hosts it holds (those folded in its summary node too); others by name. */
 export function containerTitle(n: GraphNode, children: GraphNode[]): string {
   if (n.kind !== 'subnet') return n.label;
-  const hosts = new Set(children.map((c) => c.host_id ?? c.id)).size;
+  const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' ? (c.hosts ?? []).map((x) => x.id) : [c.host_id ?? c.id]))).size;
   const cidr = n.cidr && n.cidr !== n.label ? ` · ${n.cidr}` : '';
   return `${n.label}${cidr} · ${hosts} host${hosts === 1 ? '' : 's'}`;
 }

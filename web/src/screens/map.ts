@@ -297,7 +297,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     performance.mark('map-draw-start');
     // The legend first: a fit leaves its box clear.
     fill(legend, h('summary', {}, 'Legend'), legendOf(g));
-    renderer.setGraph(g.nodes, g.edges, g.layout.positions, state.refit);
+    // A summary's count is the live one (or the interval's end): in History it is a bound, not what existed then.
+    const nodes = state.timeline ? g.nodes.map((n) => (n.kind === 'summary' ? { ...n, label: `up to ${n.label}` } : n)) : g.nodes;
+    renderer.setGraph(nodes, g.edges, g.layout.positions, state.refit);
     state.refit = false;
     performance.mark('map-graph-set');
     renderMarks();
@@ -432,8 +434,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       // Opened again (a container expanded): at the same instant if it is still a tick.
       state.tick = tick && t.ticks.includes(tick) ? t.ticks.indexOf(tick) : t.ticks.length - 1;
       fill(errors);
+      const opening = timeBar.hidden;
       renderTimeBar();
       await waitForLayout('timeline', from, now);
+      // The bar took height from the canvas: the history's drawing is fitted to what is left.
+      if (opening) renderer.fit();
     } catch (err) {
       // Never a silent no-op: why, and what to try.
       const e = err as ApiError;
@@ -477,7 +482,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       h('span', { class: 'muted', id: 'history-summary' }, grouped
         ? ` ${total.toLocaleString()} changes since ${when(t.ticks[0])}, in ${t.ticks.length - 1} steps (each the state after its changes; Compare shows them one by one)`
         : ` ${t.ticks.length} instants`),
-      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timelineFrom = undefined; timeBar.hidden = true; renderGraph(); syncUrl(); }));
+      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timelineFrom = undefined; timeBar.hidden = true; renderGraph(); renderer.fit(); syncUrl(); }));
   }
 
   function diffControls() {
@@ -490,7 +495,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
         const iso = (v: string) => (v ? new Date(v).toISOString() : undefined);
         navigate(`${location.pathname}${query({ view: state.view, from: iso(from.value), to: iso(to.value) })}`);
       },
-    }, h('label', { for: 'diff-from' }, 'From'), from, h('label', { for: 'diff-to' }, 'To'), to, h('button', { type: 'submit' }, 'Compare'),
+    }, h('label', { for: 'diff-from' }, 'From'), from, h('label', { for: 'diff-to' }, 'To'), to, h('small', { class: 'muted', id: 'diff-to-hint' }, 'empty: now'), h('button', { type: 'submit' }, 'Compare'),
     h('a', { href: `/networks/${state.networkId}/topology`, class: 'button' }, 'Back to the map'));
   }
 
