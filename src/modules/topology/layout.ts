@@ -66,10 +66,26 @@ export const ELK_OPTIONS: Record<string, string> = {
   'elk.separateConnectedComponents': 'true',
 };
 
-/** An element's size: wide enough for its label, one line more per service listed on it. */
+/** Graph units per character of a label or title at Fit (the map draws text at a constant size on screen, so larger when zoomed out). */
+const CHAR_WIDTH = 9;
+
+/**
+ * An element's size: wide enough for its label, one line more per service listed on it. A summary
+ * (bold, a double border) and a ghost (italic, whose label names the host) are as wide as their
+ * whole label, which nothing else says.
+ */
 function sizeOf(node: GraphNode): { width: number; height: number } {
   const services = Array.isArray(node.services) ? node.services.length : 0;
+  if (node.kind === 'summary' || node.kind === 'ghost') return { width: Math.min(420, Math.max(120, 32 + CHAR_WIDTH * node.label.length)), height: 36 };
   return { width: Math.min(320, Math.max(120, 16 + 7 * node.label.length)), height: 36 + 16 * services };
+}
+
+/** A subnet's minimum width: its title ("name · CIDR · N hosts", as the map writes it) fits in it at Fit. */
+function titleWidth(container: GraphNode, children: GraphNode[]): number {
+  if (container.kind !== 'subnet') return 0;
+  const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' && Array.isArray(c.hosts) ? (c.hosts as Array<{ id: string }>).map((x) => x.id) : [String(c.host_id ?? c.id)]))).size;
+  const title = `${container.label} · ${container.cidr ?? ''} · ${hosts} hosts`;
+  return 24 + CHAR_WIDTH * title.length;
 }
 
 /** Positions (absolute, top-left) of every node of the graph: l2 (hosts holding interfaces) as a wiring diagram, the others by elk. */
@@ -86,7 +102,13 @@ export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], opti
   // The same algorithm options on every container: elk refuses hierarchy-aware processors in a
   // child whose options differ from the root's.
   const containerOptions = { ...options, 'elk.padding': '[top=40,left=16,bottom=16,right=16]' };
-  for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [], layoutOptions: containerOptions } : { id: n.id, ...sizeOf(n) });
+  const childrenOf = new Map<string, GraphNode[]>();
+  for (const n of nodes) if (n.parent_id) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n);
+  const minimum = (n: GraphNode): Record<string, string> => {
+    const width = titleWidth(n, childrenOf.get(n.id) ?? []);
+    return width ? { 'elk.nodeSize.constraints': 'MINIMUM_SIZE', 'elk.nodeSize.minimum': `(${width}, 0)` } : {};
+  };
+  for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [], layoutOptions: { ...containerOptions, ...minimum(n) } } : { id: n.id, ...sizeOf(n) });
   const roots: ElkNode[] = [];
   for (const n of nodes) {
     const parent = n.parent_id ? byId.get(n.parent_id) : undefined;
