@@ -120,6 +120,37 @@ describe('topology isolation: large views off the event loop, bounded, fair betw
 });
 
 describe('topology isolation: CPU pool and fair scheduler (pure)', () => {
+  it('an organization that keeps heavy reads waiting rests between them; a lone read and other organizations never wait for the rest', async () => {
+    const timers: Array<{ fn: () => void; ms: number }> = [];
+    const gate = new PerKeyGate({ running: 1, queued: 4, restRatio: 1, later: (fn, ms) => timers.push({ fn, ms }) });
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const work = (name: string) => () => new Promise<string>((resolve) => { started.push(name); finish.set(name, () => resolve(name)); });
+    const tick = () => new Promise((r) => setImmediate(r));
+    // Alone: answered and released at once, no rest.
+    const lone = gate.run('a', work('lone'));
+    await tick();
+    finish.get('lone')!();
+    expect(await lone).to.deep.equal({ value: 'lone' });
+    expect(timers).to.have.length(0);
+    // Two of a at once: the first is answered at once, the second waits out a rest as long as the first took.
+    const a1 = gate.run('a', work('a1'));
+    const a2 = gate.run('a', work('a2'));
+    await tick();
+    finish.get('a1')!();
+    expect(await a1).to.deep.equal({ value: 'a1' });
+    expect(timers).to.have.length(1);
+    const b1 = gate.run('b', work('b1'));
+    await tick();
+    expect(started).to.deep.equal(['lone', 'a1', 'b1']); // a2 rests; b does not wait for a's rest
+    timers[0]!.fn();
+    await tick();
+    expect(started).to.deep.equal(['lone', 'a1', 'b1', 'a2']);
+    finish.get('a2')!();
+    finish.get('b1')!();
+    await Promise.all([a2, b1]);
+  });
+
   it("a heavy read waits for its organization's previous one, never for another organization's, and is refused beyond the queue", async () => {
     const gate = new PerKeyGate({ running: 1, queued: 2 });
     const log: string[] = [];
@@ -171,7 +202,7 @@ describe('topology isolation: CPU pool and fair scheduler (pure)', () => {
 
   it('a task over the time limit is stopped (503 topology_timeout); beyond an organization\'s queue bound, 429 topology_busy', async function () {
     this.timeout(60_000);
-    const pool = new CpuPool({ threads: 1, perOrgRunning: 1, perOrgQueued: 1, timeoutMs: 20 });
+    const pool = new CpuPool({ threads: 1, perOrgRunning: 1, perOrgQueued: 1, timeoutMs: 20, restRatio: 0 });
     try {
       const nodes = Array.from({ length: 400 }, (_, i) => ({ id: `n${i}`, kind: 'host', entity_id: null, parent_id: null, label: `host-${i}` }));
       const edges = nodes.slice(1).map((n) => ({ id: `e-${n.id}`, kind: 'request_path', source: 'n0', target: n.id }));

@@ -25,7 +25,11 @@ import { TASKS, type TaskInput, type TaskName, type TaskOutput } from './thread.
 export const INLINE_BELOW: Record<TaskName, number> = { draw: 2000, drawJson: 2000, diff: 2000, timeline: 2000, timelineJson: 2000, layout: 30, export: 30 };
 
 export interface CpuPoolOptions {
-  /** TOPOLOGY_THREADS: availableParallelism() - 1, at least 1. */
+  /**
+   * TOPOLOGY_THREADS: availableParallelism() - 1, at least 2. The threads run below the event loop
+   * (nice 10), so a second one costs the loop little and lets another organization's work start
+   * while one organization's runs.
+   */
   threads: number;
   /** TOPOLOGY_TASKS_PER_ORG (1): tasks of one organization running at once. */
   perOrgRunning: number;
@@ -33,6 +37,8 @@ export interface CpuPoolOptions {
   perOrgQueued: number;
   /** TOPOLOGY_TASK_TIMEOUT_MS (30 s): a task running longer is stopped (503 topology_timeout). */
   timeoutMs: number;
+  /** TOPOLOGY_REST_PERCENT (100): an organization's queued heavy reads rest this share of the last one's duration between them (PerKeyGate). */
+  restRatio: number;
 }
 
 function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -45,10 +51,11 @@ function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1)
 
 export function cpuPoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CpuPoolOptions {
   return {
-    threads: envInt(env, 'TOPOLOGY_THREADS', Math.max(1, availableParallelism() - 1)),
+    threads: envInt(env, 'TOPOLOGY_THREADS', Math.max(2, availableParallelism() - 1)),
     perOrgRunning: envInt(env, 'TOPOLOGY_TASKS_PER_ORG', 1),
     perOrgQueued: envInt(env, 'TOPOLOGY_QUEUE_PER_ORG', 4, 0),
     timeoutMs: envInt(env, 'TOPOLOGY_TASK_TIMEOUT_MS', 30_000),
+    restRatio: envInt(env, 'TOPOLOGY_REST_PERCENT', 100, 0) / 100,
   };
 }
 
@@ -65,7 +72,7 @@ export class CpuPool {
 
   constructor(readonly options: CpuPoolOptions) {
     this.scheduler = new FairScheduler({ slots: options.threads, perKeyRunning: options.perOrgRunning, perKeyQueued: options.perOrgQueued });
-    this.gate = new PerKeyGate({ running: options.perOrgRunning, queued: options.perOrgQueued });
+    this.gate = new PerKeyGate({ running: options.perOrgRunning, queued: options.perOrgQueued, restRatio: options.restRatio });
   }
 
   /** A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn (PerKeyGate says why). */

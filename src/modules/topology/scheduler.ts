@@ -65,12 +65,14 @@ export class FairScheduler<T> {
  * `queued` waiting (beyond, the caller is refused). The pool bounds an organization's drawing to one
  * thread, but its reads ran side by side in PostgreSQL: two looping clients of one tenant kept both
  * cores of a 2-core server busy, and every other tenant's requests waited for CPU (bench/isolation.ts).
- * Cached maps do not pass through it.
+ * And when an organization keeps reads waiting, the next one starts only after a rest of
+ * `restRatio` times the last one's duration: a tenant that queues heavy reads back to back gets at
+ * most 1 / (1 + restRatio) of the time, a lone request is never delayed. Cached maps skip the gate.
  */
 export class PerKeyGate {
   private readonly keys = new Map<string, { running: number; waiting: Array<() => void> }>();
 
-  constructor(private readonly o: { running: number; queued: number }) {}
+  constructor(private readonly o: { running: number; queued: number; restRatio?: number; later?: (fn: () => void, ms: number) => void }) {}
 
   /** Runs `work` in `key`'s turn; undefined (not run) when `key` already has `queued` waiting. */
   async run<T>(key: string, work: () => Promise<T>): Promise<{ value: T } | undefined> {
@@ -79,12 +81,19 @@ export class PerKeyGate {
     if (s.running < this.o.running) s.running += 1;
     else if (s.waiting.length >= this.o.queued) return undefined;
     else await new Promise<void>((resolve) => s.waiting.push(resolve)); // woken holding the slot of the one that ended
+    const started = performance.now();
     try {
       return { value: await work() };
     } finally {
-      const next = s.waiting.shift();
-      if (next) next();
-      else if (--s.running === 0) this.keys.delete(key);
+      const rest = s.waiting.length ? (performance.now() - started) * (this.o.restRatio ?? 0) : 0;
+      const release = () => {
+        const next = s.waiting.shift();
+        if (next) next();
+        else if (--s.running === 0) this.keys.delete(key);
+      };
+      // The slot stays taken while resting (later arrivals queue); the caller is answered at once.
+      if (rest > 0) (this.o.later ?? ((fn, ms) => setTimeout(fn, ms).unref()))(release, rest);
+      else release();
     }
   }
 
