@@ -97,6 +97,7 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
     await page.fill('#host-search', 'ws-042');
     expect(await page.$$eval('#host-list .host-entry', (els) => els.map((e) => e.firstChild!.textContent!.trim()))).to.deep.equal(['ws-042']);
     await page.fill('#host-search', '');
+    drawn = await mapSnapshot(page); // the search centred its match: the summary moved on screen
     await page.mouse.click(drawn[summary]!.screenX, drawn[summary]!.screenY);
     await waitFor('the workstations drawn', async () => !!(await mapSnapshot(page))[wsNode]);
     drawn = await mapSnapshot(page);
