@@ -1,10 +1,22 @@
 // The web map's pure state functions (web/src/mapState.ts): no DOM, no browser.
 import { expect } from 'chai';
-import { changeLines, curveOf, diffMarks, hostsOnMap, matchHosts, presentAt, type GraphNode, type TopologyDiff } from '../../web/src/mapState.js';
+import { changeLines, curveOf, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type GraphEdge, type GraphNode, type TopologyDiff } from '../../web/src/mapState.js';
 
 const node = (x: Partial<GraphNode> & { id: string }): GraphNode => ({ kind: 'ip_address', entity_id: x.id.split(':')[1] ?? null, parent_id: null, label: x.id, ...x });
 
 describe('web map state (pure)', () => {
+  it('names each dependency of a selected host once, on an edge ending at the host, at that end', () => {
+    const edge = (id: string, source: string, target: string, dependency_id?: string) => ({ id, source, target, kind: dependency_id ? 'request_path' : 'same_host', dependency_id }) as GraphEdge;
+    const host = ['ip_address:w1', 'ip_address:w2'];
+    expect(dependencyNamesAt([
+      edge('sessions:far', 'ip_address:x', 'ip_address:y', 'sessions'), // not at the host: never named
+      edge('sessions:1', 'ip_address:c', 'ip_address:w1', 'sessions'),
+      edge('sessions:2', 'ip_address:c', 'ip_address:w2', 'sessions'), // the same dependency again: named once
+      edge('shop:1', 'ip_address:w2', 'ip_address:a', 'shop'),
+      edge('plain', 'ip_address:w1', 'ip_address:w2'),
+    ], host)).to.deep.equal([{ edgeId: 'sessions:1', end: 'target' }, { edgeId: 'shop:1', end: 'source' }]);
+  });
+
   it('lists each host once, by name, with every node that stands for it, in every view', () => {
     const hosts = hostsOnMap([
       node({ id: 'subnet:s', kind: 'subnet' }),

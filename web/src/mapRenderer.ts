@@ -58,6 +58,11 @@ function stylesheet(lod: Lod): any[] {
     { selector: 'edge.physical_link', style: { width: lod.edge * 2, 'line-color': '#0f172a' } },
     // A dependency's name: on hover, when it is selected, and around a selected host.
     { selector: 'edge.dependency.named, edge.dependency.hovered', style: { label: 'data(name)', 'font-size': lod.font, color: '#0f172a', 'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-rotation': 'none', width: lod.edge * 2.6, 'z-index': 30 } },
+    // Around a selected host: the name at the host's end, moved along the edge by half its width (and a bit) so it clears the host's box.
+    ...(['source', 'target'] as const).map((end) => ({ selector: `edge.dependency.named-${end}`, style: {
+      [`${end}-label`]: 'data(name)', [`${end}-text-offset`]: (e: any) => String(e.data('name')).length * lod.font * 0.33 + lod.font,
+      'font-size': lod.font, color: '#0f172a', 'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-rotation': 'none', width: lod.edge * 2.6, 'z-index': 30,
+    } })),
     { selector: '.absent', style: { opacity: 0, events: 'no' } },
     { selector: '.filtered', style: { opacity: 0.08, events: 'no', label: '' } },
     { selector: '.added', style: { 'border-color': '#16a34a', 'background-color': '#dcfce7', 'line-color': '#16a34a', 'border-width': 3 } },
@@ -314,6 +319,14 @@ export class MapRenderer {
     });
   }
 
+  /** These edges show their dependency's name at one end (dependencyNamesAt); the others at none. */
+  nameEnds(ends: Array<{ edgeId: string; end: 'source' | 'target' }>) {
+    this.cy.batch(() => {
+      this.cy.edges('.named-source, .named-target').removeClass('named-source named-target');
+      for (const x of ends) this.cy.getElementById(x.edgeId).addClass(`named-${x.end}`);
+    });
+  }
+
   focus(nodeIds: string[]) {
     let els = this.cy.collection();
     for (const id of nodeIds) els = els.union(this.cy.getElementById(id));
@@ -349,7 +362,7 @@ export class MapRenderer {
         kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0,
       };
     });
-    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') ?? '') }; });
+    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') || e.style('source-label') || e.style('target-label') || '') }; });
     return out;
   }
 

@@ -105,6 +105,21 @@ export function changeLines(diff: TopologyDiff, labelOf: (id: string) => string 
   return lines;
 }
 
+/**
+ * Around a selected host, each of its dependencies is named once: on one of its edges that ends at
+ * the host, at that end (`end`), so the name sits by the host rather than over the far nodes.
+ */
+export function dependencyNamesAt(edges: GraphEdge[], hostNodeIds: string[]): Array<{ edgeId: string; end: 'source' | 'target' }> {
+  const ids = new Set(hostNodeIds);
+  const named = new Map<string, { edgeId: string; end: 'source' | 'target' }>();
+  for (const e of edges) {
+    if (!e.dependency_id || named.has(e.dependency_id)) continue;
+    if (ids.has(e.source)) named.set(e.dependency_id, { edgeId: e.id, end: 'source' });
+    else if (ids.has(e.target)) named.set(e.dependency_id, { edgeId: e.id, end: 'target' });
+  }
+  return [...named.values()];
+}
+
 /** The API's colour names (tags, dependencies) as CSS colours. */
 export const COLORS: Record<string, string> = {
   Pink: '#ec4899', Rose: '#f43f5e', Red: '#ef4444', Amber: '#f59e0b', Orange: '#f97316', Green: '#22c55e', Emerald: '#10b981',

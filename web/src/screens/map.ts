@@ -11,7 +11,7 @@ import { addMenu, hostActions, type EditContext } from '../editors.js';
 import { focusedHost } from '../mapFocus.js';
 import { legendOf } from '../legend.js';
 import { MapRenderer } from '../mapRenderer.js';
-import { changeLines, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
+import { changeLines, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
 
 const VIEW_NAMES: Record<string, string> = { l3: 'L3 (subnets)', workloads: 'Workloads', application: 'Applications', l2: 'L2 (physical)' };
@@ -283,7 +283,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     }
     renderer.mark(classes);
     renderer.nameDependency(null);
-    if (selected) for (const e of g.edges) if (e.dependency_id && (selected.nodeIds.includes(e.source) || selected.nodeIds.includes(e.target))) renderer.nameDependency(e.dependency_id, true);
+    renderer.nameEnds(selected ? dependencyNamesAt(g.edges, selected.nodeIds) : []);
   }
 
   function renderGraph() {
