@@ -1,6 +1,6 @@
 // The map's level of detail and labels (web/src/mapState.ts), pure: no DOM, no browser.
 import { expect } from 'chai';
-import { containerTitle, labelsOf, levelOfDetail, type GraphNode } from '../../web/src/mapState.js';
+import { containerTitle, labelsOf, levelOfDetail, titleThatFits, type GraphNode } from '../../web/src/mapState.js';
 
 const node = (x: Partial<GraphNode> & { id: string }): GraphNode => ({ kind: 'ip_address', entity_id: null, parent_id: null, label: x.id, ...x });
 
@@ -33,5 +33,18 @@ describe('web map level of detail (pure)', () => {
     // Hosts folded into the subnet's summary node count too.
     const folded = node({ id: 'summary:s', kind: 'summary', label: '2 hosts · 10.0.2.0/24', hosts: [{ id: 'h3', name: 'a', ip_address: '10.0.2.3' }, { id: 'h4', name: 'b', ip_address: '10.0.2.4' }] as GraphNode['hosts'] });
     expect(containerTitle(subnet, [...kids, folded])).to.equal('servers · 10.0.2.0/24 · 4 hosts');
+  });
+
+  it('shortens a subnet title to what reads whole in its box on screen: without the CIDR, then the bare count, then the name', () => {
+    const dmz = node({ id: 'subnet:d', kind: 'subnet', label: 'dmz', cidr: '10.10.3.0/24' });
+    const kids = [node({ id: 'ip_address:1', host_id: 'h1' }), node({ id: 'ip_address:2', host_id: 'h2' })];
+    const at = (widthPx: number) => titleThatFits(dmz, kids, widthPx);
+    expect(at(400)).to.equal('dmz · 10.10.3.0/24 · 2 hosts');
+    // The box at Fit in docs/web-l3.png: about 145 px, where the whole title was cut.
+    expect(at(145)).to.equal('dmz · 2 hosts');
+    expect(at(80)).to.equal('dmz · 2');
+    expect(at(20)).to.equal('dmz');
+    // Whatever the width, what is chosen fits it at 7.6 px a character and 14 px of padding, or is the name.
+    for (let w = 0; w < 400; w += 5) expect(at(w).length * 7.6 + 14 <= w || at(w) === 'dmz', `${w} px`).to.equal(true);
   });
 });

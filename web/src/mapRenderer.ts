@@ -10,7 +10,7 @@
 // as one zooms in (a name, then its address, then its services); container titles are HTML over
 // the canvas, counter-scaled the same way.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, containerTitle, curveOf, labelsOf, levelOfDetail, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, containerTitle, curveOf, labelsOf, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
 import { kindIcon, serviceLogo } from './icons.js';
 
 export interface RendererEvents {
@@ -90,6 +90,8 @@ export class MapRenderer {
   /** The HTML boxes of the containers, under the canvas, and their titles, over it, by node id. */
   private boxes = new Map<string, HTMLElement>();
   private titles = new Map<string, HTMLElement>();
+  /** What each title is made of, to shorten it to its box's width on screen at every zoom. */
+  private titled = new Map<string, { node: GraphNode; children: GraphNode[]; width: number; icon: boolean }>();
   private readonly layer: HTMLElement;
   private readonly titleLayer: HTMLElement;
   private positions: Record<string, Box> = {};
@@ -232,7 +234,9 @@ export class MapRenderer {
       title.replaceChildren();
       if (icon) title.appendChild(Object.assign(document.createElement('img'), { src: icon, alt: '' }));
       title.appendChild(document.createTextNode(text));
+      // The whole title stays a tooltip when a shorter one is drawn (fitTitles).
       title.title = text;
+      this.titled.set(c.id, { node: c, children: childrenOf.get(c.id) ?? [], width: box?.width ?? 0, icon: !!icon });
       if (c.color) el.style.borderColor = COLORS[c.color] ?? '';
       el.hidden = title.hidden = !box;
       if (box) {
@@ -240,7 +244,18 @@ export class MapRenderer {
         Object.assign(title.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px` });
       }
     }
+    for (const id of this.titled.keys()) if (!keep.has(id)) this.titled.delete(id);
     this.followViewport();
+    this.fitTitles();
+  }
+
+  /** Each title as long as reads whole in its box at this zoom (titleThatFits). */
+  private fitTitles() {
+    const zoom = this.cy.zoom();
+    for (const [id, t] of this.titled) {
+      const text = this.titles.get(id)?.lastChild;
+      if (text) text.textContent = titleThatFits(t.node, t.children, t.width * zoom, t.icon ? 20 : 0);
+    }
   }
 
   private followViewport() {
@@ -263,6 +278,7 @@ export class MapRenderer {
       if (latest.step === this.lod.step) return;
       this.lod = latest;
       this.cy.style().fromJson(stylesheet(latest)).update();
+      this.fitTitles();
     };
     window.clearTimeout(this.restyle);
     if (now) apply();

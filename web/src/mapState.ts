@@ -156,10 +156,30 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
 
 /** A container's title: a subnet with its CIDR and how many hosts it holds (those folded in its summary node too); others by name. */
 export function containerTitle(n: GraphNode, children: GraphNode[]): string {
-  if (n.kind !== 'subnet') return n.label;
+  return titleVariants(n, children)[0]!;
+}
+
+/** A container's title, longest first: whole, without the CIDR, with the bare count, the name alone. */
+function titleVariants(n: GraphNode, children: GraphNode[]): string[] {
+  if (n.kind !== 'subnet') return [n.label];
   const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' ? (c.hosts ?? []).map((x) => x.id) : [c.host_id ?? c.id]))).size;
+  const count = `${hosts} host${hosts === 1 ? '' : 's'}`;
   const cidr = n.cidr && n.cidr !== n.label ? ` · ${n.cidr}` : '';
-  return `${n.label}${cidr} · ${hosts} host${hosts === 1 ? '' : 's'}`;
+  return [`${n.label}${cidr} · ${count}`, ...(cidr ? [`${n.label} · ${count}`] : []), `${n.label} · ${hosts}`, n.label];
+}
+
+/** A title's bold 12.5 px characters on screen, generously (digits and capitals are the widest), and its padding. */
+const TITLE_CHAR_PX = 7.6;
+const TITLE_PADDING_PX = 14;
+
+/**
+ * The longest title that reads whole in a box `widthPx` wide on screen (the title keeps its size on
+ * screen while the box shrinks with the zoom: at Fit "dmz · 10.10.3.0/24 · 5 hosts" was cut to
+ * "dmz · 10.10.3.0/2…"); the name alone, cut, when nothing fits. `iconPx`: room an icon takes.
+ */
+export function titleThatFits(n: GraphNode, children: GraphNode[], widthPx: number, iconPx = 0): string {
+  const variants = titleVariants(n, children);
+  return variants.find((t) => t.length * TITLE_CHAR_PX + TITLE_PADDING_PX + iconPx <= widthPx) ?? variants[variants.length - 1]!;
 }
 
 /** Labels are drawn at a constant size on screen (CSS px), whatever the zoom. */
