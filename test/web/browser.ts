@@ -5,6 +5,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'chai';
 import { call, expectOk } from '../support/client.js';
 import { PASSWORD, uniqueEmail } from '../support/world.js';
+import type { Worker } from 'bullmq';
+import type { AppConfig } from '../../src/config.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { workerServicesFor } from '../workers/support.js';
+import { startTopologyLayout } from '../../workers/topologyLayout.js';
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
@@ -72,3 +77,47 @@ export async function waitForMap(page: Page) {
 }
 
 export const expectNoProblems = (w: WatchedPage) => expect(w.problems, w.problems.join('\n')).to.deep.equal([]);
+
+/**
+ * What a browser test of the map needs, set up by mocha hooks this registers: Chromium (once per
+ * file), and a real app with its topology-layout worker and a registered Owner, new for every test
+ * or, with `perFile`, once for the file (for a network the tests only read). `ready` runs after the
+ * Owner is registered (build the network there). Read the fields inside tests and hooks, not at load.
+ */
+export interface WebWorld {
+  browser: Browser;
+  app: TestApp;
+  user: Awaited<ReturnType<typeof registerUser>>;
+}
+
+export function webWorld(o: { perFile?: boolean; config?: Partial<AppConfig>; ready?: (world: WebWorld) => Promise<void> } = {}): WebWorld {
+  const world = {} as WebWorld;
+  let layoutWorker: Worker | undefined;
+  let workerServices: ReturnType<typeof workerServicesFor> | undefined;
+  const start = async () => {
+    world.app = await startTestApp(o.config);
+    workerServices = workerServicesFor(world.app);
+    layoutWorker = await startTopologyLayout(workerServices);
+    world.user = await registerUser(world.app.url);
+    await o.ready?.(world);
+  };
+  const stop = async () => {
+    await layoutWorker?.close();
+    await workerServices?.close();
+    await world.app?.close();
+  };
+  before(async function () {
+    this.timeout(240_000); // a realistic network takes a while to build
+    world.browser = await launchBrowser();
+    if (o.perFile) await start();
+  });
+  after(async () => {
+    if (o.perFile) await stop();
+    await world.browser?.close();
+  });
+  if (!o.perFile) {
+    beforeEach(start);
+    afterEach(stop);
+  }
+  return world;
+}

@@ -2,59 +2,40 @@
 // is listed, an edit renames it, an edit of a host changed since the form opened shows the conflict
 // (reload shows the new state, overwrite saves), and a delete asks first.
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
-import type { Worker } from 'bullmq';
-import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk, type Credential } from '../support/client.js';
 import { login } from '../support/world.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
-import { startTopologyLayout } from '../../workers/topologyLayout.js';
-import { expectNoProblems, launchBrowser, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, openPage, signIn, waitForMap, webWorld, type WatchedPage } from './browser.js';
 
 describe('web application: create, edit and delete (Chromium)', function () {
   this.timeout(60_000);
-  let browser: Browser;
-  let app: TestApp;
-  let layoutWorker: Worker;
-  let workerServices: ReturnType<typeof workerServicesFor>;
-  let user: Awaited<ReturnType<typeof registerUser>>;
   let w: WatchedPage;
   let subnet: { id: string };
   let session: Credential;
   const auth = async () => session;
-  const api = async (method: string, path: string, body?: unknown) => expectOk(await call(app.url, method, path, { auth: await auth(), body }), method === 'POST' ? 201 : 200);
-
-  before(async () => { browser = await launchBrowser(); });
-  after(async () => { await browser?.close(); });
-  beforeEach(async () => {
-    app = await startTestApp();
-    workerServices = workerServicesFor(app);
-    layoutWorker = await startTopologyLayout(workerServices);
-    user = await registerUser(app.url);
-    session = await login(app.url, user.email, user.password); // once: waits poll the API, and sign-ins are rate limited
-    subnet = await api('POST', '/api/v1/subnets', { network_id: user.networkId, cidr: '10.9.0.0/24', name: 'office' });
+  const api = async (method: string, path: string, body?: unknown) => expectOk(await call(world.app.url, method, path, { auth: await auth(), body }), method === 'POST' ? 201 : 200);
+  const world = webWorld({
+    ready: async ({ app, user }) => {
+      session = await login(app.url, user.email, user.password); // once: waits poll the API, and sign-ins are rate limited
+      subnet = await api('POST', '/api/v1/subnets', { network_id: user.networkId, cidr: '10.9.0.0/24', name: 'office' });
+    },
   });
-  afterEach(async () => {
-    await w?.close();
-    await layoutWorker.close();
-    await workerServices.close();
-    await app.close();
-  });
-  const mapPath = () => `/networks/${user.networkId}/topology`;
+  afterEach(async () => { await w?.close(); });
+  const mapPath = () => `/networks/${world.user.networkId}/topology`;
   const mapHostNames = async () => w.page.$$eval('#host-list .host-entry', (els) => els.map((e) => e.firstChild!.textContent!.trim()));
   const listedHosts = async () => w.page.$$eval('table.list tbody tr td:first-child a', (els) => els.map((e) => e.textContent));
   /** Opens the map with the host selected: its details panel shows Edit and Delete. */
   async function openOnMap(host: { id: string; name: string }, allow: RegExp[] = []) {
-    w = await openPage(browser, app.url, allow);
-    await signIn(w.page, app.url, user, mapPath());
+    w = await openPage(world.browser, world.app.url, allow);
+    await signIn(w.page, world.app.url, world.user, mapPath());
     await waitForMap(w.page);
     await w.page.click(`#host-list [data-host-id="${host.id}"]`);
     await w.page.waitForSelector('#details #edit-host');
   }
 
   it('creates a host with an address and a port through the form on a 390 px screen, and the list shows it', async () => {
-    w = await openPage(browser, app.url, [], { width: 390, height: 800 });
-    await signIn(w.page, app.url, user, '/hosts');
+    w = await openPage(world.browser, world.app.url, [], { width: 390, height: 800 });
+    await signIn(w.page, world.app.url, world.user, '/hosts');
     await w.page.click('#add-menu');
     await w.page.keyboard.press('Enter'); // the menu's first item (focused): Host
     const dialog = w.page.locator('dialog[open]');
@@ -72,14 +53,14 @@ describe('web application: create, edit and delete (Chromium)', function () {
     await dialog.getByRole('button', { name: 'Save' }).click();
     await waitFor('the new host listed', async () => (await listedHosts()).includes('printer'));
     const [created] = (await api('GET', '/api/v1/hosts?q=printer')) as any[];
-    expect(created).to.include({ name: 'printer', hostname: 'printer.lan', network_id: user.networkId });
+    expect(created).to.include({ name: 'printer', hostname: 'printer.lan', network_id: world.user.networkId });
     expect(created.ip_addresses.map((ip: any) => ip.ip_address)).to.deep.equal(['10.9.0.30']);
     expect(created.ports.map((p: any) => [p.number, p.protocol])).to.deep.equal([[631, 'Tcp']]);
     expectNoProblems(w);
   });
 
   it('edits a host\'s name from the map\'s details panel: the map lists the new name, the fields not edited are kept', async () => {
-    const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'nas', hostname: 'nas.lan', ip_addresses: [{ subnet_id: subnet.id, ip_address: '10.9.0.20' }] });
+    const host = await api('POST', '/api/v1/hosts', { network_id: world.user.networkId, name: 'nas', hostname: 'nas.lan', ip_addresses: [{ subnet_id: subnet.id, ip_address: '10.9.0.20' }] });
     await openOnMap(host);
     await w.page.click('#edit-host');
     const dialog = w.page.locator('dialog[open]');
@@ -95,7 +76,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
   });
 
   it('an edit of a host changed since the form opened shows the conflict; Reload shows the new state, Overwrite saves', async () => {
-    const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'nas', hostname: 'nas.lan' });
+    const host = await api('POST', '/api/v1/hosts', { network_id: world.user.networkId, name: 'nas', hostname: 'nas.lan' });
     await openOnMap(host, [/status of 409/]);
     await w.page.click('#edit-host');
     const dialog = w.page.locator('dialog[open]');
@@ -121,9 +102,9 @@ describe('web application: create, edit and delete (Chromium)', function () {
   });
 
   it('the + Add menu on the map adds a tag, a subnet and a dependency (members picked from a list), and edits an existing subnet', async () => {
-    const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'app', services: [{ name: 'web', service_definition: 'Nginx' }, { name: 'db', service_definition: 'PostgreSQL' }] });
-    w = await openPage(browser, app.url);
-    await signIn(w.page, app.url, user, mapPath());
+    const host = await api('POST', '/api/v1/hosts', { network_id: world.user.networkId, name: 'app', services: [{ name: 'web', service_definition: 'Nginx' }, { name: 'db', service_definition: 'PostgreSQL' }] });
+    w = await openPage(world.browser, world.app.url);
+    await signIn(w.page, world.app.url, world.user, mapPath());
     await waitForMap(w.page);
     const add = async (kind: string) => {
       await w.page.click('#add-menu');
@@ -151,7 +132,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
     await dialog.waitFor({ state: 'detached' });
 
     // An existing subnet, picked at the top of the subnet form: its form, and a PATCH of the name only.
-    const lab = ((await api('GET', `/api/v1/subnets?network_id=${user.networkId}`)) as any[]).find((x) => x.cidr === '10.8.0.0/24');
+    const lab = ((await api('GET', `/api/v1/subnets?network_id=${world.user.networkId}`)) as any[]).find((x) => x.cidr === '10.8.0.0/24');
     dialog = await add('subnet');
     await dialog.getByLabel('Edit an existing subnet, or add one').selectOption(lab.id);
     const edit = w.page.locator('dialog[open]', { hasText: 'Edit subnet lab' });
@@ -160,8 +141,8 @@ describe('web application: create, edit and delete (Chromium)', function () {
     await edit.waitFor({ state: 'detached' });
 
     expect(((await api('GET', '/api/v1/tags')) as any[]).map((t) => [t.name, t.color])).to.deep.equal([['critical', 'Red']]);
-    expect(await api('GET', `/api/v1/subnets/${lab.id}`)).to.include({ name: 'lab-2', cidr: '10.8.0.0/24', network_id: user.networkId });
-    const [dependency] = (await api('GET', `/api/v1/dependencies?network_id=${user.networkId}`)) as any[];
+    expect(await api('GET', `/api/v1/subnets/${lab.id}`)).to.include({ name: 'lab-2', cidr: '10.8.0.0/24', network_id: world.user.networkId });
+    const [dependency] = (await api('GET', `/api/v1/dependencies?network_id=${world.user.networkId}`)) as any[];
     expect(dependency).to.include({ name: 'app path', dependency_type: 'RequestPath' });
     const serviceId = (name: string) => host.services.find((x: any) => x.name === name).id;
     expect(dependency.members).to.deep.equal({ type: 'Services', service_ids: [serviceId('web'), serviceId('db')] });
@@ -169,7 +150,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
   });
 
   it('a delete asks first: Cancel keeps the host, Delete removes it from the map', async () => {
-    const host = await api('POST', '/api/v1/hosts', { network_id: user.networkId, name: 'old-box' });
+    const host = await api('POST', '/api/v1/hosts', { network_id: world.user.networkId, name: 'old-box' });
     await openOnMap(host);
     await w.page.click('#delete-host');
     const confirm = w.page.locator('dialog[open][role=alertdialog]');
@@ -180,7 +161,7 @@ describe('web application: create, edit and delete (Chromium)', function () {
     await w.page.click('#delete-host');
     await confirm.getByRole('button', { name: 'Delete host' }).click();
     await waitFor('the host gone from the map', async () => !(await mapHostNames()).includes('old-box'));
-    expect((await call(app.url, 'GET', `/api/v1/hosts/${host.id}`, { auth: await auth() })).status).to.equal(404);
+    expect((await call(world.app.url, 'GET', `/api/v1/hosts/${host.id}`, { auth: await auth() })).status).to.equal(404);
     expectNoProblems(w);
   });
 });

@@ -4,37 +4,17 @@
 // they would take minutes); the history triggers record them as any write.
 import { expect } from 'chai';
 import pg from 'pg';
-import type { Browser } from 'playwright-core';
-import type { Worker } from 'bullmq';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
-import { startTopologyLayout } from '../../workers/topologyLayout.js';
-import { expectNoProblems, launchBrowser, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, openPage, signIn, waitForMap, webWorld, type WatchedPage } from './browser.js';
 
 describe('web History on a network of 1,000 single creates (Chromium)', function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let app: TestApp;
-  let layoutWorker: Worker;
-  let workerServices: ReturnType<typeof workerServicesFor>;
+  const world = webWorld();
   let w: WatchedPage | undefined;
-
-  before(async () => { browser = await launchBrowser(); });
-  after(async () => { await browser?.close(); });
-  beforeEach(async () => {
-    app = await startTestApp();
-    workerServices = workerServicesFor(app);
-    layoutWorker = await startTopologyLayout(workerServices);
-  });
-  afterEach(async () => {
-    await w?.close();
-    await layoutWorker.close();
-    await workerServices.close();
-    await app.close();
-  });
+  afterEach(async () => { await w?.close(); });
 
   it('shows a map and a slider whose ticks stand for all 1,000 changes', async () => {
-    const user = await registerUser(app.url);
+    const { app, user } = world;
     const client = new pg.Client({ connectionString: app.databaseUrl });
     await client.connect();
     try {
@@ -54,7 +34,7 @@ describe('web History on a network of 1,000 single creates (Chromium)', function
     } finally {
       await client.end();
     }
-    w = await openPage(browser, app.url);
+    w = await openPage(world.browser, app.url);
     await signIn(w.page, app.url, user, `/networks/${user.networkId}/topology`);
     await waitForMap(w.page);
     await w.page.click('#history-button');
