@@ -22,6 +22,9 @@ describe('web map level of detail (pure)', () => {
     expect(labelsOf(ip)).to.deep.equal({ name: 'web-01', mid: 'web-01\n10.0.0.1', full: 'web-01\n10.0.0.1\nnginx :443' });
     expect(labelsOf(node({ id: 'service:s', kind: 'service', label: 'nginx', host_name: 'web-01' })).name).to.equal('nginx · web-01');
     expect(labelsOf(node({ id: 'service:t', kind: 'service', label: 'cron' })).name).to.equal('cron'); // workloads: inside its host already
+    // An address of one container: the container with its host.
+    const traefik = node({ id: 'ip_address:t', label: 'docker-01 172.18.0.10', host_name: 'docker-01', ip_address: '172.18.0.10', workload: 'traefik' });
+    expect(labelsOf(traefik)).to.include({ name: 'traefik · docker-01', mid: 'traefik · docker-01\n172.18.0.10' });
   });
 
   it('titles a subnet with its CIDR and how many hosts it holds', () => {

@@ -20,6 +20,8 @@ export interface Interval { from: string; to: string | null }
 
 export type GraphNode = Schemas['TopologyNode'] & {
   host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
+  /** An address of one container: the container's service name (l3). */
+  workload?: string;
   services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
   counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
   /** A summary node's folded hosts (l3: quiet hosts of a subnet). */

@@ -148,7 +148,8 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
     const name = `${n.label} · ${n.host_name}`;
     return { name, mid: name, full: name };
   }
-  const name = n.kind === 'ip_address' ? n.host_name ?? n.label : n.label;
+  const host = n.host_name ?? n.label;
+  const name = n.kind !== 'ip_address' ? n.label : n.workload ? `${n.workload} · ${host}` : host;
   const mid = n.ip_address ? `${name}\n${n.ip_address}` : name;
   const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}`);
   return { name, mid, full: [mid, ...services].join('\n') };

@@ -221,6 +221,7 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
     if (folds.folded.has(host.id)) continue;
     const ips = ipsOf.get(host.id) ?? [];
     const listed = new Map<string, Row[]>(ips.map((ip) => [ip.id, []])); // address id → services drawn on it
+    const boundTo = new Map<string, Set<Row>>(); // address id → services bound to that address by name
     for (const svc of servicesOf.get(host.id) ?? []) {
       const bindings = bindingsOf.get(svc.id) ?? [];
       const ports = bindings.filter((b) => b.type === 'Port' && port.has(b.port_id)).map((b) => {
@@ -232,7 +233,10 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
       // address of the host; no binding at all, the host's first address.
       const on = new Set<string>();
       for (const b of bindings) {
-        if (b.ip_address_id && listed.has(b.ip_address_id)) on.add(b.ip_address_id);
+        if (b.ip_address_id && listed.has(b.ip_address_id)) {
+          on.add(b.ip_address_id);
+          boundTo.set(b.ip_address_id, (boundTo.get(b.ip_address_id) ?? new Set()).add(svc));
+        }
         else if (b.type === 'Port' && !b.ip_address_id) ips.forEach((ip) => on.add(ip.id));
       }
       if (!on.size && ips.length) on.add(ips[0]!.id);
@@ -250,7 +254,12 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
       continue;
     }
     ips.forEach((ip, i) => {
+      // An address of one container (a service run under another, e.g. traefik under Docker) is
+      // named by it: seven addresses of docker-01 all read "docker-01" otherwise.
+      const only = boundTo.get(ip.id)?.size === 1 ? [...boundTo.get(ip.id)!][0]! : undefined;
+      const under = only && runsUnder(only.virtualization);
       nodes.push({
+        ...(under && under !== only.id ? { workload: only.name } : {}),
         id: `ip_address:${ip.id}`, kind: 'ip_address', entity_id: ip.id,
         parent_id: subnetIds.has(ip.subnet_id) ? `subnet:${ip.subnet_id}` : null,
         label: `${host.name} ${ip.ip_address}`, host_id: host.id, host_name: host.name, ip_address: ip.ip_address, host_kind: hostKindIn(s, host.id),
