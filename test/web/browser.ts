@@ -4,10 +4,11 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'chai';
 import { call, expectOk } from '../support/client.js';
-import { PASSWORD, uniqueEmail } from '../support/world.js';
+import { login, PASSWORD, uniqueEmail } from '../support/world.js';
 import type { Worker } from 'bullmq';
 import type { AppConfig } from '../../src/config.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
+import { apiCaller, buildRealisticNetwork, type ApiCall, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
 import { workerServicesFor } from '../workers/support.js';
 import { startTopologyLayout } from '../../workers/topologyLayout.js';
 
@@ -120,4 +121,19 @@ export function webWorld(o: { perFile?: boolean; config?: Partial<AppConfig>; re
     afterEach(stop);
   }
   return world;
+}
+
+/** A webWorld whose Owner has the realistic network (scripts/realisticNetwork.ts), built once for the file: its tests only read it. */
+export function realisticWorld(o: { changes?: boolean } = {}): WebWorld & { net: RealisticNetwork; owner: ApiCall } {
+  const world = webWorld({
+    perFile: true,
+    config: FIXTURE_BUILDING,
+    ready: async ({ app, user }) => {
+      const { cookie } = await login(app.url, user.email, user.password);
+      extra.owner = apiCaller(app.url, { cookie });
+      extra.net = await buildRealisticNetwork(extra.owner, user.networkId, { changes: o.changes });
+    },
+  });
+  const extra = world as WebWorld & { net: RealisticNetwork; owner: ApiCall };
+  return extra;
 }

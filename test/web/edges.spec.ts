@@ -3,60 +3,33 @@
 // dependencies in its details panel, and the office's quiet workstations as one summary node that
 // opens in place. The network is built once (~20 s through HTTP); no test changes it.
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
-import type { Worker } from 'bullmq';
-import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
-import { login } from '../support/world.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
-import { startTopologyLayout } from '../../workers/topologyLayout.js';
-import { apiCaller, buildRealisticNetwork, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
-import { expectNoProblems, launchBrowser, mapSnapshot, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, mapSnapshot, openPage, signIn, waitForMap, realisticWorld, type WatchedPage } from './browser.js';
 
 describe('web: edges that exist, dependencies in the panel, quiet hosts folded (Chromium)', function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let app: TestApp;
-  let layoutWorker: Worker;
-  let workerServices: ReturnType<typeof workerServicesFor>;
-  let user: Awaited<ReturnType<typeof registerUser>>;
-  let net: RealisticNetwork;
+  const world = realisticWorld({ changes: false });
   let w: WatchedPage | undefined;
-
-  before(async () => {
-    browser = await launchBrowser();
-    app = await startTestApp(FIXTURE_BUILDING);
-    workerServices = workerServicesFor(app);
-    layoutWorker = await startTopologyLayout(workerServices);
-    user = await registerUser(app.url);
-    const { cookie } = await login(app.url, user.email, user.password);
-    net = await buildRealisticNetwork(apiCaller(app.url, { cookie }), user.networkId, { changes: false });
-  });
-  after(async () => {
-    await layoutWorker?.close();
-    await workerServices?.close();
-    await app?.close();
-    await browser?.close();
-  });
   afterEach(async () => { await w?.close(); w = undefined; });
 
   /** The map of the network, drawn (the layout worker may take a moment: the map polls for it). */
   async function openMap(query = '') {
-    w = await openPage(browser, app.url);
-    await signIn(w.page, app.url, user, `/networks/${user.networkId}/topology${query}`);
+    w = await openPage(world.browser, world.app.url);
+    await signIn(w.page, world.app.url, world.user, `/networks/${world.user.networkId}/topology${query}`);
     await waitForMap(w.page);
     return w;
   }
 
   it('on the map, no edge joins two spokes of "Internal DNS": they join the hidden hub, drawn as a ghost', async () => {
     const { page } = await openMap();
-    const dns = net.dependencies['Internal DNS'].id;
-    const hub = net.services['dns-01/unbound']!;
+    const dns = world.net.dependencies['Internal DNS'].id;
+    const hub = world.net.services['dns-01/unbound']!;
     await waitFor('the ghost drawn', async () => !!(await mapSnapshot(page))[`ghost:${hub}`]);
     const drawn = await mapSnapshot(page);
     expect(drawn[`ghost:${hub}`]!.classes).to.include('ghost');
     const edges = Object.keys(drawn).filter((id) => id.startsWith(`dependency:${dns}:`));
     expect(edges).to.have.length(4);
-    const spokes = new Set(['mail-01/postfix', 'ldap-01/openldap', 'mon-01/zabbix', 'ci-01/jenkins'].map((k) => net.services[k]));
+    const spokes = new Set(['mail-01/postfix', 'ldap-01/openldap', 'mon-01/zabbix', 'ci-01/jenkins'].map((k) => world.net.services[k]));
     for (const id of edges) {
       const [, , from, to] = id.split(':');
       expect(from, id).to.equal(hub);
@@ -86,9 +59,9 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
 
   it('the office\'s quiet workstations are one summary node, listed one by one, that a click opens in place', async () => {
     const { page } = await openMap();
-    const office = net.subnets.office.id;
+    const office = world.net.subnets.office.id;
     const summary = `summary:${office}`;
-    const ws = net.hosts['ws-001'];
+    const ws = world.net.hosts['ws-001'];
     const wsNode = `ip_address:${ws.ip_addresses[0].id}`;
     let drawn = await mapSnapshot(page);
     expect(drawn[summary]).to.include({ kind: 'summary', label: '96 hosts · 10.10.1.0/24' });
@@ -110,20 +83,20 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
     const { page } = await openMap();
     await page.waitForSelector('#host-list .host-dependencies');
     const line = async (host: string) => {
-      const text = await page.$eval(`#host-list li:has([data-host-id="${net.hosts[host].id}"]) .host-dependencies`, (e) => e.textContent ?? '');
+      const text = await page.$eval(`#host-list li:has([data-host-id="${world.net.hosts[host].id}"]) .host-dependencies`, (e) => e.textContent ?? '');
       return text.split(' · ').sort();
     };
     expect(await line('mail-01')).to.deep.equal(['Directory: spoke', 'Internal DNS: spoke', 'Metrics: spoke']);
     expect(await line('web-01')).to.deep.equal(['Metrics: spoke', 'Sessions: spoke', 'Web shop: step 2']);
     expect(await line('ldap-01')).to.deep.equal(['Directory: hub', 'Internal DNS: spoke', 'Metrics: spoke']);
-    expect(await page.$(`#host-list li:has([data-host-id="${net.hosts['ws-042'].id}"]) .host-dependencies`)).to.equal(null);
+    expect(await page.$(`#host-list li:has([data-host-id="${world.net.hosts['ws-042'].id}"]) .host-dependencies`)).to.equal(null);
     expectNoProblems(w!);
   });
 
   it('choosing a folded host in the list opens its summary node in place and selects the host', async () => {
     const { page } = await openMap();
-    const summary = `summary:${net.subnets.office.id}`;
-    const ws = net.hosts['ws-042'];
+    const summary = `summary:${world.net.subnets.office.id}`;
+    const ws = world.net.hosts['ws-042'];
     const wsNode = `ip_address:${ws.ip_addresses[0].id}`;
     expect((await mapSnapshot(page))[summary]).to.include({ kind: 'summary' });
     await page.fill('#host-search', 'ws-042');
@@ -138,8 +111,8 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
 
   it('Enter on a summary node\'s entry in the container list opens it', async () => {
     const { page } = await openMap();
-    const summary = `summary:${net.subnets.office.id}`;
-    const wsNode = `ip_address:${net.hosts['ws-001'].ip_addresses[0].id}`;
+    const summary = `summary:${world.net.subnets.office.id}`;
+    const wsNode = `ip_address:${world.net.hosts['ws-001'].ip_addresses[0].id}`;
     await page.click('details.containers > summary');
     await page.focus(`#container-list li[data-node-id="${summary}"] button`);
     await page.keyboard.press('Enter');

@@ -4,49 +4,22 @@
 // changes) draws a marked map and a list, and an entry of the list focuses its host. The network is
 // built once for the file; no test changes it, so they run in any order.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import type { Worker } from 'bullmq';
-import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
-import { login } from '../support/world.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
-import { startTopologyLayout } from '../../workers/topologyLayout.js';
-import { apiCaller, buildRealisticNetwork, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
-import { expectNoProblems, launchBrowser, mapSnapshot, openPage, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+import type { Page } from 'playwright-core';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, mapSnapshot, openPage, signIn, waitForMap, realisticWorld, type WatchedPage } from './browser.js';
 
 describe('web History and Compare on a busy network (Chromium)', function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let app: TestApp;
-  let layoutWorker: Worker;
-  let workerServices: ReturnType<typeof workerServicesFor>;
-  let user: Awaited<ReturnType<typeof registerUser>>;
-  let net: RealisticNetwork;
+  const world = realisticWorld();
   let w: WatchedPage | undefined;
-
-  before(async function () {
-    this.timeout(240_000);
-    browser = await launchBrowser();
-    app = await startTestApp(FIXTURE_BUILDING);
-    workerServices = workerServicesFor(app);
-    layoutWorker = await startTopologyLayout(workerServices);
-    user = await registerUser(app.url);
-    const auth = await login(app.url, user.email, user.password);
-    net = await buildRealisticNetwork(apiCaller(app.url, { cookie: auth.cookie }), user.networkId);
-  });
-  after(async () => {
-    await browser?.close();
-    await layoutWorker?.close();
-    await workerServices?.close();
-    await app?.close();
-  });
   afterEach(async () => {
     await w?.close();
     w = undefined;
   });
 
   async function openMap(): Promise<Page> {
-    w = await openPage(browser, app.url);
-    await signIn(w.page, app.url, user, `/networks/${user.networkId}/topology`);
+    w = await openPage(world.browser, world.app.url);
+    await signIn(w.page, world.app.url, world.user, `/networks/${world.user.networkId}/topology`);
     await waitForMap(w.page);
     return w.page;
   }
@@ -63,7 +36,7 @@ describe('web History and Compare on a busy network (Chromium)', function () {
     expect(await page.textContent('#history-summary')).to.match(/[\d,]+ changes since .*, in \d+ steps/);
     // The last tick is today's map; the first (the network's creation) has nothing yet.
     const last = await mapSnapshot(page);
-    const webA = `ip_address:${net.hosts['web-01'].ip_addresses[0].id}`;
+    const webA = `ip_address:${world.net.hosts['web-01'].ip_addresses[0].id}`;
     expect(last[webA]!.classes).to.not.include('absent');
     await page.$eval('#time-slider', (el: HTMLInputElement) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
     expect((await mapSnapshot(page))[webA]!.classes).to.include('absent');
@@ -111,7 +84,7 @@ describe('web History and Compare on a busy network (Chromium)', function () {
     await page.click('#compare-button');
     await page.waitForSelector('#change-list');
     await waitFor('diff drawn', async () => /From/.test(await status(page)));
-    const web03 = net.hosts['web-03'];
+    const web03 = world.net.hosts['web-03'];
     await page.click('#change-list .change-entry >> text=web-03 10.10.2.27 added');
     await page.waitForSelector('#details .host-details');
     expect(await page.textContent('#details h2')).to.equal('web-03');

@@ -5,56 +5,28 @@
 // test changes it, so they run in any order. Each test browses as a user of its own (an Admin of
 // the organization): the builder's rate-limit bucket is spent, and a page reads a lot.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import type { Worker } from 'bullmq';
-import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
-import { login, PASSWORD, uniqueEmail } from '../support/world.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
-import { startTopologyLayout } from '../../workers/topologyLayout.js';
-import { apiCaller, buildRealisticNetwork, type ApiCall, type RealisticNetwork } from '../../scripts/realisticNetwork.js';
-import { expectNoProblems, launchBrowser, mapCentre, mapSnapshot, mapTitles, openPage, pageWidth, registerUser, signIn, waitForMap, type WatchedPage } from './browser.js';
+import type { Page } from 'playwright-core';
+import { PASSWORD, uniqueEmail } from '../support/world.js';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, mapCentre, mapSnapshot, mapTitles, openPage, pageWidth, signIn, waitForMap, realisticWorld, type WatchedPage } from './browser.js';
 
 const PHONE = { width: 390, height: 844 };
 
 describe('web map on a realistic network (Chromium)', function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let app: TestApp;
-  let layoutWorker: Worker;
-  let workerServices: ReturnType<typeof workerServicesFor>;
-  let user: Awaited<ReturnType<typeof registerUser>>;
-  let net: RealisticNetwork;
-  let owner: ApiCall;
+  const world = realisticWorld();
   let w: WatchedPage | undefined;
-
-  before(async function () {
-    this.timeout(240_000);
-    browser = await launchBrowser();
-    app = await startTestApp(FIXTURE_BUILDING);
-    workerServices = workerServicesFor(app);
-    layoutWorker = await startTopologyLayout(workerServices);
-    user = await registerUser(app.url);
-    const auth = await login(app.url, user.email, user.password);
-    owner = apiCaller(app.url, { cookie: auth.cookie });
-    net = await buildRealisticNetwork(owner, user.networkId);
-  });
-  after(async () => {
-    await browser?.close();
-    await layoutWorker?.close();
-    await workerServices?.close();
-    await app?.close();
-  });
   afterEach(async () => {
     await w?.close();
     w = undefined;
   });
 
-  const mapPath = (view = 'l3', network = user.networkId) => `/networks/${network}/topology?view=${view}`;
+  const mapPath = (view = 'l3', network = world.user.networkId) => `/networks/${network}/topology?view=${view}`;
   async function openMap(path = mapPath(), viewport?: { width: number; height: number }): Promise<Page> {
     const viewer = { email: uniqueEmail('viewer'), password: PASSWORD };
-    await owner('POST', '/api/v1/users', { ...viewer, permissions: 'Admin' });
-    w = await openPage(browser, app.url, [], viewport);
-    await signIn(w.page, app.url, viewer, path);
+    await world.owner('POST', '/api/v1/users', { ...viewer, permissions: 'Admin' });
+    w = await openPage(world.browser, world.app.url, [], viewport);
+    await signIn(w.page, world.app.url, viewer, path);
     await waitForMap(w.page);
     return w.page;
   }
@@ -82,7 +54,7 @@ describe('web map on a realistic network (Chromium)', function () {
     for (const t of titles) expect(t.fontPx, t.text).to.be.at.least(11);
 
     // Zoomed in on web-01: its address, then its services with their ports.
-    const web01 = `ip_address:${net.hosts['web-01'].ip_addresses[0].id}`;
+    const web01 = `ip_address:${world.net.hosts['web-01'].ip_addresses[0].id}`;
     for (let i = 0; i < 8; i++) await page.click('button[aria-label="Zoom in"]');
     await waitFor('details drawn', async () => /nginx :443/.test((await mapSnapshot(page))[web01]!.label ?? ''));
     expect((await mapSnapshot(page))[web01]!.label).to.contain('web-01').and.to.contain('10.10.2.21').and.to.contain('node-exporter :9100');
@@ -102,7 +74,7 @@ describe('web map on a realistic network (Chromium)', function () {
     }
     expect(legend).to.include.members(['kind:firewall|Firewall', 'kind:router|Router', 'kind:switch|Switch', 'kind:virtual_machine|Virtual machine', 'kind:container_host|Container host', 'kind:hypervisor|Hypervisor', 'kind:camera|Camera']);
     // Host kinds come from the API, per host.
-    const fw = (await mapSnapshot(page))[`ip_address:${net.hosts['fw-01'].ip_addresses[0].id}`]!;
+    const fw = (await mapSnapshot(page))[`ip_address:${world.net.hosts['fw-01'].ip_addresses[0].id}`]!;
     expect(fw.label).to.equal('fw-01');
 
     await page.selectOption('#view', 'application');
@@ -116,8 +88,8 @@ describe('web map on a realistic network (Chromium)', function () {
   it('the network switcher reaches the second network, on the map and on the hosts page (with its network column)', async () => {
     const page = await openMap();
     expect(await page.$eval('#network-switcher', (s: HTMLSelectElement) => s.selectedOptions[0]!.textContent)).to.equal('Default');
-    await page.selectOption('#network-switcher', net.labNetworkId);
-    await page.waitForURL(new RegExp(`/networks/${net.labNetworkId}/topology`));
+    await page.selectOption('#network-switcher', world.net.labNetworkId);
+    await page.waitForURL(new RegExp(`/networks/${world.net.labNetworkId}/topology`));
     await waitForMap(page);
     await waitFor('the lab hosts listed', async () => (await hostNames(page)).length === 12);
     expect((await hostNames(page)).every((n) => n.startsWith('lab-'))).to.equal(true);
@@ -125,9 +97,9 @@ describe('web map on a realistic network (Chromium)', function () {
 
     await page.click('nav[aria-label=Main] >> text=Hosts');
     await page.waitForSelector('table.list');
-    expect(await page.$eval('#network-switcher', (s: HTMLSelectElement) => s.value)).to.equal(net.labNetworkId);
-    await page.selectOption('#network-switcher', user.networkId);
-    await page.waitForURL(new RegExp(`/hosts\\?network=${user.networkId}`));
+    expect(await page.$eval('#network-switcher', (s: HTMLSelectElement) => s.value)).to.equal(world.net.labNetworkId);
+    await page.selectOption('#network-switcher', world.user.networkId);
+    await page.waitForURL(new RegExp(`/hosts\\?network=${world.user.networkId}`));
     await waitFor('the main network\'s hosts', async () => (await page.$$eval('table.list td.network', (els) => [...new Set(els.map((e) => e.textContent))])).join() === 'Default');
     // Every network: a host of the lab found, named with its network.
     await page.selectOption('#hosts-network', '');
@@ -140,7 +112,7 @@ describe('web map on a realistic network (Chromium)', function () {
 
   it('search highlights the hosts it matches and centres the one left; Enter selects it, its neighbourhood stands out', async () => {
     const page = await openMap();
-    const db = `ip_address:${net.hosts['db-01'].ip_addresses[0].id}`;
+    const db = `ip_address:${world.net.hosts['db-01'].ip_addresses[0].id}`;
     await page.fill('#host-search', 'db-01');
     const centre = await mapCentre(page);
     await waitFor('db-01 centred', async () => {
@@ -153,17 +125,17 @@ describe('web map on a realistic network (Chromium)', function () {
     const drawn = await mapSnapshot(page);
     expect(drawn[db]!.classes).to.include('highlighted');
     // Its dependency edges are named; far-away hosts are dimmed.
-    const webShop = Object.entries(drawn).filter(([id]) => id.startsWith(`dependency:${net.dependencies['Web shop'].id}:`));
+    const webShop = Object.entries(drawn).filter(([id]) => id.startsWith(`dependency:${world.net.dependencies['Web shop'].id}:`));
     expect(webShop.length).to.be.greaterThan(0);
     expect(webShop.some(([, e]) => e.label === 'Web shop')).to.equal(true);
-    expect(drawn[`ip_address:${net.hosts['fw-01'].ip_addresses[0].id}`]!.classes).to.include('dimmed');
-    expect(drawn[`ip_address:${net.hosts['app-01'].ip_addresses[0].id}`]!.classes).to.not.include('dimmed');
+    expect(drawn[`ip_address:${world.net.hosts['fw-01'].ip_addresses[0].id}`]!.classes).to.include('dimmed');
+    expect(drawn[`ip_address:${world.net.hosts['app-01'].ip_addresses[0].id}`]!.classes).to.not.include('dimmed');
     expectNoProblems(w!);
   });
 
   it('Escape closes the details panel and the focus returns to what opened it', async () => {
     const page = await openMap();
-    const host = net.hosts['web-01'].id;
+    const host = world.net.hosts['web-01'].id;
     const entry = `#host-list .host-entry[data-host-id="${host}"]`;
     await page.focus(entry);
     await page.keyboard.press('Enter');
@@ -209,18 +181,18 @@ describe('web map on a realistic network (Chromium)', function () {
 
   it('a tag on services filters services: the hosts running one are listed, other elements are faded out', async () => {
     const page = await openMap(mapPath('workloads'));
-    const observability = net.tags.observability.id;
+    const observability = world.net.tags.observability.id;
     await page.waitForSelector(`#tag-filter optgroup[label="Services tagged"] option[value="${observability}"]`, { state: 'attached' });
     await page.selectOption('#tag-filter', observability);
     const expected = ['app-01', 'db-01', 'docker-01', 'ldap-01', 'mail-01', 'mon-01', 'web-01', 'web-02'];
     await waitFor('hosts running an observability service', async () => JSON.stringify(await hostNames(page)) === JSON.stringify(expected));
     const drawn = await mapSnapshot(page);
-    expect(drawn[`service:${net.services['docker-01/grafana']}`]!.classes).to.not.include('filtered');
-    expect(drawn[`service:${net.services['docker-01/gitea']}`]!.classes).to.include('filtered');
-    expect(drawn[`service:${net.services['web-01/nginx']}`]!.classes).to.include('filtered');
+    expect(drawn[`service:${world.net.services['docker-01/grafana']}`]!.classes).to.not.include('filtered');
+    expect(drawn[`service:${world.net.services['docker-01/gitea']}`]!.classes).to.include('filtered');
+    expect(drawn[`service:${world.net.services['web-01/nginx']}`]!.classes).to.include('filtered');
     expect(new URL(page.url()).searchParams.get('tag')).to.equal(observability);
     // A tag on hosts still filters hosts (by the API).
-    await page.selectOption('#tag-filter', net.tags.staging.id);
+    await page.selectOption('#tag-filter', world.net.tags.staging.id);
     await waitFor('staging hosts', async () => JSON.stringify(await hostNames(page)) === JSON.stringify(['ci-01', 'staging-web']));
     expectNoProblems(w!);
   });
@@ -233,7 +205,7 @@ describe('web map on a realistic network (Chromium)', function () {
     expect(canvas.height).to.be.at.least(600);
     // The host list opens as a sheet; a host's details too, inside the screen.
     await page.click('.sheet-toggle');
-    await page.click(`#host-list .host-entry[data-host-id="${net.hosts['db-01'].id}"]`);
+    await page.click(`#host-list .host-entry[data-host-id="${world.net.hosts['db-01'].id}"]`);
     await page.waitForSelector('#details .host-details');
     const panel = (await page.locator('#details').boundingBox())!;
     expect(panel.x).to.be.at.least(0);
@@ -244,8 +216,8 @@ describe('web map on a realistic network (Chromium)', function () {
     await page.click('.menu-toggle');
     const signOut = (await page.locator('#sign-out').boundingBox())!;
     expect(signOut.x + signOut.width).to.be.at.most(390);
-    for (const path of ['/hosts', `/hosts/${net.hosts['docker-01'].id}`, '/daemons', '/api-keys']) {
-      await page.goto(`${app.url}${path}`);
+    for (const path of ['/hosts', `/hosts/${world.net.hosts['docker-01'].id}`, '/daemons', '/api-keys']) {
+      await page.goto(`${world.app.url}${path}`);
       await page.waitForSelector(path === '/hosts' ? 'table.list' : path.startsWith('/hosts/') ? '.host-details' : 'h1');
       expect(await pageWidth(page), path).to.be.at.most(390);
     }
