@@ -4,7 +4,7 @@ import type { Db } from '../../core/db.js';
 import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
-import { chooseCollapsed, emptyFilteredOut, type FilteredOut, type Snapshot, type View } from './graph.js';
+import { chooseCollapsed, emptyFilteredOut, MAX_NODES_CAP, type FilteredOut, type Snapshot, type View } from './graph.js';
 import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
@@ -571,9 +571,44 @@ export const topologyService = {
 export type DrawnGraphCache = GraphCache<{ graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] }>;
 
 /** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
+/**
+ * What a pin may name (issue 22: any node id was stored, and 100,000 pins made an empty map's GET
+ * 8× slower): a node of the view, that is a kind the view draws whose entity is in the network
+ * (tags: in the organization), and at most MAX_PINS per network view.
+ */
+const PIN_KINDS: Record<View, Record<string, string>> = {
+  l3: { subnet: 'subnets', summary: 'subnets', ip_address: 'ip_addresses', host: 'hosts', ghost: 'services' },
+  workloads: { host: 'hosts', service: 'services', ghost: 'services' },
+  application: { tag: 'tags', service: 'services', ghost: 'services' },
+  l2: { host: 'hosts', interface: 'interfaces' },
+};
+export const MAX_PINS = MAX_NODES_CAP;
+
+async function checkPins(db: Db, organizationId: string, networkId: string, view: View, nodeIds: string[]): Promise<void> {
+  const refuse = (id: string, reason: string) => { throw new AppError('validation_failed', { field: `positions.${id}`, reason }); };
+  const byKind = new Map<string, string[]>();
+  for (const id of nodeIds) {
+    const [kind, entity] = id.split(':') as [string, string];
+    if (!PIN_KINDS[view][kind]) refuse(id, `the ${view} view draws no node of kind '${kind}'`);
+    (byKind.get(kind) ?? byKind.set(kind, []).get(kind)!).push(entity);
+  }
+  for (const [kind, ids] of byKind) {
+    const table = PIN_KINDS[view][kind]!;
+    const [column, scopeId] = table === 'tags' ? ['organization_id', organizationId] : ['network_id', networkId];
+    const found = new Set((await db.query<{ id: string }>(`select id::text from ${table} where ${column} = ? and id = any(?::uuid[])`, [scopeId, ids])).map((r) => r.id));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing) refuse(`${kind}:${missing}`, `no ${kind.replace('_', ' ')} of this network has this id`);
+  }
+  const others = await db.one<{ n: number }>(`select count(*)::int as n from topology_pins where network_id = ? and view = ? and node_id <> all(?::text[])`, [networkId, view, nodeIds]);
+  if (others!.n + nodeIds.length > MAX_PINS) {
+    throw new AppError('validation_failed', { field: 'positions', reason: `at most ${MAX_PINS} nodes of a view may be pinned (${others!.n} are): unpin some first` });
+  }
+}
+
 export const pinService = {
   async pin(db: Db, scope: Scope, input: { network_id: string; view: View; positions: Record<string, { x: number; y: number }> }) {
     await networkService.assertWritable(db, scope, input.network_id);
+    await checkPins(db, scope.organizationId, input.network_id, input.view, Object.keys(input.positions));
     const rows = Object.entries(input.positions).map(([node_id, p]) => ({ node_id, x: p.x, y: p.y }));
     await db.query(
       `insert into topology_pins (organization_id, network_id, view, node_id, x, y)
