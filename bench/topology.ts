@@ -24,6 +24,7 @@ import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
 import { unionOverTime } from '../src/modules/topology/diff.js';
 import { sequenceEvents } from '../src/modules/events/service.js';
 import { MAX_NODES_CAP, type GraphEdge, type GraphNode } from '../src/modules/topology/graph.js';
+import { MAX_DIFF_CHANGES } from '../src/modules/topology/schemas.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { seed } from './seed.js';
@@ -127,8 +128,8 @@ async function main() {
     // 2. The default budget, live and at.
     const budgeted = await timeGet(`${base}/api/v1/topology?${q}`, cookie, CFG.runs);
     const atted = await timeGet(`${base}/api/v1/topology?${q}&at=${encodeURIComponent(seeded.atInstant)}`, cookie, CFG.runs);
-    // 3. Diff over the seeded history (from the middle of it to now).
-    const diff = await timeGet(`${base}/api/v1/topology/diff?${q}&from=${encodeURIComponent(seeded.atInstant)}`, cookie, Math.max(3, Math.round(CFG.runs / 4)));
+    // 3. Diff over the seeded history (from the middle of it to now), every change listed (the most a diff lists).
+    const diff = await timeGet(`${base}/api/v1/topology/diff?${q}&max_changes=${MAX_DIFF_CHANGES}&from=${encodeURIComponent(seeded.atInstant)}`, cookie, Math.max(3, Math.round(CFG.runs / 4)));
     const diffData = JSON.parse(diff.body).data;
     // 3c. The timeline's union over the same interval (every instant the network changed in it), in
     // this process, against the same union drawn as before this session: each instant read from the

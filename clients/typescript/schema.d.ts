@@ -2432,6 +2432,11 @@ export type components = {
                 removed: unknown[];
                 changed: unknown[];
             };
+            /** @description Changes left out by max_changes */
+            truncated: {
+                nodes: number;
+                edges: number;
+            };
         };
         TopologyTimeline: {
             /** Format: uuid */
@@ -10001,6 +10006,8 @@ export interface operations {
                 to?: string;
                 /** @description Instead of from: compare the state just before the network's last N change instants (up to `to`; one per write transaction) with `to`. The answer's `from` is that instant. */
                 last_changes?: number;
+                /** @description Most nodes and most edges listed (added, then removed, then changed); `truncated` counts the ones left out (at most 20000) */
+                max_changes?: number;
             };
             header?: never;
             path?: never;

@@ -42,7 +42,7 @@ export type Topology = Omit<Schemas['Topology'], 'nodes' | 'edges' | 'as_of' | '
 
 export interface ItemChange { id: string; kind: string; changes: Record<string, [unknown, unknown]> }
 /** What the map reads of a diff (its network and view are the map's own). */
-export type TopologyDiff = Pick<Schemas['TopologyDiff'], 'from' | 'to'> & {
+export type TopologyDiff = Pick<Schemas['TopologyDiff'], 'from' | 'to'> & Partial<Pick<Schemas['TopologyDiff'], 'truncated'>> & {
   nodes: { added: GraphNode[]; removed: GraphNode[]; changed: ItemChange[] };
   edges: { added: GraphEdge[]; removed: GraphEdge[]; changed: ItemChange[] };
 };

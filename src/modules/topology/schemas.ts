@@ -72,10 +72,15 @@ const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from?: string
   return q;
 });
 
+/** The most changes a diff lists per part (nodes, edges), whatever max_changes asks. */
+export const MAX_DIFF_CHANGES = 20_000;
+
 export const diffQuery = interval(Joi.object({
   ...filters, from: at().description('The earlier instant (or last_changes)'), to: at(),
   last_changes: Joi.number().integer().min(1).max(10_000)
     .description('Instead of from: compare the state just before the network\'s last N change instants (up to `to`; one per write transaction) with `to`. The answer\'s `from` is that instant.'),
+  max_changes: Joi.number().integer().min(1).max(MAX_DIFF_CHANGES).default(5000)
+    .description(`Most nodes and most edges listed (added, then removed, then changed); \`truncated\` counts the ones left out (at most ${MAX_DIFF_CHANGES})`),
 }).xor('from', 'last_changes'));
 export const timelineQuery = interval(Joi.object({
   ...filters, from: at().required(), to: at(),
@@ -95,6 +100,7 @@ export const exportQuery = Joi.object({
 const changeSet = Joi.object({ added: Joi.array(), removed: Joi.array(), changed: Joi.array() });
 export const diffResponse = Joi.object({
   network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(), nodes: changeSet, edges: changeSet,
+  truncated: Joi.object({ nodes: Joi.number().integer(), edges: Joi.number().integer() }).description('Changes left out by max_changes'),
 }).label('TopologyDiff');
 export const timelineResponse = Joi.object({
   network_id: uuid(), view: Joi.string(), from: Joi.string(), to: Joi.string(),

@@ -11,6 +11,7 @@ import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
 import { elementRowsOfText, POSITIONED, sideOf, splitByTick, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
 import { AppError } from '../../core/errors.js';
+import { MAX_DIFF_CHANGES } from './schemas.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
 
 /** What each table contributes (only the columns a view draws). */
@@ -323,6 +324,8 @@ export interface IntervalQuery {
   network_id: string; view: View; from: string; to?: string;
   /** The diff's window by changes instead of `from` (schemas.ts diffQuery: one of the two). */
   last_changes?: number; tag_ids?: string[]; include_hidden: boolean;
+  /** The diff's bound: most nodes and most edges listed. */
+  max_changes?: number;
   /** The timeline's shaping (as the view's): its union's biggest containers collapsed. The diff compares everything. */
   max_nodes?: number; expand?: string[];
 }
@@ -474,8 +477,10 @@ async function beforeLastChanges(db: Db, networkId: string, to: string, n: numbe
 /** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
 async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
   const both = await readSnapshotText(db, organizationId, q.network_id, instants, hostIds);
-  const diff = await cpuPool().run(organizationId, 'diff', { both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER } }, elementRowsOfText(both));
-  return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges) };
+  const diff = await cpuPool().run(organizationId, 'diff', {
+    both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }, maxChanges: q.max_changes ?? MAX_DIFF_CHANGES,
+  }, elementRowsOfText(both));
+  return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges), truncated: diff.truncated };
 }
 
 export const topologyService = {

@@ -85,6 +85,14 @@ function timeline(i: TimelineInput) {
   return { ...shaped, filtered_out, digest };
 }
 
+/** A diff part's first `max` changes, added then removed then changed, and how many are left out. */
+export function firstChanges<T extends { added: unknown[]; removed: unknown[]; changed: unknown[] }>(part: T, max: number): { kept: T; left: number } {
+  let room = max;
+  const take = <X>(list: X[]) => { const kept = list.slice(0, Math.max(0, room)); room -= kept.length; return kept; };
+  const kept = { ...part, added: take(part.added), removed: take(part.removed), changed: take(part.changed) };
+  return { kept, left: part.added.length + part.removed.length + part.changed.length - (max - room) };
+}
+
 export const TASKS = {
   draw,
 
@@ -95,10 +103,12 @@ export const TASKS = {
   },
 
   /** The diff's nodes and edges parts, each as JSON. */
-  diff(i: { both: SnapshotText; view: View; options: GraphOptions }) {
+  diff(i: { both: SnapshotText; view: View; options: GraphOptions; maxChanges: number }) {
     const both = parseSnapshot(i.both);
     const diff = diffGraphs(buildGraph(sideOf(both, 'at_first'), i.view, i.options), buildGraph(sideOf(both, 'at_second'), i.view, i.options));
-    return { nodes: jsonBytes(diff.nodes), edges: jsonBytes(diff.edges) };
+    const nodes = firstChanges(diff.nodes, i.maxChanges);
+    const edges = firstChanges(diff.edges, i.maxChanges);
+    return { nodes: jsonBytes(nodes.kept), edges: jsonBytes(edges.kept), truncated: { nodes: nodes.left, edges: edges.left } };
   },
 
   timeline,

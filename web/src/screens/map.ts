@@ -523,6 +523,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       fill(changes, h('h2', {}, `${lines.length.toLocaleString()} changes`),
         from ? null : h('p', { class: 'muted', id: 'compare-window' }, `The last ${COMPARE_LAST_CHANGES} changes to the network, since ${when(diff.from)}: choose From and To to compare other instants.`),
         lines.length > listed.length ? h('p', { class: 'notice info', id: 'change-list-cut' }, `Showing ${listed.length} of ${lines.length.toLocaleString()} changes: narrow the window (From, To) or filter by a tag to see the others.`) : null,
+        (diff.truncated?.nodes ?? 0) + (diff.truncated?.edges ?? 0) > 0
+          ? h('p', { class: 'notice info', id: 'change-list-truncated' }, `${((diff.truncated?.nodes ?? 0) + (diff.truncated?.edges ?? 0)).toLocaleString()} more changes are not marked on the map (a comparison lists at most 5,000 nodes and 5,000 links): narrow the window.`)
+          : null,
         lines.length
           ? h('ul', { id: 'change-list' }, listed.map((l) => h('li', { class: `change ${l.mark}`, 'data-node-id': l.id }, h('span', { class: 'mark' }, l.mark), ' ',
             h('button', { type: 'button', class: 'change-entry', onclick: () => focusChange(l) }, l.text))))
