@@ -70,7 +70,17 @@ describe('web: edges that exist, dependencies in the panel, quiet hosts folded (
     await page.fill('#host-search', 'ws-042');
     expect(await page.$$eval('#host-list .host-entry', (els) => els.map((e) => e.firstChild!.textContent!.trim()))).to.deep.equal(['ws-042']);
     await page.fill('#host-search', '');
-    drawn = await mapSnapshot(page); // the search centred its match: the summary moved on screen
+    // The search centred its match (an animation): click where the summary is once it stands still.
+    let at = '';
+    await waitFor('the map standing still', async () => {
+      const s = (await mapSnapshot(page))[summary]!;
+      const now = `${Math.round(s.screenX)},${Math.round(s.screenY)}`;
+      const still = now === at;
+      at = now;
+      if (!still) await page.waitForTimeout(150);
+      return still;
+    });
+    drawn = await mapSnapshot(page);
     await page.mouse.click(drawn[summary]!.screenX, drawn[summary]!.screenY);
     await waitFor('the workstations drawn', async () => !!(await mapSnapshot(page))[wsNode]);
     drawn = await mapSnapshot(page);

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { at, body, commaList, idList, uuid } from '../../http/schemas.js';
 import { MAX_NODES_CAP, VIEWS } from './graph.js';
-import { MAX_TICKS, TIMELINE_MAX_DRAWN } from './service.js';
+import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './service.js';
 
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -71,9 +71,6 @@ const interval = (schema: Joi.ObjectSchema) => schema.custom((q: { from?: string
   if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) return helpers.message({ custom: "'from' must be before 'to'" });
   return q;
 });
-
-/** The most changes a diff lists per part (nodes, edges), whatever max_changes asks. */
-export const MAX_DIFF_CHANGES = 20_000;
 
 export const diffQuery = interval(Joi.object({
   ...filters, from: at().description('The earlier instant (or last_changes)'), to: at(),

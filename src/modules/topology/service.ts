@@ -11,7 +11,6 @@ import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
 import { elementRowsOfText, POSITIONED, sideOf, splitByTick, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
 import { AppError } from '../../core/errors.js';
-import { MAX_DIFF_CHANGES } from './schemas.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
 
 /** What each table contributes (only the columns a view draws). */
@@ -319,6 +318,9 @@ async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
     return { ...(await graphJsonAt(tx, organizationId, q, q.at)), asOf };
   });
 }
+
+/** The most changes a diff lists per part (nodes, edges), whatever max_changes asks (schemas.ts). */
+export const MAX_DIFF_CHANGES = 20_000;
 
 export interface IntervalQuery {
   network_id: string; view: View; from: string; to?: string;
