@@ -24,7 +24,7 @@ import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
 import { unionOverTime } from '../src/modules/topology/diff.js';
 import { sequenceEvents } from '../src/modules/events/service.js';
 import { MAX_NODES_CAP, type GraphEdge, type GraphNode } from '../src/modules/topology/graph.js';
-import { MAX_DIFF_CHANGES } from '../src/modules/topology/service.js';
+import { MAX_DIFF_CHANGES } from '../src/modules/topology/bounds.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { seed } from './seed.js';

@@ -2,7 +2,7 @@
 // MAX_DIFF_CHANGES: issue 22, every read bounded), added first, then removed, then changed, and
 // says how many it left out.
 import { expect } from 'chai';
-import { MAX_DIFF_CHANGES } from '../../src/modules/topology/service.js';
+import { MAX_DIFF_CHANGES } from '../../src/modules/topology/bounds.js';
 import { firstChanges } from '../../src/modules/topology/thread.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';

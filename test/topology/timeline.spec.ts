@@ -4,7 +4,8 @@
 // its own transaction (so its own instant), written in SQL: through the API it would take minutes.
 import { expect } from 'chai';
 import pg from 'pg';
-import { MAX_TICKS, mergeBuckets, TIMELINE_MAX_DRAWN, type ChangeBucket } from '../../src/modules/topology/service.js';
+import { MAX_TICKS, TIMELINE_MAX_DRAWN } from '../../src/modules/topology/bounds.js';
+import { mergeBuckets, type ChangeBucket } from '../../src/modules/topology/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { createNetwork, registerTenant, type Tenant } from '../support/world.js';

@@ -1,6 +1,7 @@
 import { defineRoutes } from '../../http/pipeline.js';
 import { diffQuery, diffResponse, exportQuery, pinsResponse, positionsBody, timelineQuery, timelineResponse, topologyQuery, topologyResponse, unpinQuery } from './schemas.js';
-import { MAX_TICKS, pinService, topologyService, type IntervalQuery, type TopologyQuery } from './service.js';
+import { MAX_TICKS } from './bounds.js';
+import { pinService, topologyService, type IntervalQuery, type TopologyQuery } from './service.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 
 export const topologyRoutes = defineRoutes([

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { at, body, commaList, idList, uuid } from '../../http/schemas.js';
 import { MAX_NODES_CAP, VIEWS } from './graph.js';
-import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './service.js';
+import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 
 const NODE_ID = /^[a-z_]+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -11,6 +11,7 @@ import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
 import { elementRowsOfText, POSITIONED, sideOf, splitByTick, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
 import { AppError } from '../../core/errors.js';
+import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
 
 /** What each table contributes (only the columns a view draws). */
@@ -219,9 +220,6 @@ type DrawTask = 'draw' | 'drawJson';
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
 const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
-/** A timeline's budget, in one place: at most MAX_TICKS instants (each a full drawing of the view), and at most TIMELINE_MAX_DRAWN element rows (hosts, addresses, services, interfaces) drawn over all its instants. */
-export const MAX_TICKS = 200;
-export const TIMELINE_MAX_DRAWN = 1_000_000;
 
 /** A tick of a timeline: the state at `tick`, the end of a bucket of `changes` change instants (`first_us`..`last_us`, epoch µs). */
 export interface ChangeBucket { tick: string; changes: number; first_us: number; last_us: number }
@@ -318,9 +316,6 @@ async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
     return { ...(await graphJsonAt(tx, organizationId, q, q.at)), asOf };
   });
 }
-
-/** The most changes a diff lists per part (nodes, edges), whatever max_changes asks (schemas.ts). */
-export const MAX_DIFF_CHANGES = 20_000;
 
 export interface IntervalQuery {
   network_id: string; view: View; from: string; to?: string;
