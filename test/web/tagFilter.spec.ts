@@ -40,6 +40,8 @@ describe('web map: the tag filter (Chromium)', function () {
     await w.page.reload();
     await waitForMap(w.page);
     await listed(['db']);
+    // The tag's option comes with the tags list, read after the map is drawn: then it is the one chosen.
+    await w.page.waitForSelector(`#tag-filter option[value="${tag.id}"]`, { state: 'attached' });
     expect(await w.page.inputValue('#tag-filter')).to.equal(tag.id);
 
     await w.page.selectOption('#tag-filter', '');
