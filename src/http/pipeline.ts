@@ -107,7 +107,8 @@ export const defineRoutes = (routes: RouteDef[]) => routes;
 
 const VALIDATION = { abortEarly: false, convert: true, errors: { wrap: { label: false } } } as const;
 
-function validate(schema: Joi.Schema | undefined, value: unknown, where: 'body' | 'query' | 'params') {
+/** A value checked (and converted) by its schema: 400 validation_failed / validation_unknown_field otherwise. */
+export function validate(schema: Joi.Schema | undefined, value: unknown, where: 'body' | 'query' | 'params') {
   if (!schema) return value;
   const { error, value: out } = schema.validate(value, VALIDATION);
   if (error) throw fromJoi(error, where, schema);

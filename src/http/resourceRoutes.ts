@@ -5,12 +5,11 @@ import Joi from 'joi';
 import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
 import type { Role } from '../core/scope.js';
-import type { ProtectedRoute, RequestInput, RouteDef } from './pipeline.js';
+import { validate, type ProtectedRoute, type RequestInput, type RouteDef } from './pipeline.js';
 import { csvColumns, csvExport } from './csv.js';
 import type { Page } from './envelope.js';
 import { applyMergePatch, MERGE_PATCH_TYPES, mergePatchBody } from './mergePatch.js';
 import { at, idParams, uuid } from './schemas.js';
-import { fromJoi } from './validation.js';
 
 export interface ResourceService {
   list(db: Db, scope: Scope, query: Record<string, any>): Promise<unknown>;
@@ -92,8 +91,6 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   return [...declared, { ...bulkDelete, ...r.extend?.bulkDelete }, { ...exportCsv, ...r.extend?.exportCsv }] as RouteDef[];
 }
 
-const VALIDATION = { abortEarly: false, convert: true, errors: { wrap: { label: false } } } as const;
-
 interface PatchDef {
   path: string;
   group: string;
@@ -132,9 +129,7 @@ export function patchRoute(r: PatchDef): ProtectedRoute {
       const current = await r.get(tx, scope, params.id) as Record<string, unknown>;
       const base = Object.fromEntries(Object.entries(current)
         .filter(([key]) => writable.has(key) && !(r.keptUnlessSent?.includes(key) && !(key in body))));
-      const { error, value } = update.validate(applyMergePatch(base, body), VALIDATION);
-      if (error) throw fromJoi(error, 'body', update);
-      return r.update(tx, scope, params.id, value);
+      return r.update(tx, scope, params.id, validate(update, applyMergePatch(base, body), 'body'));
     }),
   };
 }

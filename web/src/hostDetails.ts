@@ -5,6 +5,7 @@ import { api, apiPath, ApiError } from './api.js';
 import { h, notice, when } from './dom.js';
 import { navigate } from './main.js';
 import type { Tag } from './apiTypes.js';
+import { memberServiceIds, roleAt, serviceOfBindings } from './hostDependencies.js';
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
@@ -32,15 +33,15 @@ async function dependenciesOf(host: { id: string; network_id: string }, q: strin
   const list = (path: string) => api.get<any[]>(`${path}?${new URLSearchParams({ network_id: host.network_id, limit: '1000' })}${q.replace('?', '&')}`).catch(() => []);
   const [deps, services, hosts] = await Promise.all([list('/api/v1/dependencies'), list('/api/v1/services'), list('/api/v1/hosts')]);
   const serviceById = new Map<string, any>(services.map((s) => [s.id, s]));
-  const serviceOfBinding = new Map<string, string>(services.flatMap((s) => (s.bindings ?? []).map((b: any) => [b.id, s.id] as [string, string])));
+  const serviceOfBinding = serviceOfBindings(services);
   const hostName = new Map<string, string>(hosts.map((x) => [x.id, x.name]));
   const named = (id: string) => `${serviceById.get(id)?.name ?? id} · ${hostName.get(serviceById.get(id)?.host_id) ?? '?'}`;
   const rows: Array<Array<string | Node>> = [];
   for (const d of deps) {
-    const ids: string[] = [...new Set<string>(d.members?.type === 'Bindings' ? (d.members.binding_ids ?? []).map((b: string) => serviceOfBinding.get(b)).filter(Boolean) : d.members?.service_ids ?? [])];
+    const ids = memberServiceIds(d, serviceOfBinding);
     const mine = ids.map((id, i) => [id, i] as const).filter(([id]) => serviceById.get(id)?.host_id === host.id);
     if (!mine.length) continue;
-    const role = mine.map(([, i]) => (d.dependency_type === 'HubAndSpoke' ? (i === 0 ? 'hub' : 'spoke') : `step ${i + 1} of ${ids.length}`)).join(', ');
+    const role = mine.map(([, i]) => (d.dependency_type === 'HubAndSpoke' ? roleAt(d, i) : `${roleAt(d, i)} of ${ids.length}`)).join(', ');
     const others = ids.filter((id) => serviceById.get(id)?.host_id !== host.id).map(named).join(', ') || '—';
     rows.push([h('span', { class: `tag tag-${d.color ?? 'Gray'}` }, d.name), DEPENDENCY_KIND[d.dependency_type] ?? d.dependency_type, role, others]);
   }

@@ -9,7 +9,7 @@ import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
-import { elementRowsOfText, POSITIONED, sideOf, splitByTick, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
+import { elementRowsOfText, POSITIONED, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
 import { AppError } from '../../core/errors.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
@@ -114,20 +114,6 @@ export async function readSnapshotText(db: Db, organizationId: string, networkId
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
 export async function loadSnapshot(db: Db, organizationId: string, networkId: string, at?: string, hostIds?: string[]): Promise<Snapshot> {
   return readSnapshot(db, organizationId, networkId, at, hostIds);
-}
-
-/** The inventory at two instants, each history table read once (a diff's two sides). */
-export async function loadSnapshotPair(db: Db, organizationId: string, networkId: string, instants: Instants, hostIds?: string[]): Promise<[Snapshot, Snapshot]> {
-  const both = await readSnapshot(db, organizationId, networkId, instants, hostIds);
-  return [sideOf(both, 'at_first'), sideOf(both, 'at_second')];
-}
-
-/**
- * The inventory at each of `ticks` (ascending, in the format of US()), each history table read once
- * (a timeline's instants): the rows valid anywhere between the first and the last, split by tick.
- */
-export async function loadSnapshotsAt(db: Db, organizationId: string, networkId: string, ticks: string[]): Promise<Snapshot[]> {
-  return splitByTick(await readSnapshot(db, organizationId, networkId, span(ticks)), ticks);
 }
 
 /** The rows valid anywhere between the first and the last of `ticks`, each with its validity (v_from, v_to). */
@@ -480,6 +466,24 @@ async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, ins
   return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges), truncated: diff.truncated };
 }
 
+/** A view as a file (topologyService.export runs it in the organization's turn). */
+async function exportView(db: Db, organizationId: string, q: TopologyQuery & { format: ExportFormat }) {
+  const { graph, digest, asOf } = await drawAt(db, organizationId, q);
+  const stored = POSITIONED[q.format]
+    ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
+    : undefined;
+  const pins = await readPins(db, q.network_id, q.view);
+  const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
+  const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
+  // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
+  const { text, made } = await cpuPool().run(organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
+  if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
+  const { type, extension } = EXPORT_FORMATS[q.format];
+  const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
+  // Bytes from a thread arrive as a Uint8Array: a Buffer over the same memory, not a copy.
+  return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, Buffer.from(text.buffer, text.byteOffset, text.byteLength));
+}
+
 export const topologyService = {
   async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }) {
     await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
@@ -512,25 +516,7 @@ export const topologyService = {
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
   async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
-    return cpuPool().heavy(scope.organizationId, () => this.exportNow(db, scope, q));
-  },
-
-  /** The export itself, run in the organization's turn (cpuPool().heavy). */
-  async exportNow(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
-    const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
-    const stored = POSITIONED[q.format]
-      ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
-      : undefined;
-    const pins = await readPins(db, q.network_id, q.view);
-    const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
-    const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
-    // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
-    const { text, made } = await cpuPool().run(scope.organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
-    if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
-    const { type, extension } = EXPORT_FORMATS[q.format];
-    const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
-    // Bytes from a thread arrive as a Uint8Array: a Buffer over the same memory, not a copy.
-    return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, Buffer.from(text.buffer, text.byteOffset, text.byteLength));
+    return cpuPool().heavy(scope.organizationId, () => exportView(db, scope.organizationId, q));
   },
 
   async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {
