@@ -1,0 +1,544 @@
+/**
+ * The discovery lab (issue 24): network namespaces in 198.18.0.0/15 (RFC 2544's benchmarking
+ * range) with two L2 segments joined by a router, about eight hosts running real services, and the
+ * agent's namespace, whose only routes lead to the lab and to a /30 towards the test's API in the
+ * root namespace. Root only. Everything is named with a per-run prefix and torn down in destroy()
+ * and at process exit; namespaces left by a run that died are swept at the next start.
+ *
+ *   root ns ── <p>srv 198.19.255.x/30 ── agent ns (ag-srv)             the API, through forward()
+ *   switch ns: bridge br-a (segment A 198.18.10.0/24), bridge br-b (segment B 198.18.20.0/24)
+ *   A: router .1, agent .2, web .11 (HTTP :80), redis .12, printer .13 (:9100), quiet-a .16 (drops all IP)
+ *   B: router .1, ssh .14 (:2222), pg .15, quiet-b .16 (no listener: RST), mid .100 (:5060)
+ *   198.18.20.128/25 is routed by the router to mid, where nftables redirects TCP 5060 for every
+ *   address of that range to mid's own listener: 126 addresses that all answer alike (a middlebox).
+ *
+ * NETWORK SAFETY: nothing here is sent anywhere but inside these namespaces. assertAgentIsolated()
+ * must pass before any probe: the agent's namespace has no default route and only lab routes.
+ */
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The project's Node 22 (devDependency `node`), which the agent and the lab's probes run on. */
+export const NODE = fs.existsSync(path.join(ROOT, 'node_modules/.bin/node')) ? path.join(ROOT, 'node_modules/.bin/node') : process.execPath;
+
+export const LAB_SPACE = '198.18.0.0/15';
+export const SEGMENT_A = '198.18.10.0/24';
+export const SEGMENT_B = '198.18.20.0/24';
+export const MIDDLEBOX_RANGE = '198.18.20.128/25';
+export const AGENT_IP = '198.18.10.2';
+export const ROUTER_IPS = ['198.18.10.1', '198.18.20.1'];
+export const RAW_PORTS = '9100-9107';
+export const WEB_TITLE = 'Netinv Lab Intranet';
+const PREFIX_RE = /^nl[0-9a-f]{4}-/;
+const STATE_DIR = path.join(os.tmpdir(), 'netinv-lab'); // one folder per run: its owner pid and the services' files
+
+export type ServiceKind = 'http' | 'redis' | 'postgresql' | 'ssh' | 'raw9100' | 'middlebox';
+
+/** A service the lab runs: what a correct fingerprint says about it. */
+export interface LabService { kind: ServiceKind; ip: string; port: number }
+
+export interface LabHost {
+  name: string;
+  /** Its namespace (prefixed). */
+  ns: string;
+  ip: string;
+  segment: 'A' | 'B';
+  /** Its MAC: the agent can learn it only on segment A (on-link); on B it sees the router's. */
+  mac: string;
+  services: LabService[];
+  /** How a host without an open port is alive: by the neighbour table only (drops all IP), or by RST. */
+  quiet?: 'neighbour' | 'rst';
+}
+
+/** The hosts of the lab (no prefix yet). The router is a host too (it answers RST on both legs). */
+const HOSTS: Array<Omit<LabHost, 'ns' | 'services'> & { services: Array<Omit<LabService, 'ip'>> }> = [
+  { name: 'web', ip: '198.18.10.11', segment: 'A', mac: '00:1b:21:0a:00:11', services: [{ kind: 'http', port: 80 }] },
+  { name: 'redis', ip: '198.18.10.12', segment: 'A', mac: '00:1b:21:0a:00:12', services: [{ kind: 'redis', port: 6379 }] },
+  { name: 'printer', ip: '198.18.10.13', segment: 'A', mac: '00:1b:21:0a:00:13', services: [{ kind: 'raw9100', port: 9100 }] },
+  { name: 'quiet-a', ip: '198.18.10.16', segment: 'A', mac: '00:1b:21:0a:00:16', services: [], quiet: 'neighbour' },
+  { name: 'ssh', ip: '198.18.20.14', segment: 'B', mac: '00:1b:21:14:00:14', services: [{ kind: 'ssh', port: 2222 }] },
+  { name: 'pg', ip: '198.18.20.15', segment: 'B', mac: '00:1b:21:14:00:15', services: [{ kind: 'postgresql', port: 5432 }] },
+  { name: 'quiet-b', ip: '198.18.20.16', segment: 'B', mac: '00:1b:21:14:00:16', services: [], quiet: 'rst' },
+  { name: 'mid', ip: '198.18.20.100', segment: 'B', mac: '00:1b:21:14:01:00', services: [{ kind: 'middlebox', port: 5060 }] },
+];
+
+export interface Lab {
+  prefix: string;
+  dir: string;
+  agentNs: string;
+  routerNs: string;
+  switchNs: string;
+  hosts: LabHost[];
+  /** The root namespace's end of the /30 to the agent (where forward() listens). */
+  serverIp: string;
+  /** The agent's end of that /30 (where a server_poll agent listens). */
+  agentServerIp: string;
+  /** The /30 itself. */
+  serverLink: string;
+  /** Throws unless the agent's namespace has no default route and only routes into the lab and the /30. */
+  assertAgentIsolated(): void;
+  /** Packets to TCP 9100–9107 counted in the agent's output, the router's forwarding and both bridges. */
+  rawPortPackets(): number;
+  /** Packets and bytes the agent's namespace sent to and received from the lab (nft counters). */
+  agentTraffic(): { packetsOut: number; packetsIn: number; bytesOut: number; bytesIn: number };
+  /** The MACs in the agent namespace's neighbour table, by address. */
+  agentNeighbours(): Record<string, string>;
+  /** Runs a program inside a lab namespace and waits for it (throws on failure). */
+  exec(ns: string, cmd: string, args: string[], opts?: { timeoutMs?: number }): string;
+  /** Starts a long-running program inside a lab namespace (ended at destroy()). */
+  spawnIn(ns: string, cmd: string, args: string[], opts?: SpawnOptions): ChildProcess;
+  /** Stops a lab host's services (e.g. 'redis') and resolves when it no longer answers. */
+  stopServices(host: string): Promise<void>;
+  /** Listens on serverIp and passes each connection to 127.0.0.1:port (the test API). */
+  forward(port: number): Promise<{ url: string; close(): Promise<void> }>;
+  /** Tries each address:port from inside the agent namespace (connect, optional payload, first bytes). */
+  probeFromAgent(targets: ProbeTarget[], opts?: { waitMs?: number }): Promise<ProbeResult[]>;
+  destroy(): Promise<void>;
+}
+
+export interface ProbeTarget { ip: string; port: number; send?: string; expect?: 'open' | 'refused' | 'silent' }
+export interface ProbeResult { ip: string; port: number; outcome: 'open' | 'refused' | 'silent' | 'unreachable'; banner: string }
+
+/** Why the lab cannot be built here (null: it can). */
+export function labUnavailable(): string | null {
+  if (process.platform !== 'linux') return 'the discovery lab needs Linux network namespaces';
+  if (process.getuid?.() !== 0) return 'the discovery lab needs root (network namespaces, veth, nftables): run the tests as root';
+  return null;
+}
+
+// ---- commands ----------------------------------------------------------------------------------
+
+function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; allowFail?: boolean } = {}): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input, timeout: opts.timeoutMs ?? 30_000, stdio: ['pipe', 'pipe', 'pipe'] });
+  if (!opts.allowFail && (r.error || r.status !== 0)) {
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${r.error?.message ?? `${r.stderr}${r.stdout}`.trim()}`);
+  }
+  return String(r.stdout ?? '');
+}
+const ip = (...args: string[]) => sh('ip', args);
+const inNs = (ns: string, cmd: string, args: string[], input?: string) => sh('ip', ['netns', 'exec', ns, cmd, ...args], { input });
+const nft = (ns: string, ruleset: string) => inNs(ns, 'nft', ['-f', '-'], ruleset);
+
+function ipv4ToInt(a: string): number {
+  return a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+}
+/** Whether `cidr` (or an address) lies inside `outer`. */
+export function cidrInside(cidr: string, outer: string): boolean {
+  const [addr, lenText] = cidr.split('/');
+  const [oAddr, oLenText] = outer.split('/');
+  const len = lenText === undefined ? 32 : Number(lenText);
+  const oLen = Number(oLenText);
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(addr ?? '') || len < oLen) return false;
+  const mask = oLen === 0 ? 0 : (~0 << (32 - oLen)) >>> 0;
+  return ((ipv4ToInt(addr!) & mask) >>> 0) === ((ipv4ToInt(oAddr!) & mask) >>> 0);
+}
+
+// ---- stale labs ----------------------------------------------------------------------------------
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+const ownerOf = (prefix: string): number | null => {
+  const text = fs.existsSync(path.join(STATE_DIR, prefix, 'owner')) ? fs.readFileSync(path.join(STATE_DIR, prefix, 'owner'), 'utf8') : '';
+  return Number(text) || null;
+};
+const labNamespaces = () => sh('ip', ['netns', 'list']).split('\n').map((l) => l.split(' ')[0]!).filter((n) => PREFIX_RE.test(n));
+
+/** Kills every process in the namespaces and deletes them (a veth goes with its namespace). */
+function removeNamespaces(names: string[]): void {
+  for (const ns of names) {
+    const pids = sh('ip', ['netns', 'pids', ns], { allowFail: true }).split('\n').map(Number).filter((p) => p > 1);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch { /* already gone */ }
+    }
+  }
+  for (const ns of names) sh('ip', ['netns', 'del', ns], { allowFail: true });
+}
+
+/** Removes labs whose owning process is gone (a run killed before its teardown). */
+export function sweepStaleLabs(): string[] {
+  const prefixes = new Set(labNamespaces().map((n) => n.slice(0, 7)));
+  if (fs.existsSync(STATE_DIR)) for (const p of fs.readdirSync(STATE_DIR)) if (PREFIX_RE.test(`${p}-`)) prefixes.add(`${p}-`);
+  const stale = [...prefixes].filter((p) => {
+    const owner = ownerOf(p.slice(0, 6));
+    return owner === null || !alive(owner);
+  });
+  for (const p of stale) {
+    removeNamespaces(labNamespaces().filter((n) => n.startsWith(p)));
+    sh('ip', ['link', 'del', `${p.slice(0, 6)}srv`], { allowFail: true });
+    fs.rmSync(path.join(STATE_DIR, p.slice(0, 6)), { recursive: true, force: true });
+  }
+  return stale;
+}
+
+// ---- building ------------------------------------------------------------------------------------
+
+/** A free /30 in 198.19.255.0/24 for the root-namespace link (parallel labs each take their own). */
+function freeServerLink(): { link: string; serverIp: string; agentIp: string } {
+  const used = new Set<string>();
+  for (const entry of JSON.parse(ip('-4', '-j', 'addr')) as Array<{ addr_info: Array<{ local: string }> }>) {
+    for (const a of entry.addr_info) used.add(a.local);
+  }
+  for (let i = 0; i < 64; i += 1) {
+    const base = i * 4;
+    const serverIp = `198.19.255.${base + 1}`;
+    if (!used.has(serverIp)) return { link: `198.19.255.${base}/30`, serverIp, agentIp: `198.19.255.${base + 2}` };
+  }
+  throw new Error('no free /30 in 198.19.255.0/24 for the lab: too many labs running?');
+}
+
+/** Each lab namespace: loopback up, IPv6 off (no router solicitations or DAD in the counters). */
+function addNamespace(ns: string): void {
+  ip('netns', 'add', ns);
+  ip('-n', ns, 'link', 'set', 'lo', 'up');
+  inNs(ns, 'sysctl', ['-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
+}
+
+/** A veth from `ns` (named ifname, with address) to `port` of `bridge` in the switch namespace. */
+function attach(switchNs: string, ns: string, ifname: string, port: string, bridge: string, cidr: string, mac?: string): void {
+  ip('link', 'add', ifname, 'netns', ns, ...(mac ? ['address', mac] : []), 'type', 'veth', 'peer', 'name', port, 'netns', switchNs);
+  ip('-n', switchNs, 'link', 'set', port, 'master', bridge, 'up');
+  ip('-n', ns, 'addr', 'add', cidr, 'dev', ifname);
+  ip('-n', ns, 'link', 'set', ifname, 'up');
+}
+
+/** Counts packets to the raw-print ports wherever lab traffic passes (must stay 0). */
+const rawCounter = (family: 'bridge' | 'inet') => `table ${family} lab {
+  counter raw9100 {}
+  chain through { type filter hook forward priority 0;
+    tcp dport ${RAW_PORTS} counter name raw9100
+  }
+}`;
+
+/**
+ * The agent namespace's own guard, beside its routes: anything it sends outside the lab and the
+ * /30 is counted and dropped (there is no route for it anyway); traffic into the lab is counted.
+ */
+const agentRuleset = (serverLink: string) => `table inet lab {
+  counter raw9100 {}
+  counter lab_out {}
+  counter lab_in {}
+  counter outside {}
+  chain out { type filter hook output priority 0; policy accept;
+    oif "lo" accept
+    tcp dport ${RAW_PORTS} counter name raw9100
+    ip daddr ${LAB_SPACE} counter name lab_out accept
+    ip daddr ${serverLink} accept
+    counter name outside drop
+  }
+  chain in { type filter hook input priority 0; policy accept;
+    ip saddr ${LAB_SPACE} counter name lab_in
+  }
+}`;
+
+/** quiet-a answers ARP (not filtered by inet tables) and nothing else. */
+const DROP_ALL_IP = `table inet lab {
+  chain in { type filter hook input priority 0; policy drop;
+    iif "lo" accept
+  }
+}`;
+/** mid: every address of the middlebox range answers TCP 5060 (its own listener). */
+const MIDDLEBOX_NAT = `table ip lab {
+  chain pre { type nat hook prerouting priority -100;
+    ip daddr ${MIDDLEBOX_RANGE} tcp dport 5060 redirect to :5060
+  }
+}`;
+
+function counterPackets(ns: string, name: string): { packets: number; bytes: number } {
+  const out = JSON.parse(inNs(ns, 'nft', ['-j', 'list', 'counters'])) as { nftables: Array<{ counter?: { name: string; packets: number; bytes: number } }> };
+  const counters = out.nftables.flatMap((e) => (e.counter && e.counter.name === name ? [e.counter] : []));
+  return { packets: counters.reduce((n, c) => n + c.packets, 0), bytes: counters.reduce((n, c) => n + c.bytes, 0) };
+}
+
+const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
+/** The postgres account (initdb and postgres refuse to run as root). */
+function postgresUser(): { uid: number; gid: number } {
+  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  if (!line) throw new Error('no "postgres" user (it comes with the Debian postgresql package)');
+  const f = line.split(':');
+  return { uid: Number(f[2]), gid: Number(f[3]) };
+}
+function pgBin(): string {
+  const base = '/usr/lib/postgresql';
+  const versions = fs.existsSync(base) ? fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb'))) : [];
+  versions.sort((a, b) => Number(b) - Number(a));
+  if (!versions.length) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql (Debian: apt-get install postgresql-15)');
+  return path.join(base, versions[0]!, 'bin');
+}
+
+// A connect from inside the agent namespace, for the lab's own checks (a probe to lab addresses only).
+const PROBE_SCRIPT = `
+const net = require('node:net');
+const { targets, waitMs } = JSON.parse(process.argv[1]);
+const once = (t) => new Promise((resolve) => {
+  const s = net.connect({ host: t.ip, port: t.port });
+  let banner = '', outcome = 'silent', ended = false;
+  const done = () => { if (ended) return; ended = true; s.destroy(); resolve({ ip: t.ip, port: t.port, outcome, banner }); };
+  s.on('close', done); // a server that closes at once (the middlebox) sends nothing
+  s.setTimeout(1500, done);
+  s.on('error', (e) => { outcome = e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ETIMEDOUT' ? 'silent' : 'unreachable'; done(); });
+  s.on('connect', () => { outcome = 'open'; s.setTimeout(800, done); if (t.send) s.write(Buffer.from(t.send, 'binary')); });
+  s.on('data', (d) => { banner += d.toString('latin1'); if (banner.length > 16) done(); });
+});
+(async () => {
+  const deadline = Date.now() + waitMs;
+  const results = await Promise.all(targets.map(async (t) => {
+    for (;;) {
+      const r = await once(t);
+      if (!t.expect || r.outcome === t.expect || Date.now() > deadline) return r;
+      await new Promise((w) => setTimeout(w, 200));
+    }
+  }));
+  console.log(JSON.stringify(results));
+})();
+`;
+
+/** Builds the lab and starts its services; resolves when every service answers from the agent namespace. */
+export async function createLab(): Promise<Lab> {
+  const why = labUnavailable();
+  if (why) throw new Error(why);
+  sweepStaleLabs();
+  const id = randomBytes(2).toString('hex');
+  const prefix = `nl${id}-`;
+  const dir = path.join(STATE_DIR, `nl${id}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'owner'), String(process.pid));
+  const children: ChildProcess[] = [];
+  const nsOf = (name: string) => `${prefix}${name}`;
+  const switchNs = nsOf('sw');
+  const routerNs = nsOf('router');
+  const agentNs = nsOf('agent');
+  const rootLink = `nl${id}srv`;
+  const hosts: LabHost[] = HOSTS.map((h) => ({ ...h, ns: nsOf(h.name), services: h.services.map((s) => ({ ...s, ip: h.ip })) }));
+  const allNs = [switchNs, routerNs, agentNs, ...hosts.map((h) => h.ns)];
+  let destroyed = false;
+
+  const teardownSync = () => {
+    if (destroyed) return;
+    destroyed = true;
+    for (const c of children) c.kill('SIGKILL');
+    removeNamespaces(allNs);
+    sh('ip', ['link', 'del', rootLink], { allowFail: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  // A run that ends without destroy() (an exception, Ctrl-C) leaves nothing behind.
+  const onExit = () => teardownSync();
+  const onSignal = (signal: NodeJS.Signals) => {
+    teardownSync();
+    process.kill(process.pid, signal);
+  };
+  process.once('exit', onExit);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const spawnIn = (ns: string, cmd: string, args: string[], opts: SpawnOptions = {}): ChildProcess => {
+    const log = fs.openSync(path.join(dir, `${ns.slice(prefix.length)}-${path.basename(cmd)}.log`), 'a');
+    const child = spawn('ip', ['netns', 'exec', ns, cmd, ...args], { stdio: ['ignore', log, log], ...opts });
+    fs.closeSync(log);
+    child.on('error', () => undefined); // reported by the readiness check
+    children.push(child);
+    return child;
+  };
+
+  try {
+    for (const ns of allNs) addNamespace(ns);
+    // The switch: one bridge per segment (802.1Q is not available in this kernel: separate bridges).
+    for (const br of ['br-a', 'br-b']) {
+      ip('-n', switchNs, 'link', 'add', br, 'type', 'bridge');
+      ip('-n', switchNs, 'link', 'set', br, 'up');
+    }
+    nft(switchNs, rawCounter('bridge'));
+    // The router: a leg on each segment, the middlebox range behind mid.
+    attach(switchNs, routerNs, 'r-a', 'p-router-a', 'br-a', '198.18.10.1/24');
+    attach(switchNs, routerNs, 'r-b', 'p-router-b', 'br-b', '198.18.20.1/24');
+    inNs(routerNs, 'sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
+    ip('-n', routerNs, 'route', 'add', MIDDLEBOX_RANGE, 'via', '198.18.20.100');
+    nft(routerNs, rawCounter('inet'));
+    // Hosts: their only route beyond their segment is the lab itself, through the router.
+    for (const h of hosts) {
+      const gw = h.segment === 'A' ? '198.18.10.1' : '198.18.20.1';
+      attach(switchNs, h.ns, 'eth0', `p-${h.name}`, h.segment === 'A' ? 'br-a' : 'br-b', `${h.ip}/24`, h.mac);
+      ip('-n', h.ns, 'route', 'add', LAB_SPACE, 'via', gw);
+    }
+    // The agent: on segment A only (B is routed), and a /30 to the root namespace for the API.
+    attach(switchNs, agentNs, 'ag0', 'p-agent', 'br-a', `${AGENT_IP}/24`);
+    ip('-n', agentNs, 'route', 'add', LAB_SPACE, 'via', '198.18.10.1');
+    const server = freeServerLink();
+    ip('link', 'add', rootLink, 'type', 'veth', 'peer', 'name', 'ag-srv', 'netns', agentNs);
+    ip('addr', 'add', `${server.serverIp}/30`, 'dev', rootLink);
+    ip('link', 'set', rootLink, 'up');
+    ip('-n', agentNs, 'addr', 'add', `${server.agentIp}/30`, 'dev', 'ag-srv');
+    ip('-n', agentNs, 'link', 'set', 'ag-srv', 'up');
+    nft(agentNs, agentRuleset(server.link));
+
+    // Services, each bound to its lab address only.
+    const host = (name: string) => hosts.find((h) => h.name === name)!;
+    const www = path.join(dir, 'www');
+    fs.mkdirSync(www);
+    fs.writeFileSync(path.join(www, 'index.html'), `<!doctype html><html><head><title>${WEB_TITLE}</title></head><body>lab</body></html>\n`);
+    spawnIn(host('web').ns, PYTHON, ['-m', 'http.server', '80', '--bind', host('web').ip, '--directory', www]);
+    spawnIn(host('redis').ns, 'redis-server', ['--bind', host('redis').ip, '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no']);
+    spawnIn(host('printer').ns, PYTHON, ['-c',
+      `import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('${host('printer').ip}', 9100)); s.listen(8)\n`
+      + 'while True:\n  c,_=s.accept(); c.close()\n']);
+    nft(host('quiet-a').ns, DROP_ALL_IP);
+    nft(host('mid').ns, MIDDLEBOX_NAT);
+    spawnIn(host('mid').ns, PYTHON, ['-c',
+      "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 5060)); s.listen(64)\n"
+      + 'while True:\n  c,_=s.accept(); c.close()\n']);
+    // sshd on a non-standard port on the routed segment, with a host key of its own.
+    fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // its privilege-separation directory
+    sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'ssh_host_ed25519_key')]);
+    spawnIn(host('ssh').ns, '/usr/sbin/sshd', ['-D', '-e', '-f', '/dev/null', '-o', `ListenAddress=${host('ssh').ip}:2222`,
+      '-o', `HostKey=${path.join(dir, 'ssh_host_ed25519_key')}`, '-o', `PidFile=${path.join(dir, 'sshd.pid')}`]);
+    // PostgreSQL: a cluster of its own in the lab folder, listening on its lab address only.
+    const pgData = path.join(dir, 'pg');
+    const pgUser = postgresUser();
+    fs.mkdirSync(pgData, { mode: 0o700 });
+    fs.chownSync(pgData, pgUser.uid, pgUser.gid);
+    fs.chmodSync(dir, 0o755);
+    const init = spawnSync(path.join(pgBin(), 'initdb'), ['-D', pgData, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'],
+      { uid: pgUser.uid, gid: pgUser.gid, cwd: '/', encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+    spawnIn(host('pg').ns, 'runuser', ['-u', 'postgres', '--', path.join(pgBin(), 'postgres'), '-D', pgData,
+      '-c', `listen_addresses=${host('pg').ip}`, '-c', `unix_socket_directories=${pgData}`, '-c', 'port=5432',
+      '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=20', '-c', 'logging_collector=off']);
+
+    const lab: Lab = {
+      prefix,
+      dir,
+      agentNs,
+      routerNs,
+      switchNs,
+      hosts,
+      serverIp: server.serverIp,
+      agentServerIp: server.agentIp,
+      serverLink: server.link,
+      assertAgentIsolated: () => assertIsolated(agentNs, server.link),
+      rawPortPackets: () => counterPackets(agentNs, 'raw9100').packets + counterPackets(routerNs, 'raw9100').packets + counterPackets(switchNs, 'raw9100').packets,
+      agentTraffic: () => {
+        const out = counterPackets(agentNs, 'lab_out');
+        const inn = counterPackets(agentNs, 'lab_in');
+        return { packetsOut: out.packets, packetsIn: inn.packets, bytesOut: out.bytes, bytesIn: inn.bytes };
+      },
+      agentNeighbours: () => {
+        const rows = JSON.parse(ip('-n', agentNs, '-j', 'neigh', 'show', 'dev', 'ag0')) as Array<{ dst: string; lladdr?: string }>;
+        return Object.fromEntries(rows.filter((r) => r.lladdr).map((r) => [r.dst, r.lladdr!.toUpperCase()]));
+      },
+      exec: (ns, cmd, args, opts = {}) => sh('ip', ['netns', 'exec', ns, cmd, ...args], { timeoutMs: opts.timeoutMs }),
+      spawnIn,
+      async stopServices(name) {
+        const h = host(name);
+        const pids = sh('ip', ['netns', 'pids', h.ns], { allowFail: true }).split('\n').map(Number).filter((p) => p > 1);
+        for (const pid of pids) process.kill(pid, 'SIGTERM');
+        const targets = h.services.map((s) => ({ ip: s.ip, port: s.port, expect: 'refused' as const }));
+        const results = await lab.probeFromAgent(targets, { waitMs: 10_000 });
+        const up = results.filter((r) => r.outcome !== 'refused');
+        if (up.length) throw new Error(`${name}'s services still answer: ${JSON.stringify(up)}`);
+      },
+      async forward(port) {
+        const sockets = new Set<net.Socket>();
+        const proxy = net.createServer((inbound) => {
+          const outbound = net.connect({ host: '127.0.0.1', port });
+          sockets.add(inbound).add(outbound);
+          const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
+          inbound.on('error', drop).on('close', drop);
+          outbound.on('error', drop).on('close', drop);
+          inbound.pipe(outbound).pipe(inbound);
+        });
+        await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, server.serverIp, resolve));
+        const { port: listening } = proxy.address() as net.AddressInfo;
+        return {
+          url: `http://${server.serverIp}:${listening}`,
+          close: () => new Promise<void>((resolve) => {
+            for (const s of sockets) s.destroy();
+            proxy.close(() => resolve());
+          }),
+        };
+      },
+      async probeFromAgent(targets, opts = {}) {
+        lab.assertAgentIsolated();
+        for (const t of targets) {
+          if (!cidrInside(t.ip, LAB_SPACE)) throw new Error(`refusing to probe ${t.ip}: not in the lab (${LAB_SPACE})`);
+        }
+        const out = await runIn(agentNs, NODE, ['-e', PROBE_SCRIPT, JSON.stringify({ targets, waitMs: opts.waitMs ?? 0 })]);
+        try {
+          return JSON.parse(out) as ProbeResult[];
+        } catch {
+          throw new Error(`the lab probe printed no result: ${out}`);
+        }
+      },
+      async destroy() {
+        process.off('exit', onExit);
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        teardownSync();
+      },
+    };
+
+    // Ready when every service answers from the agent's side (and the quiet hosts stay quiet).
+    const ready = await lab.probeFromAgent(readinessTargets(hosts), { waitMs: 20_000 });
+    const notReady = ready.filter((r, i) => r.outcome !== readinessTargets(hosts)[i]!.expect);
+    if (notReady.length) throw new Error(`lab services not ready: ${JSON.stringify(notReady)} (logs in ${dir})`);
+    return lab;
+  } catch (err) {
+    process.off('exit', onExit);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    teardownSync();
+    throw err;
+  }
+}
+
+/** Every service open; the RST host refusing (the neighbour-only host is checked apart: it is silent). */
+function readinessTargets(hosts: LabHost[]): ProbeTarget[] {
+  return hosts.flatMap((h): ProbeTarget[] => {
+    if (h.quiet === 'rst') return [{ ip: h.ip, port: 80, expect: 'refused' }];
+    // 9100 is never probed from the agent's side (its counters must stay 0): the printer is checked by its RST on 80.
+    return h.services.map((s) => (s.kind === 'raw9100' ? { ip: s.ip, port: 80, expect: 'refused' } : { ip: s.ip, port: s.port, expect: 'open' }));
+  });
+}
+
+function runIn(ns: string, cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', ['netns', 'exec', ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 && !err ? resolve(out) : reject(new Error(`${cmd} in ${ns} exited ${code}: ${err}`))));
+  });
+}
+
+/**
+ * The safety check before any probe: in the agent's namespace no default route (IPv4 or IPv6), no
+ * IPv6 route at all, and every IPv4 route's destination inside the lab or the /30 to the server.
+ */
+export function assertIsolated(agentNs: string, serverLink: string): void {
+  const routes = (family: '-4' | '-6') => JSON.parse(sh('ip', [family, '-j', '-n', agentNs, 'route', 'show', 'table', 'all'])) as Array<{ dst: string; type?: string; table?: string }>;
+  const problems: string[] = [];
+  for (const r of routes('-4')) {
+    if (r.table === 'local') continue; // the namespace's own addresses and broadcasts
+    if (r.dst === 'default') problems.push('a default route');
+    else if (!cidrInside(r.dst, LAB_SPACE) && !cidrInside(r.dst, serverLink)) problems.push(`a route to ${r.dst}`);
+  }
+  for (const r of routes('-6')) problems.push(`an IPv6 route to ${r.dst}`);
+  if (problems.length) {
+    throw new Error(`NETWORK SAFETY: the agent namespace ${agentNs} has ${problems.join(', ')}; only ${LAB_SPACE} and ${serverLink} may be routed. No probe sent.`);
+  }
+}
