@@ -1459,6 +1459,41 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/daemons/{id}/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The subnets a daemon is approved to scan, and the ones it suggests (its own subnets, not approved) */
+        get: operations["listDaemonTargets"];
+        put?: never;
+        /** Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing) */
+        post: operations["approveDaemonTarget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemons/{id}/targets/{subnet_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a daemon’s approval to scan a subnet (404 when it is not approved) */
+        delete: operations["revokeDaemonTarget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/daemons/bulk-delete": {
         parameters: {
             query?: never;
@@ -2364,6 +2399,30 @@ export type components = {
         ProvisionedDaemon: {
             daemon: components["schemas"]["Daemon"];
             daemon_api_key: string;
+        };
+        DaemonApprovedTarget: {
+            /** Format: uuid */
+            subnet_id: string;
+            cidr: string;
+            name: string;
+            approved_at: string;
+            /**
+             * Format: uuid
+             * @description The user who approved it (null: no user, or a removed one)
+             */
+            approved_by: string | null;
+        };
+        DaemonSuggestedTarget: {
+            /** Format: uuid */
+            subnet_id: string;
+            cidr: string;
+            name: string;
+        };
+        DaemonTargets: {
+            /** @description Subnets the daemon is approved to scan: handed to it with its Network work */
+            approved: components["schemas"]["DaemonApprovedTarget"][];
+            /** @description Subnets the daemon reported being on (its SelfReport) that are not approved */
+            suggested: components["schemas"]["DaemonSuggestedTarget"][];
         };
         TopologyNode: {
             id: string;
@@ -9352,6 +9411,144 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listDaemonTargets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DaemonTargets"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    approveDaemonTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cidr": "192.168.1.0/24"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A subnet of the daemon’s network
+                     */
+                    subnet_id?: string;
+                    /** @description Or the CIDR of a subnet of the daemon’s network (the subnet must exist) */
+                    cidr?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DaemonApprovedTarget"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    revokeDaemonTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description Only items of this subnet
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                subnet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

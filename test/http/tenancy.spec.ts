@@ -391,6 +391,13 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/daemons/export/csv': exportCsv(net),
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
+  'GET /api/v1/daemons/:id/targets': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
+  'POST /api/v1/daemons/:id/targets': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, body: (p) => ({ subnet_id: p.subnet }) },
+  'DELETE /api/v1/daemons/:id/targets/:subnet_id': {
+    role: 'Admin', id: 'daemon', outside: 'Daemon',
+    // The allowed call revokes the approval of the place's subnet for a fresh daemon.
+    afterFresh: async (id, app, w) => { expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/targets`, { auth: w.owner.auth, body: { subnet_id: w.inside.subnet } })); },
+  },
 
   // Daemon API keys: a signed-in Admin.
   'POST /api/v1/auth/daemon': { role: 'Admin', sessionOnly: true, status: 201, creates: 'daemonKey', body: (p) => ({ name: uniq('dkey'), network_id: p.network }) },
@@ -493,6 +500,7 @@ function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place
   const id = fx.id ? ids[fx.id] : undefined;
   const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
     if (param === 'delivery_id') return ids.delivery;
+    if (param === 'subnet_id') return ids.subnet;
     // Consolidation: the place's host absorbs `ids.host` (a fresh one for the allowed call).
     if (param === 'destination') return place.host;
     if (param === 'other') return ids.host;

@@ -5,9 +5,12 @@ import type { Services } from '../../services.js';
 import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
-import { daemonListQuery, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse } from './schemas.js';
+import {
+  approvedTargetResponse, daemonListQuery, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, targetBody, targetParams, targetsResponse,
+} from './schemas.js';
 import { daemonProtocol } from './protocol.js';
 import { daemonService } from './service.js';
+import { daemonTargets } from './targets.js';
 
 /** Daemons for users: Viewer reads, Admin manages (decisions §2). */
 /**
@@ -62,6 +65,24 @@ const daemonRoutesDeclared = defineRoutes([
     operationId: 'getDaemonHistory', method: 'get', path: '/api/v1/daemons/:id/history', group: 'Daemons', auth: 'Viewer', summary: 'Every state of a daemon, newest first', list: true,
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),
+  },
+  // What the daemon may scan (issue 24.8): read like the daemon, approved and revoked like its other writes.
+  {
+    operationId: 'listDaemonTargets', method: 'get', path: '/api/v1/daemons/:id/targets', group: 'Daemons', auth: 'Viewer',
+    summary: 'The subnets a daemon is approved to scan, and the ones it suggests (its own subnets, not approved)',
+    params: idParams, response: targetsResponse,
+    handler: ({ db, scope, params }) => daemonTargets.list(db, scope, params.id),
+  },
+  {
+    operationId: 'approveDaemonTarget', method: 'post', path: '/api/v1/daemons/:id/targets', group: 'Daemons', auth: 'Admin',
+    summary: 'Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing)',
+    params: idParams, body: targetBody, response: approvedTargetResponse,
+    handler: ({ db, scope, params, body }) => daemonTargets.approve(db, scope, params.id, body),
+  },
+  {
+    operationId: 'revokeDaemonTarget', method: 'delete', path: '/api/v1/daemons/:id/targets/:subnet_id', group: 'Daemons', auth: 'Admin',
+    summary: 'Revoke a daemon’s approval to scan a subnet (404 when it is not approved)', params: targetParams,
+    handler: ({ db, scope, params }) => daemonTargets.revoke(db, scope, params.id, params.subnet_id),
   },
 ]);
 

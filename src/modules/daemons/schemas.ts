@@ -55,3 +55,22 @@ export const provisionResponse = Joi.object({
   daemon: daemonResponse,
   daemon_api_key: Joi.string().pattern(/^scp_d_[0-9A-Za-z]{32}$/),
 }).label('ProvisionedDaemon');
+
+// ---- Approved targets (./targets.ts) ----------------------------------------------------------
+export const targetBody = body({
+  subnet_id: uuid().description('A subnet of the daemon’s network'),
+  cidr: Joi.string().ip({ cidr: 'required' }).description('Or the CIDR of a subnet of the daemon’s network (the subnet must exist)'),
+}).xor('subnet_id', 'cidr');
+
+export const targetParams = Joi.object({ id: uuid().required(), subnet_id: uuid().required() });
+
+export const approvedTargetResponse = Joi.object({
+  subnet_id: uuid(), cidr: Joi.string(), name: Joi.string(), approved_at: timestamp(),
+  approved_by: uuid().allow(null).description('The user who approved it (null: no user, or a removed one)'),
+}).label('DaemonApprovedTarget');
+
+export const targetsResponse = Joi.object({
+  approved: Joi.array().items(approvedTargetResponse).description('Subnets the daemon is approved to scan: handed to it with its Network work'),
+  suggested: Joi.array().items(Joi.object({ subnet_id: uuid(), cidr: Joi.string(), name: Joi.string() }).label('DaemonSuggestedTarget'))
+    .description('Subnets the daemon reported being on (its SelfReport) that are not approved'),
+}).label('DaemonTargets');

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { isoTimestamp } from '../../core/historyTable.js';
+import { withApprovedTargets } from '../daemons/targets.js';
 
 /** Phases in which a session occupies its daemon. */
 export const RUNNING_PHASES = ['Starting', 'Started', 'Scanning'];
@@ -72,7 +73,9 @@ export async function nextWork(db: Db, daemonId: string): Promise<[ReturnType<ty
      returning id, daemon_id, network_id, discovery_type, progress, error, started_at, finished_at`,
     [daemonId],
   );
-  return [taken ? workPayload(taken) : null, false];
+  if (!taken) return [null, false];
+  // A Network discovery of "every subnet" goes out with the subnets approved for this daemon.
+  return [workPayload({ ...taken, discovery_type: await withApprovedTargets(db, daemonId, taken.discovery_type) }), false];
 }
 
 /** The session a daemon is running now (its reports belong to it), if any. */
@@ -81,6 +84,23 @@ export async function currentSessionId(db: Db, daemonId: string): Promise<string
     `select id from discovery_sessions where daemon_id = ? and phase = any(?::text[]) order by updated_at desc, id limit 1`, [daemonId, RUNNING_PHASES],
   );
   return row?.id;
+}
+
+/** Why a session ends when its daemon announces it restarted. */
+export const RESTARTED_ERROR = 'Stalled: the daemon restarted during the session';
+
+/**
+ * A daemon announcing its startup runs nothing (it just restarted: a killed agent, a reboot), so
+ * the sessions it was running are over: Failed, saying why, at once (not after the stalled sweep's
+ * 10 minutes), and its next request-work hands out the next session. Answers how many.
+ */
+export async function failSessionsOfRestartedDaemon(db: Db, daemonId: string): Promise<number> {
+  const failed = await db.query(
+    `update discovery_sessions set phase = 'Failed', error = ?, cancel_requested = false, finished_at = now(), updated_at = now()
+     where daemon_id = ? and phase = any(?::text[]) returning id`,
+    [RESTARTED_ERROR, daemonId, RUNNING_PHASES],
+  );
+  return failed.length;
 }
 
 /** A running session with no update for this long is asked to stop (reference §3.3: 5 min). */

@@ -22,6 +22,7 @@ import type { AppConfig } from '../../config.js';
 import { Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { discoverySyncBatches, discoverySyncJobId, type DiscoverySyncJob, type DiscoverySyncResult, type QueueSettings, type Queues, type SyncContext } from '../../core/queues.js';
+import { withApprovedTargets } from '../daemons/targets.js';
 import { compareVersions, DEFAULT_VERSION_POLICY, parseVersion, type VersionPolicy } from '../daemons/versionStatus.js';
 import { applySessionUpdate } from '../discovery/ingest.js';
 import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody } from '../discovery/schemas.js';
@@ -370,7 +371,7 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   const next = sessions.find((s) => s.phase === 'Pending' && !s.cancel_requested);
   if (!busy && next) {
     try {
-      const answer = await client.initiate(next.id, next.discovery_type);
+      const answer = await client.initiate(next.id, await withApprovedTargets(db, daemon.id, next.discovery_type));
       if (answer === 'started') {
         await db.query(`update discovery_sessions set phase = 'Starting', updated_at = now() where id = ? and phase = 'Pending'`, [next.id]);
         initiated.push(next.id);
