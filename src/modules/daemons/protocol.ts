@@ -9,7 +9,7 @@ import type { Row } from '../../core/historyTable.js';
 import { replaceId, type Scope } from '../../core/scope.js';
 import { hostTable } from '../hosts/table.js';
 import { assertOwnNetwork, daemonContext } from '../discovery/ingest.js';
-import { nextWork, queueDefaultSessions, type DaemonRef } from '../discovery/sessions.js';
+import { failSessionsOfRestartedDaemon, nextWork, queueDefaultSessions, type DaemonRef } from '../discovery/sessions.js';
 import { daemonToDaemon, modeFromDaemon } from '../discovery/vocabulary.js';
 import { daemonTable } from './table.js';
 import { parseVersion } from './versionStatus.js';
@@ -96,9 +96,13 @@ async function createOrUpdate(tx: Db, scope: Scope, input: RegisterInput, ctx: R
 export const daemonProtocol = {
   /** Step 1: a known daemon announces its version; an unknown one gets 404 and registers. */
   async startup(db: Db, scope: Scope, id: string, daemonVersion: string | null | undefined) {
-    await ownDaemon(db, scope, id);
-    const daemon = await touch(db, id, { version: daemonVersion });
-    return serverCapabilities(daemon.version as string | null);
+    return db.transaction(async (tx) => {
+      await ownDaemon(tx, scope, id, true); // the row lock: no request-work of this daemon in between
+      const daemon = await touch(tx, id, { version: daemonVersion });
+      // A daemon that starts runs nothing: what it was running ended with its previous process.
+      await failSessionsOfRestartedDaemon(tx, id);
+      return serverCapabilities(daemon.version as string | null);
+    });
   },
 
   /**

@@ -1,0 +1,70 @@
+// A killed agent's session ends as stalled, and the next run starts clean (issue 24.7): a daemon
+// announcing its startup runs nothing, so the sessions it was running end Failed at once, saying
+// why, and its next request-work hands out the next session. Through HTTP as a daemon.
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { expectOk } from '../support/client.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
+
+const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
+const RESTARTED = 'Stalled: the daemon restarted during the session';
+
+describe('discovery sessions: a daemon that restarts', () => {
+  let app: TestApp;
+  let t: Tenant;
+  let d: DaemonClient;
+  let other: DaemonClient;
+
+  const requestWork = (daemon = d) => daemon.post(`/api/daemons/${daemon.id}/request-work`, STATUS);
+  const startup = async (daemon = d) => expectOk(await daemon.post(`/api/daemons/${daemon.id}/startup`, { daemon_version: '0.14.13' }));
+  const update = async (work: any, phase: string, daemon = d) => expectOk(await daemon.post(`/api/v1/discovery/${work.session_id}/update`, {
+    ...work, phase, progress: phase === 'Scanning' ? 40 : 0, started_at: new Date().toISOString(),
+  }));
+  const session = async (id: string) => (await sql(app, `select phase, error, finished_at, cancel_requested from discovery_sessions where id = ?`, [id]))[0]!;
+
+  beforeEach(async () => {
+    app = await startTestApp();
+    t = await registerTenant(app.url, 'sessions');
+    d = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    other = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    await registerDaemon(d, t.defaultNetworkId);
+    await registerDaemon(other, t.defaultNetworkId);
+  });
+  afterEach(() => app.close());
+
+  it('a session Scanning when the daemon starts up ends Failed (stalled, finished now); the next request-work hands out the next session', async () => {
+    const [work] = expectOk(await requestWork());
+    await update(work, 'Started');
+    await update(work, 'Scanning');
+    const [othersWork] = expectOk(await requestWork(other));
+    await update(othersWork, 'Scanning', other);
+    await sql(app, `update discovery_sessions set cancel_requested = true where id = ?`, [work.session_id]);
+    expect(expectOk(await requestWork())).to.deep.equal([null, true]); // busy until the restart
+
+    await startup(); // the agent was killed and started again
+    const failed = await session(work.session_id);
+    expect(failed).to.include({ phase: 'Failed', error: RESTARTED, cancel_requested: false });
+    expect(failed.finished_at).to.not.equal(null);
+    // Its other (Pending) session is untouched until handed out; another daemon's running one too.
+    const [next, cancel] = expectOk(await requestWork());
+    expect(cancel).to.equal(false);
+    expect(next.session_id).to.not.equal(work.session_id);
+    expect(next.discovery_type.type).to.equal('Network');
+    expect((await session(othersWork.session_id)).phase).to.equal('Scanning');
+    // A late report of the killed run changes nothing (a finished session stays finished).
+    await update(work, 'Complete');
+    expect(await session(work.session_id)).to.include({ phase: 'Failed', error: RESTARTED });
+  });
+
+  it('a session handed out but not yet Started (Starting) ends the same way; a startup with nothing running changes nothing', async () => {
+    await startup();
+    expect((await sql(app, `select phase from discovery_sessions where daemon_id = ? order by created_at`, [d.id])).map((s) => s.phase)).to.deep.equal(['Pending', 'Pending']);
+    const [work] = expectOk(await requestWork());
+    expect((await session(work.session_id)).phase).to.equal('Starting');
+    await startup();
+    expect(await session(work.session_id)).to.include({ phase: 'Failed', error: RESTARTED });
+    const [next] = expectOk(await requestWork());
+    expect(next.discovery_type.type).to.equal('Network');
+  });
+});
