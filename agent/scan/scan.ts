@@ -1,0 +1,134 @@
+// The scanner: the addresses of the given targets (and nothing else), liveness, ports and
+// fingerprints within one global budget. Addresses go in chunks: liveness connects for the chunk,
+// one read of the kernel's neighbour table (now filled by the kernel's ARP for those connects),
+// then the ports and fingerprints of the live ones, a few hosts at a time so each is reported as
+// soon as it is done.
+import { identifyPort } from '../fingerprint/match.js';
+import type { ProbeTimeouts } from '../fingerprint/probes.js';
+import { ProbeBudget, type Clock } from './budget.js';
+import { LIVENESS_PORTS, sweepPorts } from './liveness.js';
+import { findMiddleboxes, isValidated } from './middlebox.js';
+import { isOnLink, isRandomMac, onLinkNetworks, readNeighbours } from './neighbours.js';
+import { portsToProbe } from './ports.js';
+import { expandTargets, type ParsedCidr } from './targets.js';
+import type { Evidence, FoundHost, ScanNetwork, ScanOptions, ScanReport, ScanTarget } from './types.js';
+
+/** Knobs tests and the bench may turn; the defaults are the agent's. */
+export interface ScanTuning {
+  probeTimeouts?: ProbeTimeouts;
+  clock?: Clock;
+  /** Addresses per liveness chunk: the neighbour table keeps ~1,024 entries (gc_thresh3), so well under. */
+  chunkSize?: number;
+  /** Hosts whose ports are probed at once (the budget still bounds sockets and rate). */
+  hostsAtOnce?: number;
+  onLink?: ParsedCidr[];
+  readNeighbours?: () => Promise<Map<string, string>>;
+}
+
+export const scanNetwork: ScanNetwork = (options) => runScan(options);
+
+export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Promise<ScanReport> {
+  const expanded = expandTargets(options.targets); // refuses a bad target before any probe
+  const allowed = new Set(expanded.flatMap((t) => t.addresses));
+  const budget = new ProbeBudget(options.budget, tuning.clock);
+  const signal = options.signal;
+  const onLink = tuning.onLink ?? onLinkNetworks();
+  const neighbours = tuning.readNeighbours ?? readNeighbours;
+  const chunkSize = tuning.chunkSize ?? 256;
+  const report: ScanReport = { addressesTried: 0, aliveByEvidence: {}, hosts: [], warnings: [], probesSent: 0, cancelled: false };
+
+  const total = allowed.size;
+  let done = 0;
+  let shown = -1;
+  const progress = () => {
+    const percent = total ? Math.floor((done * 100) / total) : 100;
+    if (percent > shown) (shown = percent), options.onProgress?.(percent);
+  };
+  const record = async (host: FoundHost) => {
+    report.hosts.push(host);
+    for (const kind of new Set(host.evidence.map((e) => e.kind))) report.aliveByEvidence[kind] = (report.aliveByEvidence[kind] ?? 0) + 1;
+    await options.onHost?.(host);
+  };
+
+  progress();
+  try {
+    for (const { target, addresses } of expanded) {
+      const answering: FoundHost[] = [];
+      const held: FoundHost[] = []; // possible middlebox phantoms: recorded once the whole target is seen
+      for (let i = 0; i < addresses.length; i += chunkSize) {
+        const chunk = addresses.slice(i, i + chunkSize);
+        for (const ip of chunk) if (!allowed.has(ip)) throw new Error(`refusing to probe ${ip}: not in the targets`);
+        report.addressesTried += chunk.length;
+        const liveness = await Promise.all(chunk.map((ip) => sweepPorts(ip, LIVENESS_PORTS, budget, signal)));
+        const macs = chunk.some((ip) => isOnLink(ip, onLink)) ? await neighbours() : new Map<string, string>();
+        await eachAtOnce(chunk.map((ip, n) => ({ ip, sweep: liveness[n] })), tuning.hostsAtOnce ?? 16, async ({ ip, sweep }) => {
+          const mac = isOnLink(ip, onLink) ? macs.get(ip) ?? null : null;
+          const evidence: Evidence[] = [...sweep.evidence, ...(mac ? [{ kind: 'neighbour' as const, mac }] : [])];
+          if (evidence.length || target.assumeUp) {
+            const host = await probeHost(ip, mac, evidence, sweep.open, target, options, budget, signal, tuning.probeTimeouts);
+            if (host) {
+              answering.push(host);
+              if (isValidated(host) || host.openPorts.length === 0) await record(host);
+              else held.push(host);
+            }
+          }
+          done++;
+          progress();
+        });
+      }
+      const verdict = findMiddleboxes(target.cidr, answering);
+      report.warnings.push(...verdict.warnings);
+      for (const host of held) if (!verdict.phantoms.has(host.ip)) await record(host);
+    }
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  }
+  report.cancelled = signal?.aborted ?? false;
+  report.probesSent = budget.probesSent;
+  return report;
+}
+
+/** The rest of the ports and the fingerprints of one address; null when nothing ever answered. */
+async function probeHost(
+  ip: string, mac: string | null, livenessEvidence: Evidence[], livenessOpen: number[], target: ScanTarget,
+  options: ScanOptions, budget: ProbeBudget, signal?: AbortSignal, timeouts?: ProbeTimeouts,
+): Promise<FoundHost | null> {
+  const ports = portsToProbe({
+    extraPorts: options.extraPorts, known: options.known?.[ip], fullRangeSlice: options.fullRangeSlice,
+    probeRawSocketPorts: options.probeRawSocketPorts,
+  }).filter((p) => !LIVENESS_PORTS.includes(p));
+  const sweep = await sweepPorts(ip, ports, budget, signal);
+  const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence]);
+  if (!evidence.length) return null; // assume-up probes every port but never invents a host
+  const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
+  const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts })));
+  signal?.throwIfAborted();
+  const host: FoundHost = {
+    ip, mac, hostname: null, evidence,
+    openPorts: open.map((port) => ({ port, protocol: 'Tcp' as const })),
+    services: identities.flatMap((i) => (i.service ? [i.service] : [])),
+    target,
+  };
+  if (mac) host.macIsRandom = isRandomMac(mac);
+  return host;
+}
+
+/** One evidence per kind (the lowest port): enough to say why, without a line per refused port. */
+function firstOfEachKind(evidence: Evidence[]): Evidence[] {
+  const byKind = new Map<string, Evidence>();
+  const port = (e: Evidence) => ('port' in e ? e.port : 0);
+  for (const e of evidence) {
+    const seen = byKind.get(e.kind);
+    if (!seen || port(e) < port(seen)) byKind.set(e.kind, e);
+  }
+  return [...byKind.values()];
+}
+
+/** Runs `fn` over `items`, at most `limit` at once. */
+async function eachAtOnce<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
