@@ -93,8 +93,10 @@ export interface Lab {
   exec(ns: string, cmd: string, args: string[], opts?: { timeoutMs?: number }): string;
   /** Starts a long-running program inside a lab namespace (ended at destroy()). */
   spawnIn(ns: string, cmd: string, args: string[], opts?: SpawnOptions): ChildProcess;
-  /** Stops a lab host's services (e.g. 'redis') and resolves when it no longer answers. */
+  /** Stops a lab host's services (e.g. 'redis') and resolves when they no longer answer. */
   stopServices(host: string): Promise<void>;
+  /** Starts them again (web, redis, printer, mid, ssh, pg) and resolves when they answer. */
+  startServices(host: string): Promise<void>;
   /** Listens on serverIp and passes each connection to 127.0.0.1:port (the test API). */
   forward(port: number): Promise<{ url: string; close(): Promise<void> }>;
   /** Tries each address:port from inside the agent namespace (connect, optional payload, first bytes). */
@@ -263,7 +265,7 @@ function counterPackets(ns: string, name: string): { packets: number; bytes: num
   return { packets: counters.reduce((n, c) => n + c.packets, 0), bytes: counters.reduce((n, c) => n + c.bytes, 0) };
 }
 
-const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+export const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 /** The postgres account (initdb and postgres refuse to run as root). */
 function postgresUser(): { uid: number; gid: number } {
@@ -385,27 +387,16 @@ export async function createLab(): Promise<Lab> {
     ip('-n', agentNs, 'link', 'set', 'ag-srv', 'up');
     nft(agentNs, agentRuleset(server.link));
 
-    // Services, each bound to its lab address only.
+    // Services, each bound to its lab address only; the files they need are made once.
     const host = (name: string) => hosts.find((h) => h.name === name)!;
     const www = path.join(dir, 'www');
     fs.mkdirSync(www);
     fs.writeFileSync(path.join(www, 'index.html'), `<!doctype html><html><head><title>${WEB_TITLE}</title></head><body>lab</body></html>\n`);
-    spawnIn(host('web').ns, PYTHON, ['-m', 'http.server', '80', '--bind', host('web').ip, '--directory', www]);
-    spawnIn(host('redis').ns, 'redis-server', ['--bind', host('redis').ip, '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no']);
-    spawnIn(host('printer').ns, PYTHON, ['-c',
-      `import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('${host('printer').ip}', 9100)); s.listen(8)\n`
-      + 'while True:\n  c,_=s.accept(); c.close()\n']);
     nft(host('quiet-a').ns, DROP_ALL_IP);
     nft(host('mid').ns, MIDDLEBOX_NAT);
-    spawnIn(host('mid').ns, PYTHON, ['-c',
-      "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 5060)); s.listen(64)\n"
-      + 'while True:\n  c,_=s.accept(); c.close()\n']);
-    // sshd on a non-standard port on the routed segment, with a host key of its own.
-    fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // its privilege-separation directory
+    fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
     sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'ssh_host_ed25519_key')]);
-    spawnIn(host('ssh').ns, '/usr/sbin/sshd', ['-D', '-e', '-f', '/dev/null', '-o', `ListenAddress=${host('ssh').ip}:2222`,
-      '-o', `HostKey=${path.join(dir, 'ssh_host_ed25519_key')}`, '-o', `PidFile=${path.join(dir, 'sshd.pid')}`]);
-    // PostgreSQL: a cluster of its own in the lab folder, listening on its lab address only.
+    // PostgreSQL: a cluster of its own in the lab folder.
     const pgData = path.join(dir, 'pg');
     const pgUser = postgresUser();
     fs.mkdirSync(pgData, { mode: 0o700 });
@@ -414,9 +405,22 @@ export async function createLab(): Promise<Lab> {
     const init = spawnSync(path.join(pgBin(), 'initdb'), ['-D', pgData, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'],
       { uid: pgUser.uid, gid: pgUser.gid, cwd: '/', encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-    spawnIn(host('pg').ns, 'runuser', ['-u', 'postgres', '--', path.join(pgBin(), 'postgres'), '-D', pgData,
-      '-c', `listen_addresses=${host('pg').ip}`, '-c', `unix_socket_directories=${pgData}`, '-c', 'port=5432',
-      '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=20', '-c', 'logging_collector=off']);
+    const acceptAndClose = (bindIp: string, port: number) => ['-c',
+      `import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('${bindIp}', ${port})); s.listen(64)\n`
+      + 'while True:\n  c,_=s.accept(); c.close()\n'];
+    const starters: Record<string, () => void> = {
+      web: () => spawnIn(host('web').ns, PYTHON, ['-m', 'http.server', '80', '--bind', host('web').ip, '--directory', www]),
+      redis: () => spawnIn(host('redis').ns, 'redis-server', ['--bind', host('redis').ip, '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no']),
+      printer: () => spawnIn(host('printer').ns, PYTHON, acceptAndClose(host('printer').ip, 9100)),
+      // Redirected connections arrive at mid's own address: it listens on all of them.
+      mid: () => spawnIn(host('mid').ns, PYTHON, acceptAndClose('0.0.0.0', 5060)),
+      ssh: () => spawnIn(host('ssh').ns, '/usr/sbin/sshd', ['-D', '-e', '-f', '/dev/null', '-o', `ListenAddress=${host('ssh').ip}:2222`,
+        '-o', `HostKey=${path.join(dir, 'ssh_host_ed25519_key')}`, '-o', `PidFile=${path.join(dir, 'sshd.pid')}`]),
+      pg: () => spawnIn(host('pg').ns, 'runuser', ['-u', 'postgres', '--', path.join(pgBin(), 'postgres'), '-D', pgData,
+        '-c', `listen_addresses=${host('pg').ip}`, '-c', `unix_socket_directories=${pgData}`, '-c', 'port=5432',
+        '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=20', '-c', 'logging_collector=off']),
+    };
+    for (const start of Object.values(starters)) start();
 
     const lab: Lab = {
       prefix,
@@ -449,6 +453,15 @@ export async function createLab(): Promise<Lab> {
         const results = await lab.probeFromAgent(targets, { waitMs: 10_000 });
         const up = results.filter((r) => r.outcome !== 'refused');
         if (up.length) throw new Error(`${name}'s services still answer: ${JSON.stringify(up)}`);
+      },
+      async startServices(name) {
+        const start = starters[name];
+        if (!start) throw new Error(`the lab host ${name} runs no service`);
+        start();
+        const targets = readinessTargets([host(name)]);
+        const results = await lab.probeFromAgent(targets, { waitMs: 20_000 });
+        const down = results.filter((r, i) => r.outcome !== targets[i]!.expect);
+        if (down.length) throw new Error(`${name}'s services do not answer: ${JSON.stringify(down)}`);
       },
       async forward(port) {
         const sockets = new Set<net.Socket>();
