@@ -101,6 +101,13 @@ export const RULES: Rule[] = [
     confidence: 'High',
   },
   {
+    evidence: 'answer', id: 'amqp-header', name: 'AMQP broker', definition: 'AMQP',
+    probes: ['null'], anyProbe: true, ports: [5672],
+    // An AMQP 0-9-1 server answers anything that is not its protocol header with its own header.
+    match: [{ field: 'answer', pattern: /^AMQP\x00(?<major>[\x00-\x09])(?<minor>[\x00-\x09])(?<revision>[\x00-\x09])/ }],
+    confidence: 'High',
+  },
+  {
     evidence: 'answer', id: 'ftp-greeting', name: 'FTP', definition: 'FTP',
     probes: ['null'], ports: [21],
     match: [{ field: 'answer', pattern: /^220[ -](?<greeting>[^\r\n]*?(?:FTP|FileZilla|vsFTPd|ProFTPD|Pure-FTPd)[^\r\n]*)\r?\n/i }],

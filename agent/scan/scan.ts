@@ -21,6 +21,8 @@ export interface ScanTuning {
   chunkSize?: number;
   /** Hosts whose ports are probed at once (the budget still bounds sockets and rate). */
   hostsAtOnce?: number;
+  /** The base port set instead of the light set (a test's small list). */
+  ports?: readonly number[];
   onLink?: ParsedCidr[];
   readNeighbours?: () => Promise<Map<string, string>>;
 }
@@ -65,7 +67,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
           const mac = isOnLink(ip, onLink) ? macs.get(ip) ?? null : null;
           const evidence: Evidence[] = [...sweep.evidence, ...(mac ? [{ kind: 'neighbour' as const, mac }] : [])];
           if (evidence.length || target.assumeUp) {
-            const host = await probeHost(ip, mac, evidence, sweep.open, target, options, budget, signal, tuning.probeTimeouts);
+            const host = await probeHost(ip, mac, evidence, sweep.open, target, options, budget, signal, tuning);
             if (host) {
               answering.push(host);
               if (isValidated(host) || host.openPorts.length === 0) await record(host);
@@ -91,17 +93,17 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
 /** The rest of the ports and the fingerprints of one address; null when nothing ever answered. */
 async function probeHost(
   ip: string, mac: string | null, livenessEvidence: Evidence[], livenessOpen: number[], target: ScanTarget,
-  options: ScanOptions, budget: ProbeBudget, signal?: AbortSignal, timeouts?: ProbeTimeouts,
+  options: ScanOptions, budget: ProbeBudget, signal: AbortSignal | undefined, tuning: ScanTuning,
 ): Promise<FoundHost | null> {
   const ports = portsToProbe({
     extraPorts: options.extraPorts, known: options.known?.[ip], fullRangeSlice: options.fullRangeSlice,
     probeRawSocketPorts: options.probeRawSocketPorts,
-  }).filter((p) => !LIVENESS_PORTS.includes(p));
+  }, tuning.ports).filter((p) => !LIVENESS_PORTS.includes(p));
   const sweep = await sweepPorts(ip, ports, budget, signal);
   const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence]);
   if (!evidence.length) return null; // assume-up probes every port but never invents a host
   const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
-  const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts })));
+  const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts: tuning.probeTimeouts })));
   signal?.throwIfAborted();
   const host: FoundHost = {
     ip, mac, hostname: null, evidence,
