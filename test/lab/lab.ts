@@ -85,6 +85,8 @@ export interface Lab {
   assertAgentIsolated(): void;
   /** Packets to TCP 9100–9107 counted in the agent's output, the router's forwarding and both bridges. */
   rawPortPackets(): number;
+  /** The same, per place counted. */
+  rawPortPacketsAt(): { agent: number; router: number; bridges: number };
   /** Packets and bytes the agent's namespace sent to and received from the lab (nft counters). */
   agentTraffic(): { packetsOut: number; packetsIn: number; bytesOut: number; bytesIn: number };
   /** The MACs in the agent namespace's neighbour table, by address. */
@@ -294,7 +296,8 @@ const once = (t) => new Promise((resolve) => {
   s.setTimeout(1500, done);
   s.on('error', (e) => { outcome = e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ETIMEDOUT' ? 'silent' : 'unreachable'; done(); });
   s.on('connect', () => { outcome = 'open'; s.setTimeout(800, done); if (t.send) s.write(Buffer.from(t.send, 'binary')); });
-  s.on('data', (d) => { banner += d.toString('latin1'); if (banner.length > 16) done(); });
+  // Until the server closes (HTTP/1.0) or is quiet for 300 ms (a greeting, +PONG): a reply may come in several writes.
+  s.on('data', (d) => { banner += d.toString('latin1'); s.setTimeout(300, done); if (banner.length > 4096) done(); });
 });
 (async () => {
   const deadline = Date.now() + waitMs;
@@ -433,7 +436,12 @@ export async function createLab(): Promise<Lab> {
       agentServerIp: server.agentIp,
       serverLink: server.link,
       assertAgentIsolated: () => assertIsolated(agentNs, server.link),
-      rawPortPackets: () => counterPackets(agentNs, 'raw9100').packets + counterPackets(routerNs, 'raw9100').packets + counterPackets(switchNs, 'raw9100').packets,
+      rawPortPacketsAt: () => ({
+        agent: counterPackets(agentNs, 'raw9100').packets,
+        router: counterPackets(routerNs, 'raw9100').packets,
+        bridges: counterPackets(switchNs, 'raw9100').packets,
+      }),
+      rawPortPackets: () => Object.values(lab.rawPortPacketsAt()).reduce((a, b) => a + b, 0),
       agentTraffic: () => {
         const out = counterPackets(agentNs, 'lab_out');
         const inn = counterPackets(agentNs, 'lab_in');
