@@ -1,0 +1,162 @@
+// The agent's configuration: command-line flags, each also an environment variable (AGENT_<FLAG>,
+// flags win). Validation is strict: a bad value is a UsageError (the CLI prints it and exits 2),
+// never a guess, because a wrong target means probing something nobody asked for.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The version the agent announces. The protocol generation it speaks is Scanopy 0.14.13 (the server
+ * skips server_poll daemons below 0.14.0 and calls anything below its own version Outdated); the
+ * build metadata says which agent it is (semver build metadata: ignored in comparisons).
+ */
+export const AGENT_VERSION = '0.14.13+netinventory-agent.0.1.0';
+export const AGENT_NAME = 'netinventory-agent';
+
+export type AgentMode = 'daemon_poll' | 'server_poll';
+
+export interface AgentConfig {
+  server: string;
+  key: string | null;
+  /** The network the key belongs to (needed to register; remembered in the state file). */
+  network: string | null;
+  mode: AgentMode;
+  /** server_poll: where the agent's own API listens. */
+  listen: { host: string; port: number };
+  /** Targets given on the command line (IPv4 CIDRs, single addresses as /32). */
+  targets: string[];
+  once: boolean;
+  statePath: string;
+  name: string;
+  /** Global probe budget (one for the whole run). */
+  pps: number;
+  sockets: number;
+  /** request-work interval (the heartbeat), ms. */
+  intervalMs: number;
+  explain: string | null;
+  /** Probe 9100–9107 (printers print what they receive): only when asked. */
+  probeRawSocketPorts: boolean;
+}
+
+export class UsageError extends Error {}
+
+/** Gentler than the peers (Scanopy: 500 probes/s and 200 sockets per host): one budget for the run. */
+export const DEFAULT_PPS = 200;
+export const DEFAULT_SOCKETS = 64;
+export const DEFAULT_INTERVAL_MS = 30_000;
+export const DEFAULT_LISTEN = '0.0.0.0:60073';
+
+const FLAGS = {
+  server: 'string', key: 'string', network: 'string', mode: 'string', listen: 'string', targets: 'string', once: 'boolean',
+  state: 'string', name: 'string', pps: 'string', sockets: 'string', interval: 'string', explain: 'string',
+  'probe-raw-socket-ports': 'boolean', help: 'boolean',
+} as const;
+type Flag = keyof typeof FLAGS;
+
+export const USAGE = `Usage: npm run agent -- --server <url> --key <scp_d_…> [--network <uuid>] [--mode daemon_poll|server_poll]
+       [--listen <addr:port>] [--targets <cidr,…>] [--once] [--state <file>] [--name <name>]
+       [--pps N] [--sockets N] [--interval <seconds>] [--probe-raw-socket-ports] [--explain <address>]
+Each flag is also an environment variable: AGENT_SERVER, AGENT_KEY, AGENT_NETWORK, AGENT_MODE, AGENT_LISTEN,
+AGENT_TARGETS, AGENT_ONCE=1, AGENT_STATE, AGENT_NAME, AGENT_PPS, AGENT_SOCKETS, AGENT_INTERVAL, AGENT_EXPLAIN.
+The agent probes only the targets it is given (--targets, or subnets approved for it on the server).`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An IPv4 address as a number; null when not a dotted quad. */
+export function ipv4ToInt(text: string): number | null {
+  const parts = text.split('.');
+  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return null;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+/** "a.b.c.d/len" (a single address becomes /32); refuses what is not the network address of its prefix. */
+export function normaliseTarget(text: string): string {
+  const [address, prefixText, ...rest] = text.trim().split('/');
+  const ip = ipv4ToInt(address ?? '');
+  const prefix = prefixText === undefined ? 32 : /^\d{1,2}$/.test(prefixText) ? Number(prefixText) : NaN;
+  if (ip === null || rest.length || !(prefix >= 0 && prefix <= 32)) throw new UsageError(`bad target '${text}': expected an IPv4 CIDR such as 198.18.10.0/24 or an address`);
+  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+  const network = (ip & mask) >>> 0;
+  if (network !== ip) {
+    const fixed = [24, 16, 8, 0].map((s) => (network >>> s) & 255).join('.');
+    throw new UsageError(`bad target '${text}': not the network address of a /${prefix} (did you mean ${fixed}/${prefix}?)`);
+  }
+  return `${address}/${prefix}`;
+}
+
+function positive(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} must be a positive number, not '${text}'`);
+  return n;
+}
+
+function parseListen(text: string): { host: string; port: number } {
+  const m = /^(.*):(\d{1,5})$/.exec(text);
+  if (!m || Number(m[2]) > 65535) throw new UsageError(`--listen must be <address>:<port>, not '${text}'`);
+  return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
+}
+
+/** Flags first, then AGENT_* variables; throws UsageError for anything unknown or invalid. */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): AgentConfig & { help: boolean } {
+  const given = new Map<Flag, string | boolean>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m || !(m[1]! in FLAGS)) throw new UsageError(`unknown argument '${arg}'`);
+    const flag = m[1] as Flag;
+    if (FLAGS[flag] === 'boolean') {
+      given.set(flag, m[2] === undefined ? true : !['0', 'false', 'no'].includes(m[2]));
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new UsageError(`--${flag} needs a value`);
+    given.set(flag, value);
+  }
+  for (const flag of Object.keys(FLAGS) as Flag[]) {
+    const fromEnv = env[`AGENT_${flag.toUpperCase().replace(/-/g, '_')}`];
+    if (given.has(flag) || fromEnv === undefined || fromEnv === '') continue;
+    given.set(flag, FLAGS[flag] === 'boolean' ? !['0', 'false', 'no'].includes(fromEnv) : fromEnv);
+  }
+  const str = (flag: Flag) => (given.get(flag) as string | undefined) ?? null;
+  const help = given.get('help') === true;
+  const explain = str('explain');
+
+  const mode = str('mode') ?? 'daemon_poll';
+  if (mode !== 'daemon_poll' && mode !== 'server_poll') throw new UsageError(`--mode must be daemon_poll or server_poll, not '${mode}'`);
+  const server = str('server');
+  const once = given.get('once') === true;
+  if (!help && !explain) {
+    if (!server) throw new UsageError('--server <url> is required');
+    try {
+      new URL(server);
+    } catch {
+      throw new UsageError(`--server must be a URL such as https://inventory.example.com, not '${server}'`);
+    }
+  }
+  const key = str('key');
+  // A server_poll agent may get its key from the server (POST /api/initialize); the others need it now.
+  if (!help && !explain && !key && (mode === 'daemon_poll' || once)) throw new UsageError('--key <scp_d_…> is required (the daemon API key made on the server)');
+  if (key && !/^\S+$/.test(key)) throw new UsageError('--key must not contain spaces');
+  const network = str('network');
+  if (network && !UUID.test(network)) throw new UsageError(`--network must be a UUID, not '${network}'`);
+  const targets = (str('targets') ?? '').split(',').filter((t) => t.trim()).map(normaliseTarget);
+  if (once && !targets.length) throw new UsageError('--once needs --targets <cidr,…> (what to scan)');
+  if (explain !== null && ipv4ToInt(explain) === null) throw new UsageError(`--explain needs an IPv4 address, not '${explain}'`);
+
+  return {
+    help,
+    server: server ?? '',
+    key,
+    network: network?.toLowerCase() ?? null,
+    mode,
+    listen: parseListen(str('listen') ?? DEFAULT_LISTEN),
+    targets: [...new Set(targets)],
+    once,
+    statePath: str('state') ?? join(env.XDG_STATE_HOME || join(homedir(), '.local/state'), 'netinventory-agent/state.json'),
+    name: str('name') ?? AGENT_NAME,
+    pps: str('pps') ? positive('pps', str('pps')!) : DEFAULT_PPS,
+    sockets: str('sockets') ? Math.floor(positive('sockets', str('sockets')!)) : DEFAULT_SOCKETS,
+    intervalMs: str('interval') ? positive('interval', str('interval')!) * 1000 : DEFAULT_INTERVAL_MS,
+    explain,
+    probeRawSocketPorts: given.get('probe-raw-socket-ports') === true,
+  };
+}

@@ -1,0 +1,264 @@
+// The NetInventory discovery agent: `npm run agent -- --server <url> --key <scp_d_…> …` (flags in
+// ./config.ts). It speaks only the Scanopy 0.14 daemon protocol the server serves, in either mode:
+//   daemon_poll: startup (→ register when unknown) then request-work every interval, running the work;
+//   server_poll: serves its own API (./protocol/serverPollApi.ts) and the server pulls;
+//   --once --targets …: one Network session of those targets, then exit (0 Complete, 1 otherwise).
+// It scans only what it is given (--targets, or subnets approved for it on the server).
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { AGENT_VERSION, parseConfig, USAGE, UsageError, type AgentConfig } from './config.js';
+import { ServerClient, ServerError, type WorkPayload } from './protocol/client.js';
+import { networkDiscoveryType, NIL } from './protocol/entities.js';
+import { ServerPollApi } from './protocol/serverPollApi.js';
+import { runSession, type Log, type RunnerDeps, type SessionResult, type Transport } from './runner.js';
+import type { ScanNetwork } from './scan/types.js';
+import type { LocalHost } from './selfReport.js';
+import { loadState, saveState, type AgentState } from './state.js';
+
+export type ExplainAddress = (address: string, options: { budget?: { probesPerSecond: number; maxOpenSockets: number }; signal?: AbortSignal }) => Promise<string>;
+
+export interface AgentDeps {
+  /** The scanner (default: agent/scan/scan.ts). Tests inject a fake: no probe leaves the test. */
+  scanNetwork?: ScanNetwork;
+  explainAddress?: ExplainAddress;
+  log?: Log;
+  fetch?: typeof fetch;
+  /** Ends the daemon_poll / server_poll loop (and cancels a running session). */
+  stop?: AbortSignal;
+  readLocal?: () => LocalHost;
+  /** Multiplies retry waits (tests: 0). */
+  backoffScale?: number;
+  progressMinMs?: number;
+  keepAliveMs?: number;
+  /** server_poll: the port the agent's API listens on (after listen). */
+  onListening?: (port: number) => void;
+  onSession?: (result: SessionResult) => void;
+}
+
+export const consoleLog = (level: 'info' | 'warn' | 'error' = 'info'): Log => {
+  const order = ['info', 'warn', 'error'];
+  const write = (l: string) => (msg: string, extra?: Record<string, unknown>) => {
+    if (order.indexOf(l) < order.indexOf(level)) return;
+    process.stderr.write(`${new Date().toISOString()} ${l.toUpperCase()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
+  };
+  return { info: write('info'), warn: write('warn'), error: write('error') };
+};
+
+const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
+  if (signal?.aborted) return resolve();
+  const timer = setTimeout(resolve, ms);
+  signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+});
+
+// Loaded on first use, so --help and a usage error never load the scanner.
+async function defaultScanNetwork(): Promise<ScanNetwork> {
+  const mod = (await import('./scan/scan.js')) as { scanNetwork: ScanNetwork };
+  return mod.scanNetwork;
+}
+
+async function defaultExplain(): Promise<ExplainAddress> {
+  const mod = (await import('./fingerprint/explain.js')) as { explainAddress: ExplainAddress };
+  return mod.explainAddress;
+}
+
+/** startup; an unknown daemon (404 entity_not_found) or a key still being made (401 auth_daemon_key_not_created) registers. */
+async function announce(client: ServerClient, config: AgentConfig, state: AgentState, log: Log, register: boolean): Promise<void> {
+  try {
+    const caps = await client.startup();
+    for (const w of (caps.deprecation_warnings as Array<{ message: string }> | undefined) ?? []) log.warn(`server: ${w.message}`);
+    return;
+  } catch (err) {
+    const code = err instanceof ServerError ? err.code : null;
+    if (!register || (code !== 'entity_not_found' && code !== 'auth_daemon_key_not_created')) {
+      log.warn('startup not accepted; going on', { err: (err as Error).message });
+      return;
+    }
+  }
+  if (!state.networkId) throw new UsageError('this daemon is not registered yet: give --network <uuid> (the network its key belongs to)');
+  const answer = await client.register({
+    daemon_id: client.daemonId, network_id: state.networkId, name: config.name, mode: 'daemon_poll',
+    capabilities: { has_docker_socket: false, interfaced_subnet_ids: [] }, user_id: NIL, version: AGENT_VERSION,
+  });
+  log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id });
+}
+
+/** The transport of daemon_poll and --once: every report posted to the server as it comes. */
+function postingTransport(client: ServerClient): Transport {
+  return {
+    postSubnet: (body) => client.postEntity('/api/v1/subnets', body),
+    listSubnets: () => client.listSubnets() as Promise<Array<{ id: string; cidr: string }>>,
+    postHost: async (request) => { await client.postEntity('/api/v1/hosts/discovery', request); },
+    update: async (payload) => { await client.call('POST', `/api/v1/discovery/${payload.session_id}/update`, payload); },
+    updateCapabilities: async (c) => { await client.updateCapabilities(c); },
+  };
+}
+
+/** Runs the agent until done (--once) or stopped; answers the process exit code. */
+export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promise<number> {
+  const log = deps.log ?? consoleLog();
+  const stop = deps.stop ?? new AbortController().signal;
+  if (config.explain) {
+    const explain = deps.explainAddress ?? (await defaultExplain());
+    process.stdout.write(`${await explain(config.explain, { budget: { probesPerSecond: config.pps, maxOpenSockets: config.sockets }, signal: stop })}\n`);
+    return 0;
+  }
+  const state = loadState(config.statePath);
+  const save = () => saveState(config.statePath, state);
+  state.daemonId ??= randomUUID();
+  if (config.network) state.networkId = config.network;
+  save();
+  const scanNetwork = deps.scanNetwork ?? (await defaultScanNetwork());
+  const key = config.key ?? (state as AgentState & { apiKey?: string }).apiKey ?? null;
+  const clientFor = (k: string) => new ServerClient({ server: config.server, key: k, daemonId: state.daemonId!, fetch: deps.fetch, backoffScale: deps.backoffScale, signal: stop });
+  const runnerDeps = (transport: Transport, listenPort: number | null): RunnerDeps => ({
+    transport, scanNetwork, state, saveState: save, config, networkId: state.networkId!, daemonId: state.daemonId!, log, listenPort,
+    progressMinMs: deps.progressMinMs, keepAliveMs: deps.keepAliveMs,
+    readLocal: deps.readLocal,
+  });
+  const run = async (work: { session_id: string; discovery_type: WorkPayload['discovery_type'] }, signal: AbortSignal, transport: Transport, listenPort: number | null) => {
+    log.info('session started', { session_id: work.session_id, type: work.discovery_type.type });
+    const result = await runSession(work, signal, runnerDeps(transport, listenPort));
+    deps.onSession?.(result);
+    return result;
+  };
+
+  if (config.mode === 'server_poll' && !config.once) return serverPoll(config, deps, { state, save, key, clientFor, run, log, stop });
+
+  const client = clientFor(key!);
+  await announce(client, config, state, log, true);
+
+  if (config.once) {
+    // Our own session: the server creates it from the first update (reference §3.3).
+    const controller = new AbortController();
+    const onStop = () => controller.abort();
+    stop.addEventListener('abort', onStop, { once: true });
+    const result = await run({ session_id: randomUUID(), discovery_type: networkDiscoveryType(null, { probe_raw_socket_ports: config.probeRawSocketPorts }) },
+      controller.signal, postingTransport(client), null);
+    stop.removeEventListener('abort', onStop);
+    return result.terminal.phase === 'Complete' ? 0 : 1;
+  }
+
+  // daemon_poll: request-work is the heartbeat; its cancel flag stops the running session.
+  let running: { id: string; controller: AbortController; done: Promise<unknown> } | null = null;
+  while (!stop.aborted) {
+    try {
+      const [work, cancel] = await client.requestWork({ name: config.name, mode: 'daemon_poll', version: AGENT_VERSION });
+      if (cancel && running) {
+        log.info('cancel requested by the server', { session_id: running.id });
+        running.controller.abort();
+      }
+      if (work && !running) {
+        const controller = new AbortController();
+        const session = { id: work.session_id, controller, done: Promise.resolve() as Promise<unknown> };
+        session.done = run(work, controller.signal, postingTransport(client), null)
+          .catch((err) => log.error('session crashed', { err: (err as Error).message }))
+          .finally(() => { if (running === session) running = null; });
+        running = session;
+      }
+    } catch (err) {
+      if (stop.aborted) break;
+      const code = err instanceof ServerError ? err.code : null;
+      log.warn('request-work failed', { err: (err as Error).message });
+      if (code === 'daemon_standby') await sleep(2 ** 31 - 1, stop); // upstream waits for Ctrl+C
+    }
+    await sleep(config.intervalMs, stop);
+  }
+  const last = running as { controller: AbortController; done: Promise<unknown> } | null;
+  if (last) {
+    last.controller.abort();
+    await last.done;
+  }
+  return 0;
+}
+
+interface ServerPollContext {
+  state: AgentState;
+  save(): void;
+  key: string | null;
+  clientFor(key: string): ServerClient;
+  run(work: { session_id: string; discovery_type: WorkPayload['discovery_type'] }, signal: AbortSignal, transport: Transport, listenPort: number | null): Promise<SessionResult>;
+  log: Log;
+  stop: AbortSignal;
+}
+
+async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollContext): Promise<number> {
+  const { state, log, stop } = ctx;
+  let key = ctx.key;
+  let capabilities = { has_docker_socket: false, interfaced_subnet_ids: [] as string[] };
+  let port = 0;
+  const api: ServerPollApi = new ServerPollApi({
+    key: () => key,
+    async initialize(networkId, apiKey) {
+      if (key && state.networkId) return 'already';
+      key = apiKey;
+      state.networkId = networkId;
+      (state as AgentState & { apiKey?: string }).apiKey = apiKey; // the state file is 0600, as upstream's config
+      ctx.save();
+      // A server_poll daemon never registers: 200, entity_not_found and auth_daemon_key_not_created are all fine.
+      try {
+        await ctx.clientFor(apiKey).startup();
+      } catch (err) {
+        const code = err instanceof ServerError ? err.code : null;
+        if (code !== 'entity_not_found' && code !== 'auth_daemon_key_not_created') throw err;
+      }
+      return 'initialized';
+    },
+    firstContact(daemonId) {
+      state.daemonId = daemonId;
+      ctx.save();
+    },
+    status: () => ({ name: config.name, mode: 'server_poll', version: AGENT_VERSION, capabilities }),
+    initiate: (work, signal) => {
+      if (!state.networkId) return Promise.reject(new Error('not initialised: no network'));
+      const outbound = { listSubnets: () => ctx.clientFor(key!).listSubnets() as Promise<Array<{ id: string; cidr: string }>> };
+      const transport = api.transport(outbound, (c) => { capabilities = c; }, signal);
+      return ctx.run(work, signal, transport, port).catch((err) => log.error('session crashed', { err: (err as Error).message }));
+    },
+  });
+  port = await api.listen(config.listen.host, config.listen.port);
+  log.info('server_poll API listening', { host: config.listen.host, port });
+  deps.onListening?.(port);
+  // A restarted agent tells the server (which ends its old running session); errors only logged.
+  if (key) await ctx.clientFor(key).startup().catch((err) => log.info('startup not accepted (normal before first contact)', { err: (err as Error).message }));
+  await new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true })));
+  await api.close();
+  return 0;
+}
+
+/** The CLI: usage errors exit 2 with a message; SIGINT / SIGTERM cancel a running session and stop. */
+export async function main(argv: string[]): Promise<number> {
+  let config;
+  try {
+    config = parseConfig(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`netinventory-agent: ${err.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (config.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  try {
+    return await runAgent(config, { stop: stop.signal });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`netinventory-agent: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`netinventory-agent: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+const isMain = (() => {
+  try {
+    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+})();
+if (isMain) process.exitCode = await main(process.argv.slice(2));

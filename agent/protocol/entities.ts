@@ -1,0 +1,158 @@
+// Scanopy 0.14 entities (daemon-protocol.md §1.1 "Shapes used in step 4", §2.3) built from what the
+// scanner found. Ids are derived from what identifies the thing (network, address, port, rule), and
+// dates from when the agent first found the address: an unchanged host gives a byte-identical
+// report, which the server's digest turns into two statements and no history.
+import { createHash } from 'node:crypto';
+import type { FoundHost, FoundService } from '../scan/types.js';
+import type { DiscoveryType } from './client.js';
+
+export const NIL = '00000000-0000-0000-0000-000000000000';
+
+/** A UUID (version 5 layout) from a SHA-256 of the parts: the same parts, the same id, on any machine. */
+export function stableUuid(...parts: string[]): string {
+  const bytes = createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** SNMP communities travel in plaintext only in work payloads; everywhere else they are redacted (§0). */
+export function redactDiscoveryType(dt: DiscoveryType): Record<string, unknown> {
+  const copy = structuredClone(dt) as Record<string, any>;
+  const redact = (c: any) => (c && typeof c === 'object' && 'community' in c ? { ...c, community: '********' } : c);
+  if (copy.snmp_credentials) {
+    copy.snmp_credentials = {
+      default_credential: redact(copy.snmp_credentials.default_credential ?? null),
+      ip_overrides: (copy.snmp_credentials.ip_overrides ?? []).map((o: any) => ({ ...o, credential: redact(o.credential) })),
+    };
+  }
+  return copy;
+}
+
+/** A Network discovery type with every field a 0.14.13 daemon sends (defaults filled). */
+export function networkDiscoveryType(subnetIds: string[] | null, base: Partial<Record<string, unknown>> = {}): DiscoveryType {
+  return {
+    type: 'Network',
+    subnet_ids: subnetIds,
+    host_naming_fallback: (base.host_naming_fallback as 'Ip' | 'BestService') ?? 'BestService',
+    snmp_credentials: (base.snmp_credentials as any) ?? { default_credential: null, ip_overrides: [] },
+    probe_raw_socket_ports: (base.probe_raw_socket_ports as boolean) ?? false,
+  };
+}
+
+/** One `source.metadata` entry: the discovery type's fields flattened, the daemon, the date (§2.3). */
+export const metadataEntry = (dt: DiscoveryType, daemonId: string, date: string) => ({ ...redactDiscoveryType(dt), daemon_id: daemonId, date });
+
+export interface SubnetBody {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  cidr: string;
+  network_id: string;
+  name: string;
+  description: string | null;
+  subnet_type: string;
+  source: { type: 'Discovery'; metadata: Array<Record<string, unknown>> };
+  tags: string[];
+}
+
+export function subnetBody(opts: { cidr: string; networkId: string; daemonId: string; discoveryType: DiscoveryType; date: string; subnetType?: string; name?: string }): SubnetBody {
+  return {
+    id: stableUuid('subnet', opts.networkId, opts.cidr),
+    created_at: opts.date,
+    updated_at: opts.date,
+    cidr: opts.cidr,
+    network_id: opts.networkId,
+    name: opts.name ?? opts.cidr,
+    description: null,
+    subnet_type: opts.subnetType ?? 'Unknown',
+    source: { type: 'Discovery', metadata: [metadataEntry(opts.discoveryType, opts.daemonId, opts.date)] },
+    tags: [],
+  };
+}
+
+/** The body of POST /api/v1/hosts/discovery. */
+export interface HostRequest {
+  host: Record<string, unknown> & { id: string; name: string };
+  interfaces: Array<Record<string, unknown>>;
+  ports: Array<Record<string, unknown>>;
+  services: Array<Record<string, unknown>>;
+}
+
+export interface HostContext {
+  networkId: string;
+  daemonId: string;
+  subnetId: string;
+  discoveryType: DiscoveryType;
+  /** When the agent first found the address: created_at, updated_at and the metadata's date. */
+  date: string;
+  description: string | null;
+}
+
+/** The evidence as one honest line (sent as the description of a host found for the first time). */
+export function evidenceSummary(found: FoundHost): string {
+  const kinds = found.evidence.map((e) => ('port' in e ? `${e.kind} ${e.port}` : e.kind === 'neighbour' || e.kind === 'arp' ? `${e.kind} ${e.mac}` : e.kind));
+  return `Found by the NetInventory agent (alive by ${[...new Set(kinds)].join(', ') || 'no evidence'})`.slice(0, 500);
+}
+
+const CONFIDENCE_ORDER = ['Low', 'Medium', 'High', 'Certain'];
+
+/** host_naming_fallback (§1.2.5): the PTR name; else the most confident well-identified service, or the address. */
+export function hostName(found: FoundHost, fallback: string | undefined): string {
+  if (found.hostname) return found.hostname;
+  if (fallback !== 'Ip') {
+    const best = [...found.services]
+      .filter((s) => CONFIDENCE_ORDER.indexOf(s.confidence) >= 2)
+      .sort((a, b) => CONFIDENCE_ORDER.indexOf(b.confidence) - CONFIDENCE_ORDER.indexOf(a.confidence))[0];
+    if (best) return best.name;
+  }
+  return found.ip;
+}
+
+function portEntity(hostId: string, number: number, protocol: 'Tcp' | 'Udp', date: string) {
+  return { id: stableUuid(hostId, 'port', protocol, String(number)), created_at: date, updated_at: date, host_id: NIL, network_id: NIL, number, protocol, type: 'Custom' };
+}
+
+function serviceEntity(
+  ctx: HostContext, hostId: string, interfaceId: string, svc: FoundService, position: number, portId: string, metadata: Record<string, unknown>,
+) {
+  const id = stableUuid(hostId, 'service', svc.rule, svc.protocol, String(svc.port));
+  return {
+    id, created_at: ctx.date, updated_at: ctx.date, host_id: hostId, network_id: ctx.networkId, name: svc.name, service_definition: svc.definition,
+    position, virtualization: null, tags: [],
+    bindings: [{
+      id: stableUuid(id, 'binding', portId), created_at: ctx.date, updated_at: ctx.date, interface_id: interfaceId, network_id: NIL, port_id: portId,
+      service_id: NIL, type: 'Port',
+    }],
+    source: { type: 'DiscoveryWithMatch', metadata: [metadata], details: { confidence: svc.confidence, reason: { type: 'reason', data: svc.reason } } },
+  };
+}
+
+/** One FoundHost as one host report: its address, MAC, open ports and recognised services (bound to port and interface). */
+export function hostRequest(found: FoundHost, ctx: HostContext): HostRequest {
+  const hostId = stableUuid('host', ctx.networkId, ctx.subnetId, found.ip);
+  const metadata = metadataEntry(ctx.discoveryType, ctx.daemonId, ctx.date);
+  const interfaceId = stableUuid(hostId, 'interface', ctx.subnetId, found.ip);
+  const ports = new Map<string, ReturnType<typeof portEntity>>();
+  const portOf = (number: number, protocol: 'Tcp' | 'Udp') => {
+    const k = `${protocol}/${number}`;
+    if (!ports.has(k)) ports.set(k, portEntity(hostId, number, protocol, ctx.date));
+    return ports.get(k)!;
+  };
+  for (const p of [...found.openPorts].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol))) portOf(p.port, p.protocol);
+  const services = found.services.map((svc, i) => serviceEntity(ctx, hostId, interfaceId, svc, i, portOf(svc.port, svc.protocol).id, metadata));
+  return {
+    host: {
+      id: hostId, created_at: ctx.date, updated_at: ctx.date, name: hostName(found, (ctx.discoveryType as any).host_naming_fallback),
+      hostname: found.hostname, network_id: ctx.networkId, description: ctx.description, source: { type: 'Discovery', metadata: [metadata] },
+      virtualization: null, hidden: false, tags: [],
+    },
+    interfaces: [{
+      id: interfaceId, created_at: ctx.date, updated_at: ctx.date, network_id: ctx.networkId, host_id: NIL, subnet_id: ctx.subnetId,
+      ip_address: found.ip, mac_address: found.mac ? found.mac.toUpperCase() : null, name: null, position: 0,
+    }],
+    ports: [...ports.values()],
+    services,
+  };
+}
