@@ -1,6 +1,7 @@
 // Discovered hosts (reference §2.2) merged into the inventory, a batch at a time. A batch is one
 // transaction of a fixed number of set-based statements, whatever its size (bench/INGEST.md counts
-// them: 10 for a batch of new hosts, 2 for a batch of unchanged ones):
+// them: 10 for a batch of new hosts, 2 for a batch of unchanged ones; one more, its type, when the
+// batch belongs to a discovery session):
 //   1. advisory locks on what identifies each host (its id, each MAC, each subnet+IP), so two reports
 //      of one machine never both create it, and a check that every address is on a known subnet;
 //   2. the host each report is: the first reported address that a stored host of the network has
@@ -14,6 +15,9 @@
 // Reports of one machine in one batch (they share an identity key, or match the same stored host)
 // go in successive rounds of steps 2–4, in report order: the batch gives what ingesting its reports
 // one by one gives. Matching and merging are pure (./plan.ts).
+// A report of a Network session also deletes the services of its host that it no longer lists and
+// that only this daemon's network scans ever found (stoppedServices: a stopped service is gone after
+// the next run, issue 24.7), after step 4, in one statement per round.
 // Unchanged hosts skip steps 2–4: each host keeps the digest of the last report applied to it in
 // full, and the answer it got (table host_discovery_digests, forgotten by triggers on any write
 // that could change the outcome; migration 0006). A report with that digest, alone in its batch to
@@ -514,12 +518,50 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
 }
 
 /**
- * What decides a report's outcome against an unchanged stored state: the report as sent, and
- * whether it names a discovery session (a first one fills first_discovery_id). The same content in
- * another key order is merely a miss.
+ * What decides a report's outcome against an unchanged stored state: the report as sent, whether it
+ * names a discovery session (a first one fills first_discovery_id), and whose stopped services it
+ * deletes (a Network session's daemon, else none). The same content in another key order is merely a miss.
  */
-function reportDigest(ctx: IngestContext, request: DaemonHostRequest): string {
-  return createHash('sha256').update(ctx.discoveryId ? 'session\n' : 'none\n').update(JSON.stringify(request)).digest('base64url');
+function reportDigest(ctx: IngestContext, request: DaemonHostRequest, pruneFor: string | null): string {
+  return createHash('sha256').update(ctx.discoveryId ? 'session\n' : 'none\n').update(`prune:${pruneFor ?? ''}\n`).update(JSON.stringify(request)).digest('base64url');
+}
+
+/**
+ * The daemon whose stopped services a report deletes: the reporting daemon when the report belongs
+ * to a Network session of it. Never for SelfReport or Docker sessions (a Docker session reports
+ * several payloads per host, each with part of its services), nor for a report of no session.
+ */
+async function pruningDaemon(db: Db, ctx: IngestContext): Promise<string | null> {
+  if (!ctx.discoveryId) return null;
+  const session = await db.one<{ type: string | null }>(
+    `select discovery_type->>'type' as type from discovery_sessions where id = ? and daemon_id = ?`, [ctx.discoveryId, ctx.daemonId],
+  );
+  return session?.type === 'Network' ? ctx.daemonId : null;
+}
+
+/** Found by nothing but network scans of this daemon: a DiscoveryWithMatch source whose every metadata entry is one. */
+function onlyFoundByNetworkScansOf(source: DaemonSource | null | undefined, daemonId: string): boolean {
+  const metadata = source?.type === 'DiscoveryWithMatch' && Array.isArray(source.metadata) ? (source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
+  return metadata.length > 0 && metadata.every((m) => m?.type === 'Network' && m.daemon_id === daemonId);
+}
+
+/**
+ * Stopped services (issue 24.7): of a stored host a Network session reported, the services the
+ * report does not list and that only this daemon's network scans found (never a Manual or System
+ * one, nor one another daemon or another kind of discovery also found) are deleted; their history
+ * closes and their bindings go with them (foreign key); ports stay. The report itself must say it
+ * comes from a network scan of this daemon (its host's metadata): a server_poll daemon re-sends
+ * unconfirmed entities of an earlier session, a Docker run's among them, during the next one. Runs
+ * before the round's digests are remembered (the delete's trigger forgets the host's old digest).
+ */
+async function deleteStoppedServices(db: Db, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
+  const stopped = matched.flatMap((m) => {
+    const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
+    if (!m.stored || !reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId)) return [];
+    const listed = new Set(m.serviceMatch.flatMap((s) => (s ? [s.id] : [])));
+    return m.stored.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
+  });
+  if (stopped.length) await db.query(`delete from services where id = any(?::uuid[])`, [stopped]);
 }
 
 /**
@@ -591,7 +633,8 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
     // full path (their order matters there).
     const keysOf = new Map(pending.map((r) => [r.h, identityKeys(ctx, r)]));
     const keys = (r: Report) => keysOf.get(r.h)!;
-    const digestOf = new Map(pending.map((r) => [r.h, reportDigest(ctx, requests[positions[r.h]!]!)]));
+    const pruneFor = await pruningDaemon(tx, ctx);
+    const digestOf = new Map(pending.map((r) => [r.h, reportDigest(ctx, requests[positions[r.h]!]!, pruneFor)]));
     const answers = await touchUnchanged(tx, ctx, loneReports(pending, keys).map((r) => digestOf.get(r.h)!));
     pending = pending.filter((r) => {
       const hit = answers.get(digestOf.get(r.h)!);
@@ -619,6 +662,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
       const written = await writeRound(tx, ctx, plans, ids);
+      if (pruneFor) await deleteStoppedServices(tx, matched, pruneFor);
       const applied: Array<{ host_id: string; digest: string; response: string }> = [];
       for (const [h, stored] of written) {
         const ingested = { id: stored.host.id as string, answer: JSON.stringify(discoveryToDaemon(stored)) };
