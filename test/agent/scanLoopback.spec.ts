@@ -1,0 +1,182 @@
+// The scanner against loopback only (127.0.0.0/8): tiny servers started here, and the real Redis
+// (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432) the tests run with. Never any other address.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { explainAddress } from '../../agent/fingerprint/explain.js';
+import { runScan, type ScanTuning } from '../../agent/scan/scan.js';
+import type { FoundHost, ScanOptions } from '../../agent/scan/types.js';
+
+const GREETING = 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n';
+const FAST: ScanTuning = { probeTimeouts: { replyMs: 400, idleMs: 80 } };
+const BUDGET = { probesPerSecond: 500, maxOpenSockets: 32 };
+
+const servers: net.Server[] = [];
+const accepted = new Set<net.Socket>();
+
+function listen(server: net.Server, host: string, port = 0): Promise<number> {
+  servers.push(server);
+  // Tracked so that afterEach can close servers whose clients are gone but whose sockets linger.
+  server.on('connection', (s: net.Socket) => (accepted.add(s), s.once('close', () => accepted.delete(s))));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as net.AddressInfo).port));
+  });
+}
+const sshServer = () => net.createServer((s) => { s.on('error', () => undefined); s.end(GREETING); });
+const silentServer = (onConnect?: () => void) => net.createServer((s) => { s.on('error', () => undefined); onConnect?.(); });
+const redisServer = () => net.createServer((s) => {
+  s.on('error', () => undefined);
+  s.on('data', (d) => s.write(d.toString('latin1').startsWith('PING\r\n') ? '+PONG\r\n' : '-ERR unknown command\r\n'));
+});
+const page = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end('<!doctype html><html><head><title>Lab &amp; web page</title></head><body>hi</body></html>');
+};
+
+/** A port nothing listens on (taken, then freed). */
+async function freePort(host: string): Promise<number> {
+  const s = net.createServer();
+  const port = await new Promise<number>((r) => s.listen(0, host, () => r((s.address() as net.AddressInfo).port)));
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+function scan(options: Partial<ScanOptions> & Pick<ScanOptions, 'targets'>, tuning: ScanTuning) {
+  return runScan({ budget: BUDGET, ...options }, { ...FAST, ...tuning });
+}
+
+describe('agent scan: loopback', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let cert: { key: string; cert: string };
+
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'agent-scan-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=lab-https.test/O=Lab',
+      '-addext', 'subjectAltName=DNS:lab-https.test,IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    cert = { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
+  });
+  afterEach(async () => {
+    for (const s of accepted) s.destroy();
+    await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('finds services on 127.0.0.1 with their reasons: fake SSH, fake Redis, HTTP with a title, HTTPS, real Redis and PostgreSQL', async () => {
+    const ssh = await listen(sshServer(), '127.0.0.1');
+    const redis = await listen(redisServer(), '127.0.0.1');
+    const web = await listen(http.createServer(page), '127.0.0.1');
+    const secure = await listen(tls.createServer(cert, (s) => { s.on('error', () => undefined); s.once('data', () => s.end('HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nContent-Length: 0\r\n\r\n')); }), '127.0.0.1');
+    const silent = await listen(silentServer(), '127.0.0.1');
+    const closed = await freePort('127.0.0.1');
+    const seen: FoundHost[] = [];
+    const progress: number[] = [];
+    const report = await scan(
+      { targets: [{ cidr: '127.0.0.1/32' }], onHost: (h) => void seen.push(h), onProgress: (p) => void progress.push(p) },
+      { ports: [ssh, redis, web, secure, silent, closed, 6379, 5432] },
+    );
+
+    expect(report.cancelled).to.equal(false);
+    expect(report.addressesTried).to.equal(1);
+    expect(report.hosts).to.have.length(1);
+    expect(seen).to.deep.equal(report.hosts);
+    const host = report.hosts[0];
+    expect(host).to.deep.include({ ip: '127.0.0.1', mac: null, hostname: null, target: { cidr: '127.0.0.1/32' } });
+    const open = host.openPorts.map((p) => p.port);
+    expect(open).to.include.members([ssh, redis, web, secure, silent, 6379, 5432]);
+    expect(open).to.not.include(closed);
+    expect(host.evidence.map((e) => e.kind)).to.include.members(['tcp_open', 'tcp_refused']);
+    expect(report.aliveByEvidence).to.deep.include({ tcp_open: 1, tcp_refused: 1 });
+
+    const on = (port: number) => host.services.find((s) => s.port === port);
+    expect(on(ssh)).to.deep.include({ rule: 'ssh-greeting', definition: 'SSH', confidence: 'High', facts: { protocol: '2.0', product: 'OpenSSH', version: '9.2p1', os: 'Debian' } });
+    expect(on(ssh)!.reason).to.equal(`rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"`);
+    expect(on(redis)).to.deep.include({ rule: 'redis-ping', definition: 'Redis', confidence: 'High' });
+    expect(on(redis)!.reason).to.equal(`rule redis-ping: probe "PING\\r\\n" on ${redis}/tcp answered "+PONG"`);
+    expect(on(web)).to.deep.include({ rule: 'http', definition: 'HTTP', confidence: 'High', facts: { status: '200', title: 'Lab & web page' } });
+    expect(on(secure)).to.deep.include({ rule: 'http-nginx', definition: 'Nginx', confidence: 'High' });
+    expect(on(secure)!.facts).to.deep.include({ subject: 'lab-https.test', san: 'DNS:lab-https.test, IP Address:127.0.0.1', issuer: 'lab-https.test' });
+    expect(on(6379)).to.deep.include({ rule: 'redis-ping', definition: 'Redis', confidence: 'High' });
+    expect(on(5432)).to.deep.include({ rule: 'postgresql-sslrequest', definition: 'PostgreSQL', confidence: 'High' });
+    expect(on(5432)!.reason).to.match(/^rule postgresql-sslrequest: probe SSLRequest 00000008 04d2162f on 5432\/tcp answered "[SN]"$/);
+    expect(on(silent)).to.equal(undefined); // open, but nothing recognised it and no port rule names it
+
+    expect(progress[0]).to.equal(0);
+    expect(progress.at(-1)).to.equal(100);
+    expect(progress).to.deep.equal([...progress].sort((a, b) => a - b));
+    expect(report.probesSent).to.be.at.least(8 + 8); // the liveness ports and ours, then the fingerprints
+  });
+
+  it('a closed port on 127.0.0.2 is evidence: tcp_refused, a host with no open port', async () => {
+    const closed = await freePort('127.0.0.2');
+    const report = await scan({ targets: [{ cidr: '127.0.0.2/32' }] }, { ports: [closed] });
+    expect(report.hosts).to.have.length(1);
+    const host = report.hosts[0];
+    expect(host.ip).to.equal('127.0.0.2');
+    expect(host.openPorts).to.deep.equal([]);
+    expect(host.evidence.map((e) => e.kind)).to.deep.equal(['tcp_refused']);
+    expect(report.aliveByEvidence).to.deep.equal({ tcp_refused: 1 });
+  });
+
+  it('never connects to 9100-9107 unless probeRawSocketPorts, even when asked by extraPorts or known ports', async function () {
+    let connects = 0;
+    const printer = await listen(silentServer(() => connects++), '127.0.0.3', 9100).catch(() => null);
+    expect(printer, '127.0.0.3:9100 must be free for this test').to.equal(9100);
+    const options = { targets: [{ cidr: '127.0.0.3/32' }], extraPorts: [9100, 9104], known: { '127.0.0.3': [9100, 9107] } };
+    const off = await scan(options, { ports: [] });
+    expect(connects).to.equal(0);
+    expect(off.hosts[0].openPorts).to.deep.equal([]);
+    const on = await scan({ ...options, probeRawSocketPorts: true }, { ports: [] });
+    expect(connects).to.be.above(0);
+    expect(on.hosts[0].openPorts.map((p) => p.port)).to.deep.equal([9100]);
+  });
+
+  it('a range where every address answers the same port and nothing validates: one warning, no phantom host', async () => {
+    const port = await freePort('127.0.1.1');
+    // 127.0.1.1-14 all accept on `port` and say nothing (a middlebox's handshakes); .5 greets like sshd.
+    for (let i = 1; i <= 14; i++) await listen(i === 5 ? sshServer() : silentServer(), `127.0.1.${i}`, port);
+    const seen: string[] = [];
+    const report = await scan({ targets: [{ cidr: '127.0.1.0/28' }], onHost: (h) => void seen.push(h.ip) }, { ports: [port] });
+    expect(report.addressesTried).to.equal(14);
+    expect(report.hosts.map((h) => h.ip)).to.deep.equal(['127.0.1.5']);
+    expect(seen).to.deep.equal(['127.0.1.5']);
+    expect(report.hosts[0].services.map((s) => s.rule)).to.deep.equal(['ssh-greeting']);
+    expect(report.warnings).to.deep.equal([`127.0.1.0/28: 13 addresses answered ${port}/tcp alike and nothing validated: a middlebox? none recorded`]);
+  });
+
+  it('cancel: a signal ends the run early with cancelled: true', async () => {
+    const port = await freePort('127.0.2.1');
+    for (let i = 1; i <= 14; i++) await listen(silentServer(), `127.0.2.${i}`, port);
+    const ac = new AbortController();
+    const report = await scan(
+      { targets: [{ cidr: '127.0.2.0/28' }], signal: ac.signal, onProgress: (p) => p > 0 && ac.abort() },
+      { ports: [port], hostsAtOnce: 1 },
+    );
+    expect(report.cancelled).to.equal(true);
+    expect(report.hosts).to.deep.equal([]); // unvalidated hosts of an unfinished range are not recorded
+    const before = new AbortController();
+    before.abort();
+    const none = await scan({ targets: [{ cidr: '127.0.2.0/28' }], signal: before.signal }, { ports: [port] });
+    expect(none).to.deep.include({ cancelled: true, probesSent: 0, hosts: [] });
+  });
+
+  it('explainAddress says what each probe answered and which rules matched or not', async () => {
+    const ssh = await listen(sshServer(), '127.0.0.1');
+    const closed = await freePort('127.0.0.1');
+    const text = await explainAddress('127.0.0.1', { ports: [ssh, closed, 6379], budget: BUDGET, probeTimeouts: FAST.probeTimeouts });
+    expect(text).to.contain(`explain 127.0.0.1:`);
+    expect(text).to.match(new RegExp(`refused \\(a RST: alive, evidence tcp_refused\\) [0-9, ]*\\b${closed}\\b`));
+    expect(text).to.contain(`port ${ssh}/tcp:\n  probe NULL (read the greeting): answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n"`);
+    expect(text).to.contain('rule ssh-greeting: MATCHED "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"');
+    expect(text).to.contain(`=> SSH [SSH] confidence High: rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered`);
+    expect(text).to.contain('port 6379/tcp:\n  probe "PING\\r\\n": answered "+PONG\\r\\n"');
+    expect(text).to.match(/rule ssh-greeting: no \(answer "\+PONG\\r\\n" does not match /);
+    await explainAddress('127.0.0.0/30').then(() => expect.fail('a range was explained'), (err) => expect(String(err)).to.match(/not an IPv4 address/));
+  });
+});
