@@ -28,6 +28,24 @@ export async function buildBundles(): Promise<void> {
   });
 }
 
+/**
+ * The discovery agent as ONE file, dist/agent.js, dependencies included, to copy to any machine with
+ * Node 22 (`node agent.js --server … --key …`). The banner gives bundled CommonJS code a require().
+ */
+export async function buildAgent(): Promise<void> {
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: { agent: 'agent/main.ts' },
+    outdir: 'dist',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    banner: { js: "import { createRequire as __agentRequire } from 'node:module'; const require = __agentRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+}
+
 /** The web application: dist/web/index.html and dist/web/assets/<name>-<hash>.{js,css}. */
 export async function buildWeb(): Promise<void> {
   // Earlier assets stay: a page loaded before a rebuild still finds the files it names.
@@ -55,4 +73,4 @@ export async function buildWeb(): Promise<void> {
   fs.writeFileSync(`${out}/index.html`, html);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await Promise.all([buildBundles(), buildWeb()]);
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await Promise.all([buildBundles(), buildWeb(), buildAgent()]);
