@@ -1459,6 +1459,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/daemons/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A daemon’s discovery sessions, newest first (at most 100): phase, progress, and error (why it failed or stalled, or the daemon’s warning) */
+        get: operations["listDaemonSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/daemons/{id}/targets": {
         parameters: {
             query?: never;
@@ -2399,6 +2416,31 @@ export type components = {
         ProvisionedDaemon: {
             daemon: components["schemas"]["Daemon"];
             daemon_api_key: string;
+        };
+        DiscoverySession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            daemon_id: string;
+            /** Format: uuid */
+            network_id: string;
+            /** @description As queued (SNMP communities masked) */
+            discovery_type: {
+                /** @enum {string} */
+                type: "SelfReport" | "Network" | "Docker";
+            } & {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            phase: "Pending" | "Starting" | "Started" | "Scanning" | "Complete" | "Failed" | "Cancelled";
+            progress: number;
+            /** @description Why it failed or stalled, or a warning the daemon sent with Complete (a run that found no host where there were hosts) */
+            error: string | null;
+            cancel_requested: boolean;
+            started_at: string | null;
+            finished_at: string | null;
+            created_at: string;
+            updated_at: string;
         };
         DaemonApprovedTarget: {
             /** Format: uuid */
@@ -9403,6 +9445,44 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Daemon"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listDaemonSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySession"][];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -3,7 +3,7 @@
 // why, and its next request-work hands out the next session. Through HTTP as a daemon.
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { expectOk } from '../support/client.js';
+import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 
@@ -55,6 +55,29 @@ describe('discovery sessions: a daemon that restarts', () => {
     // A late report of the killed run changes nothing (a finished session stays finished).
     await update(work, 'Complete');
     expect(await session(work.session_id)).to.include({ phase: 'Failed', error: RESTARTED });
+    // Users see it on the daemon: newest first, with why it ended.
+    const listed = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: t.owner }));
+    expect(listed.map((s: any) => [s.discovery_type.type, s.phase])).to.deep.equal([['Network', 'Starting'], ['SelfReport', 'Failed']]);
+    expect(listed[1]).to.include({ id: work.session_id, error: RESTARTED });
+    expect(listed[1].finished_at).to.be.a('string');
+  });
+
+  it('a run that ends Complete with an error (a warning: no host where there were hosts) keeps it, shown on the daemon; communities masked', async () => {
+    await sql(app, `update discovery_sessions set discovery_type = jsonb_set(discovery_type, '{snmp_credentials}', ?::jsonb) where daemon_id = ? and discovery_type->>'type' = 'Network'`,
+      [JSON.stringify({ default_credential: { version: 'V2c', community: 'secret-community' }, ip_overrides: [] }), d.id]);
+    const [selfReport] = expectOk(await requestWork());
+    await update(selfReport, 'Complete');
+    const [network] = expectOk(await requestWork());
+    expect(network.discovery_type.snmp_credentials.default_credential.community).to.equal('secret-community'); // the daemon needs it
+    const warning = 'No host found in 198.18.1.0/24, where 3 hosts were found before';
+    expectOk(await d.post(`/api/v1/discovery/${network.session_id}/update`, { ...network, phase: 'Complete', progress: 100, error: warning, finished_at: new Date().toISOString() }));
+    expect(await session(network.session_id)).to.include({ phase: 'Complete', error: warning });
+    const [shown] = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: t.owner }));
+    expect(shown).to.include({ id: network.session_id, phase: 'Complete', progress: 100, error: warning });
+    expect(shown.discovery_type.snmp_credentials.default_credential.community).to.equal('********');
+    // Read like the daemon: not across organizations (the tenancy matrix checks the rest).
+    const other = await registerTenant(app.url, 'sessions-other');
+    expectError(await call(app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: other.owner }), 404, 'entity_not_found');
   });
 
   it('a session handed out but not yet Started (Starting) ends the same way; a startup with nothing running changes nothing', async () => {

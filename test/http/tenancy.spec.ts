@@ -391,6 +391,7 @@ const FIXTURES: Record<string, Fixture> = {
   'GET /api/v1/daemons/export/csv': exportCsv(net),
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
+  'GET /api/v1/daemons/:id/sessions': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'GET /api/v1/daemons/:id/targets': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/targets': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, body: (p) => ({ subnet_id: p.subnet }) },
   'DELETE /api/v1/daemons/:id/targets/:subnet_id': {

@@ -6,11 +6,13 @@ import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
 import {
-  approvedTargetResponse, daemonListQuery, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, targetBody, targetParams, targetsResponse,
+  approvedTargetResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, targetBody, targetParams, targetsResponse,
 } from './schemas.js';
 import { daemonProtocol } from './protocol.js';
 import { daemonService } from './service.js';
+import { daemonTable } from './table.js';
 import { daemonTargets } from './targets.js';
+import { listDaemonSessions, SESSIONS_SHOWN } from '../discovery/sessions.js';
 
 /** Daemons for users: Viewer reads, Admin manages (decisions §2). */
 /**
@@ -65,6 +67,15 @@ const daemonRoutesDeclared = defineRoutes([
     operationId: 'getDaemonHistory', method: 'get', path: '/api/v1/daemons/:id/history', group: 'Daemons', auth: 'Viewer', summary: 'Every state of a daemon, newest first', list: true,
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),
+  },
+  {
+    operationId: 'listDaemonSessions', method: 'get', path: '/api/v1/daemons/:id/sessions', group: 'Daemons', auth: 'Viewer', list: true,
+    summary: `A daemon’s discovery sessions, newest first (at most ${SESSIONS_SHOWN}): phase, progress, and error (why it failed or stalled, or the daemon’s warning)`,
+    params: idParams, response: discoverySessionResponse,
+    handler: async ({ db, scope, params }) => {
+      await daemonTable.get(db, scope, params.id); // 404 / 403 as every daemon read
+      return listDaemonSessions(db, params.id);
+    },
   },
   // What the daemon may scan (issue 24.8): read like the daemon, approved and revoked like its other writes.
   {

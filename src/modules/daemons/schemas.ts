@@ -74,3 +74,13 @@ export const targetsResponse = Joi.object({
   suggested: Joi.array().items(Joi.object({ subnet_id: uuid(), cidr: Joi.string(), name: Joi.string() }).label('DaemonSuggestedTarget'))
     .description('Subnets the daemon reported being on (its SelfReport) that are not approved'),
 }).label('DaemonTargets');
+
+export const discoverySessionResponse = Joi.object({
+  id: uuid(), daemon_id: uuid(), network_id: uuid(),
+  discovery_type: Joi.object({ type: Joi.string().valid('SelfReport', 'Network', 'Docker') }).unknown(true).description('As queued (SNMP communities masked)'),
+  phase: Joi.string().valid('Pending', 'Starting', 'Started', 'Scanning', 'Complete', 'Failed', 'Cancelled'),
+  progress: Joi.number().integer(),
+  error: Joi.string().allow(null).description('Why it failed or stalled, or a warning the daemon sent with Complete (a run that found no host where there were hosts)'),
+  cancel_requested: Joi.boolean(),
+  started_at: timestamp().allow(null), finished_at: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
+}).label('DiscoverySession');

@@ -127,3 +127,32 @@ export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTE
   );
   return { cancelRequested: cancelRequested.length, failed: failed.length };
 }
+
+/** Sessions a daemon's page shows: the newest first, at most this many (every read has a bound). */
+export const SESSIONS_SHOWN = 100;
+
+/** SNMP communities travel in plaintext only in work handed to a daemon (reference §0); shown masked. */
+function maskCommunities(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskCommunities);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'community' && typeof v === 'string' ? '********' : maskCommunities(v)]));
+  }
+  return value;
+}
+
+/**
+ * A daemon's discovery sessions as users see them, newest first: what ran, how it ended and why
+ * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete).
+ */
+export async function listDaemonSessions(db: Db, daemonId: string) {
+  const rows = await db.query<SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown }>(
+    `select id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at
+     from discovery_sessions where daemon_id = ? order by created_at desc, id desc limit ${SESSIONS_SHOWN}`,
+    [daemonId],
+  );
+  return rows.map((s) => ({
+    id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, discovery_type: maskCommunities(s.discovery_type), phase: s.phase, progress: s.progress,
+    error: s.error, cancel_requested: s.cancel_requested, started_at: isoTimestamp(s.started_at), finished_at: isoTimestamp(s.finished_at),
+    created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at),
+  }));
+}
