@@ -46,11 +46,6 @@ export interface RunnerDeps {
   /** Scanning updates: at most one per progressMinMs when progress rises, one per keepAliveMs anyway (upstream 10 s / 30 s). */
   progressMinMs?: number;
   keepAliveMs?: number;
-  /**
-   * Whether the terminal Complete carries the run's warnings in `error`. Off: the server stores
-   * `error` but shows no session to users yet, so the warnings are logged (see the report).
-   */
-  warningsInError?: boolean;
 }
 
 export interface SessionResult {
@@ -59,6 +54,13 @@ export interface SessionResult {
   hostsReported: number;
   report?: ScanReport;
 }
+
+/**
+ * A Complete with warnings carries them in `error` (the server stores it and shows it with the
+ * daemon's sessions, GET /api/v1/daemons/:id/sessions): a run that found nothing where there were
+ * hosts is a visible warning, not a silent success. No warning: null, as upstream.
+ */
+const warningText = (warnings: string[]) => (warnings.length ? `Warning: ${warnings.join('\n')}`.slice(0, 10_000) : null);
 
 /** The full port range is spread over this many runs (one slice per run, after the light set). */
 export const FULL_RANGE_SLICES = 7;
@@ -167,7 +169,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   if (!targets.length) {
     warnings.push('nothing to scan: no subnet approved for this agent on the server and no --targets (the agent never scans its own subnets unasked)');
     for (const w of warnings) deps.log.warn(w);
-    return steps.finish('Complete', deps.warningsInError ? warnings.join('\n') : null, { warnings, hostsReported: 0 });
+    return steps.finish('Complete', warningText(warnings), { warnings, hostsReported: 0 });
   }
 
   const state = deps.state;
@@ -243,5 +245,5 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   if (reportFailures.length) warnings.push(`${reportFailures.length} host report(s) not accepted by the server: ${reportFailures.slice(0, 3).join('; ')}`);
   for (const w of warnings) deps.log.warn(w, { session_id: work.session_id });
   if (reportFailures.length && !hostsReported) return steps.finish('Failed', warnings.at(-1)!, { warnings, hostsReported, report });
-  return steps.finish('Complete', deps.warningsInError && warnings.length ? warnings.join('\n').slice(0, 10_000) : null, { warnings, hostsReported, report });
+  return steps.finish('Complete', warningText(warnings), { warnings, hostsReported, report });
 }

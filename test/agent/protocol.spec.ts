@@ -14,6 +14,7 @@ import { runAgent, type AgentDeps } from '../../agent/main.js';
 import type { Log, SessionResult } from '../../agent/runner.js';
 import type { FoundHost, ScanNetwork, ScanOptions, ScanReport } from '../../agent/scan/types.js';
 import type { LocalHost } from '../../agent/selfReport.js';
+import { loadState } from '../../agent/state.js';
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -119,6 +120,12 @@ describe('agent: the protocol side', function () {
     ...parseConfig(['--server', app.url, '--key', 'placeholder', '--network', t.defaultNetworkId, '--state', join(dir, 'state.json'), '--interval', '0.1']),
     ...extra,
   });
+  /** The sessions users see for the agent's daemon (newest first; the pending default ones left out). */
+  const daemonSessions = async () => {
+    const { daemonId } = loadState(join(dir, 'state.json'));
+    const all = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemonId}/sessions`, { auth: t.owner }));
+    return all.filter((x: any) => x.phase !== 'Pending');
+  };
   const deps = (extra: Partial<AgentDeps> = {}): AgentDeps => ({ log: silent, stop: stop.signal, readLocal: () => LOCAL, backoffScale: 0, ...extra });
 
   beforeEach(async () => {
@@ -254,6 +261,9 @@ describe('agent: the protocol side', function () {
       expect(sessions[1]!.terminal).to.include({ phase: 'Complete' });
       expect(sessions[1]!.warnings.join()).to.match(/nothing to scan/);
       expect(scan.calls).to.deep.equal([]);
+      const network = (await daemonSessions()).find((x: any) => x.discovery_type.type === 'Network');
+      expect(network).to.include({ phase: 'Complete' });
+      expect(network.error).to.match(/^Warning: nothing to scan: no subnet approved for this agent on the server and no --targets/);
     });
   });
 
@@ -312,8 +322,11 @@ describe('agent: the protocol side', function () {
       expect(await runAgent(once, deps({ scanNetwork: empty, onSession: (s) => results.push(s) }))).to.equal(0);
       expect(await runAgent(once, deps({ scanNetwork: fakeScan(), onSession: (s) => results.push(s) }))).to.equal(0);
       expect(await runAgent(once, deps({ scanNetwork: empty, onSession: (s) => results.push(s) }))).to.equal(0);
-      expect(results.map((r) => r.warnings)).to.deep.equal([[], [], [`${TARGET}: no host answered (2 last run): is the target reachable from this agent?`]]);
-      expect(results[2]!.terminal.phase).to.equal('Complete');
+      const warning = `${TARGET}: no host answered (2 last run): is the target reachable from this agent?`;
+      expect(results.map((r) => r.warnings)).to.deep.equal([[], [], [warning]]);
+      // Still Complete, with the warning where users see it: the daemon's sessions on the server.
+      const shown = await daemonSessions();
+      expect(shown.map((x: any) => [x.phase, x.error])).to.deep.equal([['Complete', `Warning: ${warning}`], ['Complete', null], ['Complete', null]]);
     });
   });
 
