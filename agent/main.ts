@@ -34,6 +34,8 @@ export interface AgentDeps {
   /** server_poll: the port the agent's API listens on (after listen). */
   onListening?: (port: number) => void;
   onSession?: (result: SessionResult) => void;
+  /** Where --explain prints (default stdout). */
+  out?: (text: string) => void;
 }
 
 export const consoleLog = (level: 'info' | 'warn' | 'error' = 'info'): Log => {
@@ -100,7 +102,8 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
   const stop = deps.stop ?? new AbortController().signal;
   if (config.explain) {
     const explain = deps.explainAddress ?? (await defaultExplain());
-    process.stdout.write(`${await explain(config.explain, { budget: { probesPerSecond: config.pps, maxOpenSockets: config.sockets }, signal: stop })}\n`);
+    const text = await explain(config.explain, { budget: { probesPerSecond: config.pps, maxOpenSockets: config.sockets }, signal: stop });
+    (deps.out ?? ((t: string) => process.stdout.write(t)))(`${text}\n`);
     return 0;
   }
   const state = loadState(config.statePath);

@@ -14,14 +14,14 @@ import { runAgent, type AgentDeps } from '../../agent/main.js';
 import type { Log, SessionResult } from '../../agent/runner.js';
 import type { FoundHost, ScanNetwork, ScanOptions, ScanReport } from '../../agent/scan/types.js';
 import type { LocalHost } from '../../agent/selfReport.js';
-import { loadState } from '../../agent/state.js';
+import { emptyState, loadState, saveState } from '../../agent/state.js';
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { readRecording } from '../support/fixtures.js';
 import { registerTenant, type Tenant } from '../support/world.js';
-import { createDaemonKey, sql } from '../daemons/world.js';
+import { createDaemonKey, daemonClient, registerDaemon, sql } from '../daemons/world.js';
 import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
 
 const TARGET = '198.18.10.0/24';
@@ -33,9 +33,10 @@ const LOCAL: LocalHost = {
 
 /** What the fake scanner "finds" in a target: a web server with SSH (on-link, MAC) and a host with no open port. */
 function foundHosts(target: ScanOptions['targets'][number]): FoundHost[] {
+  const net = target.cidr.split('.').slice(0, 3).join('.'); // .11 and .12 of the target's /24
   return [
     {
-      ip: '198.18.10.11', mac: 'AA:BB:CC:00:00:11', hostname: 'web-01', target,
+      ip: `${net}.11`, mac: 'AA:BB:CC:00:00:11', hostname: 'web-01', target,
       evidence: [{ kind: 'neighbour', mac: 'AA:BB:CC:00:00:11' }, { kind: 'tcp_open', port: 80 }],
       openPorts: [{ port: 22, protocol: 'Tcp' }, { port: 80, protocol: 'Tcp' }],
       services: [
@@ -43,7 +44,7 @@ function foundHosts(target: ScanOptions['targets'][number]): FoundHost[] {
         { rule: 'ssh-banner', name: 'SSH', definition: 'SSH', port: 22, protocol: 'Tcp', confidence: 'High', reason: 'rule ssh-banner: NULL probe on 22/tcp answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"' },
       ],
     },
-    { ip: '198.18.10.12', mac: null, hostname: null, target, evidence: [{ kind: 'tcp_refused', port: 22 }], openPorts: [], services: [] },
+    { ip: `${net}.12`, mac: null, hostname: null, target, evidence: [{ kind: 'tcp_refused', port: 22 }], openPorts: [], services: [] },
   ];
 }
 
@@ -264,6 +265,96 @@ describe('agent: the protocol side', function () {
       const network = (await daemonSessions()).find((x: any) => x.discovery_type.type === 'Network');
       expect(network).to.include({ phase: 'Complete' });
       expect(network.error).to.match(/^Warning: nothing to scan: no subnet approved for this agent on the server and no --targets/);
+    });
+  });
+
+  describe('targets from the server, identity, restarts', () => {
+    it('scans the subnets approved for it on the server (Network work subnet_ids), never its own suggested subnet', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      // The daemon exists already (registered earlier), with one subnet approved for it.
+      const daemonId = randomUUID();
+      saveState(join(dir, 'state.json'), { ...emptyState(), daemonId, networkId: t.defaultNetworkId });
+      await registerDaemon(daemonClient(app.url, key, daemonId), t.defaultNetworkId);
+      const routed = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { network_id: t.defaultNetworkId, cidr: '198.18.20.0/24', name: 'segment B' } }), 201);
+      expect((await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/targets`, { auth: t.owner, body: { subnet_id: routed.id } })).status).to.be.oneOf([200, 201]);
+
+      const sessions: SessionResult[] = [];
+      const scan = fakeScan();
+      running.push(runAgent(config({ key }), deps({ scanNetwork: scan, onSession: (x) => sessions.push(x) })));
+      await waitFor('two sessions', async () => sessions.length >= 2);
+      expect(sessions[1]!.terminal.discovery_type).to.deep.include({ type: 'Network', subnet_ids: [routed.id] });
+      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId: routed.id }]]);
+      const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts?limit=100', { auth: t.owner }));
+      const web = hosts.find((h: any) => h.name === 'web-01');
+      expect(web.ip_addresses[0]).to.include({ subnet_id: routed.id });
+      // Its own subnet is listed as a suggestion for an operator, not scanned.
+      const targets = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemonId}/targets`, { auth: t.owner }));
+      expect(targets.suggested.map((x: any) => x.cidr)).to.deep.equal(['172.25.0.0/28']);
+    });
+
+    it('a reinstalled agent (new state, new daemon id) on the same machine reports the same host, even with new addresses', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      const selfReported = async (state: string, local: LocalHost) => {
+        const sessions: SessionResult[] = [];
+        const agentStop = new AbortController();
+        const done = runAgent({ ...config({ key }), statePath: join(dir, state) }, deps({ scanNetwork: fakeScan(), readLocal: () => local, stop: agentStop.signal, onSession: (x) => sessions.push(x) }));
+        await waitFor('the self-report', async () => sessions.length >= 1);
+        agentStop.abort();
+        await done;
+        return loadState(join(dir, state)).daemonId;
+      };
+      const first = await selfReported('first.json', LOCAL);
+      const moved: LocalHost = { ...LOCAL, interfaces: [{ ...LOCAL.interfaces[0]!, ip: '172.25.0.9', mac: '8A:07:B6:08:A1:99' }] };
+      const second = await selfReported('second.json', moved);
+      expect(second).to.not.equal(first);
+      const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts?limit=100', { auth: t.owner }));
+      const agentHosts = hosts.filter((h: any) => h.hostname === 'agent-01');
+      expect(agentHosts).to.have.length(1);
+      expect(agentHosts[0].ip_addresses.map((a: any) => a.ip_address).sort()).to.deep.equal(['172.25.0.4', '172.25.0.9']);
+    });
+
+    it('a killed agent starts clean: its startup ends the session it left running, and it takes the next work', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      let killed = false;
+      const dying = (async (input: any, init?: RequestInit) => {
+        if (killed) throw new Error('killed'); // nothing leaves a killed process
+        return fetch(input, init);
+      }) as typeof fetch;
+      const firstStop = new AbortController();
+      const first = runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: endlessScan, fetch: dying, stop: firstStop.signal }));
+      const left = await waitFor('the Network session running', async () =>
+        (await sql(app, `select id from discovery_sessions where discovery_type->>'type' = 'Network' and phase in ('Started', 'Scanning')`))[0]);
+      killed = true;
+      firstStop.abort();
+      await first;
+      expect((await sql(app, `select phase from discovery_sessions where id = ?`, [left.id]))[0]!.phase).to.be.oneOf(['Started', 'Scanning']);
+
+      // The same machine (state file) starts again.
+      const sessions: SessionResult[] = [];
+      running.push(runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: fakeScan(), onSession: (x) => sessions.push(x) })));
+      const ended = await waitFor('the old session ended', async () => {
+        const [row] = await sql(app, `select phase, error from discovery_sessions where id = ?`, [left.id]);
+        return row!.phase === 'Failed' && row;
+      });
+      expect(ended.error).to.match(/restarted/i);
+      // Queued work flows again: a new Network session, run to the end.
+      await sql(app, `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, created_at, updated_at)
+        select ?, organization_id, network_id, id, discovery_type, now(), now() from daemons d,
+          (select discovery_type from discovery_sessions where id = ?) s where d.id = ?`, [randomUUID(), left.id, loadState(join(dir, 'state.json')).daemonId]);
+      await waitFor('the next session', async () => sessions.length >= 1);
+      expect(sessions[0]!.terminal).to.include({ phase: 'Complete' });
+    });
+
+    it('--explain prints what the scanner explains (the scanner\'s explainAddress, with the budget)', async () => {
+      const asked: Array<[string, unknown]> = [];
+      let printed = '';
+      const code = await runAgent(parseConfig(['--explain', '198.18.10.11', '--pps', '20', '--sockets', '4'], {}), deps({
+        explainAddress: async (address, options) => { asked.push([address, options.budget]); return 'explain 198.18.10.11: …'; },
+        out: (text) => { printed += text; },
+      }));
+      expect(code).to.equal(0);
+      expect(asked).to.deep.equal([['198.18.10.11', { probesPerSecond: 20, maxOpenSockets: 4 }]]);
+      expect(printed).to.equal('explain 198.18.10.11: …\n');
     });
   });
 
