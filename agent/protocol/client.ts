@@ -68,6 +68,7 @@ export interface ClientOptions {
   /** Multiplies every backoff wait (tests make retries instant). */
   backoffScale?: number;
   fetch?: typeof fetch;
+  /** Stops retrying (the agent is stopping); a call under way still completes. */
   signal?: AbortSignal;
 }
 
@@ -106,7 +107,7 @@ export class ServerClient {
     try {
       res = await (this.opts.fetch ?? fetch)(this.base + path, {
         method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-        signal: this.opts.signal ? AbortSignal.any([timeout, this.opts.signal]) : timeout,
+        signal: timeout, // not the stop signal: a stopping agent still sends its session's Cancelled
       });
       text = await res.text();
     } catch (err) {

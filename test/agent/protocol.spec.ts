@@ -253,6 +253,17 @@ describe('agent: the protocol side', function () {
       expect(terminals.map((s) => s.body.phase)).to.deep.equal(['Cancelled']);
     });
 
+    it('stopping the agent (SIGTERM) cancels its running session: the server hears Cancelled', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      const agentStop = new AbortController();
+      const done = runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: endlessScan, stop: agentStop.signal }));
+      const session = await waitFor('the Network session running', async () =>
+        (await sql(app, `select id from discovery_sessions where discovery_type->>'type' = 'Network' and phase in ('Started', 'Scanning')`))[0]);
+      agentStop.abort();
+      expect(await done).to.equal(0);
+      expect((await sql(app, `select phase from discovery_sessions where id = ?`, [session.id]))[0]!.phase).to.equal('Cancelled');
+    });
+
     it('Network work with no subnet approved and no --targets scans nothing and ends Complete, with a warning', async () => {
       const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
       const sessions: SessionResult[] = [];
