@@ -77,9 +77,8 @@ async function announce(client: ServerClient, config: AgentConfig, state: AgentS
       return;
     }
   }
-  if (!state.networkId) throw new UsageError('this daemon is not registered yet: give --network <uuid> (the network its key belongs to)');
   const answer = await client.register({
-    daemon_id: client.daemonId, network_id: state.networkId, name: config.name, mode: 'daemon_poll',
+    daemon_id: client.daemonId, network_id: state.networkId!, name: config.name, mode: 'daemon_poll',
     capabilities: { has_docker_socket: false, interfaced_subnet_ids: [] }, user_id: NIL, version: AGENT_VERSION,
   });
   log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id });
@@ -128,6 +127,7 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
 
   if (config.mode === 'server_poll' && !config.once) return serverPoll(config, deps, { state, save, key, clientFor, run, log, stop });
 
+  if (!state.networkId) throw new UsageError('--network <uuid> is required (the network the key belongs to; remembered in the state file afterwards)');
   const client = clientFor(key!);
   await announce(client, config, state, log, true);
 
@@ -213,7 +213,7 @@ async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollC
     },
     status: () => ({ name: config.name, mode: 'server_poll', version: AGENT_VERSION, capabilities }),
     initiate: (work, signal) => {
-      if (!state.networkId) return Promise.reject(new Error('not initialised: no network'));
+      if (!state.networkId || !key) throw new Error('not initialised: POST /api/initialize first (or start the agent with --key and --network)');
       const outbound = { listSubnets: () => ctx.clientFor(key!).listSubnets() as Promise<Array<{ id: string; cidr: string }>> };
       const transport = api.transport(outbound, (c) => { capabilities = c; }, signal);
       return ctx.run(work, signal, transport, port).catch((err) => log.error('session crashed', { err: (err as Error).message }));

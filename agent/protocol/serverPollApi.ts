@@ -23,7 +23,7 @@ export interface ServerPollHooks {
   initialize(networkId: string, apiKey: string): Promise<'initialized' | 'already'>;
   /** POST /api/first-contact: the id the server gave this daemon. */
   firstContact(daemonId: string): void;
-  /** POST /api/discovery/initiate: run the session (not awaited). */
+  /** POST /api/discovery/initiate: run the session (not awaited); throws when the agent cannot run one. */
   initiate(work: { session_id: string; discovery_type: DiscoveryType }, signal: AbortSignal): Promise<unknown>;
   status(): { name: string; mode: string; version: string; capabilities: { has_docker_socket: boolean; interfaced_subnet_ids: string[] } };
 }
@@ -209,7 +209,13 @@ export class ServerPollApi {
     if (this.running) return this.send(res, 409, errorEnvelope('Discovery session already in progress'));
     const controller = new AbortController();
     const sessionId = b.session_id as string;
-    const done = this.hooks.initiate({ session_id: sessionId, discovery_type: b.discovery_type }, controller.signal).finally(() => {
+    let started: Promise<unknown>;
+    try {
+      started = this.hooks.initiate({ session_id: sessionId, discovery_type: b.discovery_type }, controller.signal);
+    } catch (err) {
+      return this.send(res, 500, errorEnvelope((err as Error).message));
+    }
+    const done = started.finally(() => {
       if (this.running?.sessionId === sessionId) this.running = null;
     });
     this.running = { sessionId, controller, done };

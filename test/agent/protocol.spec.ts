@@ -4,7 +4,7 @@
 // whose bodies a 0.14.13 daemon made); its findings are checked in the server's inventory.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -23,6 +23,7 @@ import { readRecording } from '../support/fixtures.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql } from '../daemons/world.js';
 import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
+import { buildAgent } from '../../scripts/build.js';
 
 const TARGET = '198.18.10.0/24';
 const silent: Log = { info() {}, warn() {}, error() {} };
@@ -164,6 +165,16 @@ describe('agent: the protocol side', function () {
       bad(['--server', 'http://s', '--key', 'k', '--mode', 'push'], /--mode/);
     });
 
+    it('daemon_poll and --once need the network (once; it is remembered): a usage error before any contact', async () => {
+      let contacted = false;
+      const noNetwork = { ...config({ key: 'scp_d_x' }), network: null };
+      const refused = await runAgent(noNetwork, deps({ fetch: (async () => { contacted = true; throw new Error('no'); }) as unknown as typeof fetch, scanNetwork: fakeScan() }))
+        .then(() => null, (err) => err);
+      expect(refused).to.be.instanceOf(UsageError);
+      expect(refused.message).to.match(/--network <uuid> is required/);
+      expect(contacted).to.equal(false);
+    });
+
     it('the CLI (a child process) exits 2 with a message for a bad CIDR, before any contact', () => {
       const child = spawnSync(NODE, ['--import', 'tsx', 'agent/main.ts', '--server', 'http://127.0.0.1:9', '--key', 'scp_d_x', '--once', '--targets', '198.18.10.0/33'], {
         cwd: ROOT, encoding: 'utf8', env: { ...process.env, AGENT_STATE: join(dir, 'cli.json') }, timeout: 20_000,
@@ -171,6 +182,19 @@ describe('agent: the protocol side', function () {
       expect(child.status, child.stderr).to.equal(2);
       expect(child.stderr).to.include("bad target '198.18.10.0/33': expected an IPv4 CIDR");
       expect(child.stderr).to.include('Usage: npm run agent');
+    });
+
+    it('the single-file bundle (dist/agent.js) runs alone, copied away from the repository', async () => {
+      await buildAgent();
+      const copy = join(dir, 'agent.js');
+      copyFileSync(join(ROOT, 'dist/agent.js'), copy);
+      const run = (args: string[]) => spawnSync(NODE, [copy, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, AGENT_STATE: join(dir, 'b.json') }, timeout: 20_000 });
+      const help = run(['--help']);
+      expect(help.status, help.stderr).to.equal(0);
+      expect(help.stdout).to.include('--targets <cidr,…>');
+      const bad = run(['--server', 'http://127.0.0.1:9', '--key', 'scp_d_x', '--frobnicate']);
+      expect(bad.status).to.equal(2);
+      expect(bad.stderr).to.include("unknown argument '--frobnicate'");
     });
   });
 
@@ -459,6 +483,7 @@ describe('agent: the protocol side', function () {
 
       // Before initialisation every authenticated route is refused in plain text.
       expect(await agent('GET', '/api/status')).to.deep.equal({ status: 401, body: 'Daemon not configured' });
+      expect((await agent('POST', '/api/discovery/initiate', { session_id: randomUUID(), discovery_type: { type: 'SelfReport', host_id: null } })).status).to.equal(401);
       await sameAsRecorded('/api/initialize', await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key }));
       expect((await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key })).body.data).to.equal('Daemon already initialized');
       expect(await agent('GET', '/api/status', undefined, 'scp_d_wrong')).to.deep.equal({ status: 401, body: 'Invalid API key' });
