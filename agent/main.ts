@@ -90,7 +90,7 @@ function postingTransport(client: ServerClient): Transport {
     postSubnet: (body) => client.postEntity('/api/v1/subnets', body),
     listSubnets: () => client.listSubnets() as Promise<Array<{ id: string; cidr: string }>>,
     postHost: async (request) => { await client.postEntity('/api/v1/hosts/discovery', request); },
-    update: async (payload) => { await client.call('POST', `/api/v1/discovery/${payload.session_id}/update`, payload); },
+    update: async (payload) => { await client.update(payload); },
     updateCapabilities: async (c) => { await client.updateCapabilities(c); },
   };
 }

@@ -21,8 +21,15 @@ export class ServerError extends Error {
     readonly status: number | null,
     readonly code: string | null,
     message: string,
+    /** A 429's or 503's Retry-After, ms. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(`${method} ${path}: ${message}`);
+  }
+
+  /** Worth trying again later: no answer, a server error, or "too many requests" (the server limits each daemon key). */
+  get isTransient(): boolean {
+    return this.status === null || this.status === 429 || this.status >= 500;
   }
 
   /** No answer at all (connection refused, timeout): worth retrying. */
@@ -120,8 +127,10 @@ export class ServerClient {
       parsed = undefined;
     }
     const env = parseEnvelope(parsed);
-    if (!env) throw new ServerError(method, path, res.status, null, `HTTP ${res.status}`);
-    if (!res.ok || !env.success) throw new ServerError(method, path, res.status, env.code ?? null, env.error ?? `HTTP ${res.status}`);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    const retryAfterMs = retryAfter > 0 ? Math.min(retryAfter, 300) * 1000 : null;
+    if (!env) throw new ServerError(method, path, res.status, null, `HTTP ${res.status}`, retryAfterMs);
+    if (!res.ok || !env.success) throw new ServerError(method, path, res.status, env.code ?? null, env.error ?? `HTTP ${res.status}`, retryAfterMs);
     if (!('data' in env)) throw new ServerError(method, path, res.status, null, 'No data in response');
     return env.data as T;
   }
@@ -134,15 +143,15 @@ export class ServerClient {
         return await run();
       } catch (err) {
         if (!(err instanceof ServerError) || !retryable(err) || attempt >= policy.tries || this.opts.signal?.aborted) throw err;
-        await sleep(wait * (this.opts.backoffScale ?? 1), this.opts.signal);
+        await sleep(Math.max(wait, err.retryAfterMs ?? 0) * (this.opts.backoffScale ?? 1), this.opts.signal);
         wait = Math.min(wait * 2, policy.maxMs);
       }
     }
   }
 
-  /** Entity posts: retried on network errors and 5xx (§1.1 step 4: 5 tries). */
+  /** Entity posts: retried on network errors, 5xx and 429 (§1.1 step 4: 5 tries). */
   postEntity<T>(path: string, body: unknown): Promise<T> {
-    return this.withRetry(RETRY.entities, (e) => e.isNetwork || (e.status ?? 0) >= 500, () => this.call<T>('POST', path, body));
+    return this.withRetry(RETRY.entities, (e) => e.isTransient, () => this.call<T>('POST', path, body));
   }
 
   startup() {
@@ -154,21 +163,26 @@ export class ServerClient {
   }
 
   requestWork(status: { name: string; mode: string; version: string }) {
-    return this.withRetry(RETRY.network, (e) => e.isNetwork, () => this.call<[WorkPayload | null, boolean]>('POST', `/api/daemons/${this.daemonId}/request-work`, status));
+    return this.withRetry(RETRY.network, (e) => e.isNetwork || e.status === 429, () => this.call<[WorkPayload | null, boolean]>('POST', `/api/daemons/${this.daemonId}/request-work`, status));
   }
 
   updateCapabilities(capabilities: { has_docker_socket: boolean; interfaced_subnet_ids: string[] }) {
     return this.call<null>('POST', `/api/daemons/${this.daemonId}/update-capabilities`, capabilities);
   }
 
-  /** Progress of a session (the path id is the session's; the server reads the body's). */
+  /**
+   * Progress of a session (the path id is the session's; the server reads the body's). Upstream
+   * ignores a failed update; a terminal one is retried like an entity (a lost Complete would leave
+   * the session running until the stalled sweep).
+   */
   update(payload: WorkPayload) {
-    return this.call<null>('POST', `/api/v1/discovery/${payload.session_id}/update`, payload);
+    const send = () => this.call<null>('POST', `/api/v1/discovery/${payload.session_id}/update`, payload);
+    return ['Complete', 'Failed', 'Cancelled'].includes(payload.phase) ? this.withRetry(RETRY.entities, (e) => e.isTransient, send) : send();
   }
 
   /** Every subnet of the daemon's network (a paginated envelope, no paging applied). */
   listSubnets() {
-    return this.withRetry(RETRY.entities, (e) => e.isNetwork, () => this.call<Array<Record<string, unknown>>>('GET', '/api/v1/subnets'));
+    return this.withRetry(RETRY.entities, (e) => e.isTransient, () => this.call<Array<Record<string, unknown>>>('GET', '/api/v1/subnets'));
   }
 }
 

@@ -86,6 +86,17 @@ describe('agent: the server client', () => {
     const invalid = client([{ status: 400, body: { success: false, error: 'bad', meta: META } }]);
     await failure(invalid.c.postEntity('/api/v1/subnets', {}));
     expect(invalid.seen).to.have.length(1);
+    // The server limits each daemon key: a 429 waits its Retry-After and tries again.
+    const limited = client([{ status: 429, body: { success: false, error: 'slow down', code: 'rate_limited', meta: META } }, { status: 200, body: { success: true, data: { id: 'h' }, meta: META } }]);
+    expect(await limited.c.postEntity('/api/v1/hosts/discovery', {})).to.deep.equal({ id: 'h' });
+    expect(limited.seen).to.have.length(2);
+    // A terminal update is retried; a progress update is not (as upstream, its loss is harmless).
+    const payload = (phase: string) => ({ session_id: 's', phase }) as any;
+    const terminal = client([new Error('ECONNRESET'), { status: 200, body: { success: true, data: null, meta: META } }]);
+    expect(await terminal.c.update(payload('Complete'))).to.equal(null);
+    const progress = client([new Error('ECONNRESET'), { status: 200, body: { success: true, data: null, meta: META } }]);
+    await failure(progress.c.update(payload('Scanning')));
+    expect(progress.seen).to.have.length(1);
     // Five tries at most (§1.1 step 4).
     const down = client(Array.from({ length: 10 }, () => new Error('ECONNREFUSED')));
     await failure(down.c.postEntity('/api/v1/hosts/discovery', {}));
