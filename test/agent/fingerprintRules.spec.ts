@@ -98,6 +98,8 @@ describe('agent fingerprint: rules on recorded answers', () => {
     expect(guess).to.deep.include({ rule: 'ssh-port', definition: 'SSH', confidence: 'Low' });
     expect(guess.reason).to.equal('rule ssh-port: port 22/tcp open (port number only: no probe answer matched a rule)');
     expect(recognise(22, [answer('null', 22, ''), answer('http-get', 22, OPENSSH)]).service!.confidence).to.equal('High');
+    const cert = { subject: 'x', san: '', issuer: 'y' };
+    expect(recognise(22, [answer('null', 22, OPENSSH), answer('tls', 22, '', { cert })]).service!.rule).to.equal('ssh-greeting'); // a later, weaker match does not replace it
     expect(recognise(40000, [answer('null', 40000, 'hello')]).service).to.equal(null);
   });
 

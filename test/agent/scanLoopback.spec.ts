@@ -29,7 +29,8 @@ function listen(server: net.Server, host: string, port = 0): Promise<number> {
   });
 }
 const sshServer = () => net.createServer((s) => { s.on('error', () => undefined); s.end(GREETING); });
-const silentServer = (onConnect?: () => void) => net.createServer((s) => { s.on('error', () => undefined); onConnect?.(); });
+// Reads and drops what it gets (a paused socket would never see the client's close), answers nothing.
+const silentServer = (onConnect?: () => void) => net.createServer((s) => { s.on('error', () => undefined); s.resume(); onConnect?.(); });
 const redisServer = () => net.createServer((s) => {
   s.on('error', () => undefined);
   s.on('data', (d) => s.write(d.toString('latin1').startsWith('PING\r\n') ? '+PONG\r\n' : '-ERR unknown command\r\n'));
@@ -113,6 +114,29 @@ describe('agent scan: loopback', function () {
     expect(report.probesSent).to.be.at.least(8 + 8); // the liveness ports and ours, then the fingerprints
   });
 
+  it('each probe sends what it says: the connect and NULL nothing, PING, the SSLRequest, a GET with Host, a TLS ClientHello', async () => {
+    const received: Buffer[] = [];
+    let connections = 0;
+    const recorder = net.createServer((s) => {
+      connections++;
+      const chunks: Buffer[] = [];
+      s.on('error', () => undefined);
+      s.on('data', (d) => chunks.push(d));
+      s.once('close', () => received.push(Buffer.concat(chunks)));
+    });
+    const port = await listen(recorder, '127.0.0.4');
+    await scan({ targets: [{ cidr: '127.0.0.4/32' }] }, { ports: [port], probeTimeouts: { replyMs: 150, idleMs: 50 } });
+    while (received.length < connections) await new Promise((r) => setTimeout(r, 10)); // the last closes reach the server
+    const seen = received.map((b) => (b[0] === 0x16 ? 'tls-client-hello' : b.toString('latin1'))).sort();
+    expect(seen).to.deep.equal([
+      '', '', // the port sweep's connect, and the NULL probe
+      '\x00\x00\x00\x08\x04\xd2\x16\x2f',
+      `GET / HTTP/1.1\r\nHost: 127.0.0.4:${port}\r\nUser-Agent: netinv-agent\r\nAccept: */*\r\nConnection: close\r\n\r\n`,
+      'PING\r\n',
+      'tls-client-hello',
+    ].sort());
+  });
+
   it('a closed port on 127.0.0.2 is evidence: tcp_refused, a host with no open port', async () => {
     const closed = await freePort('127.0.0.2');
     const report = await scan({ targets: [{ cidr: '127.0.0.2/32' }] }, { ports: [closed] });
@@ -150,6 +174,28 @@ describe('agent scan: loopback', function () {
     expect(report.warnings).to.deep.equal([`127.0.1.0/28: 13 addresses answered ${port}/tcp alike and nothing validated: a middlebox? none recorded`]);
   });
 
+  it('one socket budget for the whole run: never more connections open at once than maxOpenSockets, across hosts', async () => {
+    const port = await freePort('127.0.3.1');
+    let open = 0;
+    let most = 0;
+    for (let i = 1; i <= 8; i++) {
+      const server = silentServer();
+      server.on('connection', (s) => {
+        most = Math.max(most, ++open);
+        s.once('close', () => open--);
+      });
+      await listen(server, `127.0.3.${i}`, port);
+    }
+    const report = await runScan(
+      { targets: [{ cidr: '127.0.3.0/28' }], budget: { probesPerSecond: 1000, maxOpenSockets: 2 } },
+      { ports: [port], probeTimeouts: { replyMs: 100, idleMs: 50 } },
+    );
+    expect(report.addressesTried).to.equal(14);
+    // Each silent port gets five probes that each hold their connection; the servers see a close a
+    // moment after the scanner freed its place, hence two of slack (sixteen hosts at once would be ~16).
+    expect(most).to.be.within(1, 4);
+  });
+
   it('cancel: a signal ends the run early with cancelled: true', async () => {
     const port = await freePort('127.0.2.1');
     for (let i = 1; i <= 14; i++) await listen(silentServer(), `127.0.2.${i}`, port);
@@ -174,6 +220,8 @@ describe('agent scan: loopback', function () {
     expect(text).to.match(new RegExp(`refused \\(a RST: alive, evidence tcp_refused\\) [0-9, ]*\\b${closed}\\b`));
     expect(text).to.contain(`port ${ssh}/tcp:\n  probe NULL (read the greeting): answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n"`);
     expect(text).to.contain('rule ssh-greeting: MATCHED "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"');
+    const sshSection = text.slice(text.indexOf(`port ${ssh}/tcp:`)).split(/\n(?=port |probes sent)/)[0];
+    expect(sshSection.match(/^  probe /gm)).to.have.length(1); // recognised (High) by the greeting: no further probe
     expect(text).to.contain(`=> SSH [SSH] confidence High: rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered`);
     expect(text).to.contain('port 6379/tcp:\n  probe "PING\\r\\n": answered "+PONG\\r\\n"');
     expect(text).to.match(/rule ssh-greeting: no \(answer "\+PONG\\r\\n" does not match /);
