@@ -10,6 +10,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { explainAddress } from '../../agent/fingerprint/explain.js';
 import { runScan, type ScanTuning } from '../../agent/scan/scan.js';
+import { parseCidr } from '../../agent/scan/targets.js';
 import type { FoundHost, ScanOptions } from '../../agent/scan/types.js';
 
 const GREETING = 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n';
@@ -146,6 +147,32 @@ describe('agent scan: loopback', function () {
     expect(host.openPorts).to.deep.equal([]);
     expect(host.evidence.map((e) => e.kind)).to.deep.equal(['tcp_refused']);
     expect(report.aliveByEvidence).to.deep.equal({ tcp_refused: 1 });
+  });
+
+  it('MAC from the neighbour table on on-link targets only, read after the liveness connects', async () => {
+    let connects = 0;
+    const web = http.createServer(page);
+    web.on('connection', () => connects++);
+    await listen(web, '127.0.0.5', 8080); // a liveness port
+    let connectsBeforeRead = -1;
+    const table = async () => {
+      connectsBeforeRead = connects;
+      return new Map([['127.0.0.5', '02:AA:BB:CC:DD:05'], ['127.0.0.6', '00:1B:21:00:00:06']]);
+    };
+    // Loopback stands in for an on-link subnet here (the neighbour table is a stub: lo has none).
+    const onLink = await scan({ targets: [{ cidr: '127.0.0.5/32' }] }, { ports: [], onLink: [parseCidr('127.0.0.0/8')], readNeighbours: table });
+    expect(connectsBeforeRead).to.be.above(0);
+    const host = onLink.hosts[0];
+    expect(host).to.deep.include({ ip: '127.0.0.5', mac: '02:AA:BB:CC:DD:05', macIsRandom: true });
+    expect(host.evidence).to.deep.include({ kind: 'neighbour', mac: '02:AA:BB:CC:DD:05' });
+    expect(onLink.aliveByEvidence).to.deep.include({ neighbour: 1, tcp_open: 1 });
+    expect(host.services.map((s) => s.rule)).to.deep.equal(['http']);
+
+    connectsBeforeRead = -1;
+    const routed = await scan({ targets: [{ cidr: '127.0.0.5/32' }] }, { ports: [], onLink: [parseCidr('198.18.10.0/24')], readNeighbours: table });
+    expect(connectsBeforeRead).to.equal(-1); // not even read
+    expect(routed.hosts[0].mac).to.equal(null);
+    expect(routed.hosts[0].evidence.map((e) => e.kind)).to.not.include('neighbour');
   });
 
   it('never connects to 9100-9107 unless probeRawSocketPorts, even when asked by extraPorts or known ports', async function () {
