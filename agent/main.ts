@@ -215,7 +215,18 @@ async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollC
     initiate: (work, signal) => {
       if (!state.networkId || !key) throw new Error('not initialised: POST /api/initialize first (or start the agent with --key and --network)');
       const outbound = { listSubnets: () => ctx.clientFor(key!).listSubnets() as Promise<Array<{ id: string; cidr: string }>> };
-      const transport = api.transport(outbound, (c) => { capabilities = c; }, signal);
+      const buffered = api.transport(outbound, (c) => { capabilities = c; }, signal);
+      // The end of a session is also sent straight to the server (as upstream's server_poll daemons
+      // try): a stopping agent is polled no more, and its session would otherwise stay running.
+      const transport: Transport = {
+        ...buffered,
+        update: async (payload) => {
+          await buffered.update(payload);
+          if (['Complete', 'Failed', 'Cancelled'].includes(payload.phase)) {
+            await ctx.clientFor(key!).update(payload).catch((err) => log.info('terminal update not sent directly (the next poll carries it)', { err: (err as Error).message }));
+          }
+        },
+      };
       return ctx.run(work, signal, transport, port).catch((err) => log.error('session crashed', { err: (err as Error).message }));
     },
   });

@@ -529,6 +529,8 @@ describe('agent: the protocol side', function () {
       });
       expect(terminal).to.include({ session_id: session, daemon_id: daemonId, network_id: t.defaultNetworkId });
       expect((await agent('GET', '/api/poll')).body.data.progress).to.equal(null); // a terminal progress is handed out once
+      // The end is also sent straight to the server (a stopping agent is polled no more).
+      await waitFor('the Cancelled session on the server', async () => (await sql(app, `select phase from discovery_sessions where id = ?`, [session]))[0]?.phase === 'Cancelled');
     });
   });
 });
