@@ -25,6 +25,13 @@ export interface ScanTuning {
   ports?: readonly number[];
   onLink?: ParsedCidr[];
   readNeighbours?: () => Promise<Map<string, string>>;
+  /** The TCP connect sweep (tests replace it to check the plan without a packet). */
+  sweep?: typeof sweepPorts;
+  /**
+   * A host's name (e.g. a PTR lookup against a resolver the operator chose). None by default: the
+   * system resolver may sit outside the targets, and nothing but the targets is ever sent to.
+   */
+  reverseDns?: (ip: string) => Promise<string | null>;
 }
 
 export const scanNetwork: ScanNetwork = (options) => runScan(options);
@@ -37,6 +44,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   const onLink = tuning.onLink ?? onLinkNetworks();
   const neighbours = tuning.readNeighbours ?? readNeighbours;
   const chunkSize = tuning.chunkSize ?? 256;
+  const sweep = tuning.sweep ?? sweepPorts;
   const report: ScanReport = { addressesTried: 0, aliveByEvidence: {}, hosts: [], warnings: [], probesSent: 0, cancelled: false };
 
   const total = allowed.size;
@@ -61,7 +69,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
         const chunk = addresses.slice(i, i + chunkSize);
         for (const ip of chunk) if (!allowed.has(ip)) throw new Error(`refusing to probe ${ip}: not in the targets`);
         report.addressesTried += chunk.length;
-        const liveness = await Promise.all(chunk.map((ip) => sweepPorts(ip, LIVENESS_PORTS, budget, signal)));
+        const liveness = await Promise.all(chunk.map((ip) => sweep(ip, LIVENESS_PORTS, budget, signal)));
         const macs = chunk.some((ip) => isOnLink(ip, onLink)) ? await neighbours() : new Map<string, string>();
         await eachAtOnce(chunk.map((ip, n) => ({ ip, sweep: liveness[n] })), tuning.hostsAtOnce ?? 16, async ({ ip, sweep }) => {
           const mac = isOnLink(ip, onLink) ? macs.get(ip) ?? null : null;
@@ -99,19 +107,21 @@ async function probeHost(
     extraPorts: options.extraPorts, known: options.known?.[ip], fullRangeSlice: options.fullRangeSlice,
     probeRawSocketPorts: options.probeRawSocketPorts,
   }, tuning.ports).filter((p) => !LIVENESS_PORTS.includes(p));
-  const sweep = await sweepPorts(ip, ports, budget, signal);
+  const sweep = await (tuning.sweep ?? sweepPorts)(ip, ports, budget, signal);
   const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence]);
   if (!evidence.length) return null; // assume-up probes every port but never invents a host
   const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
   const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts: tuning.probeTimeouts })));
   signal?.throwIfAborted();
+  const hostname = tuning.reverseDns ? await tuning.reverseDns(ip) : null;
   const host: FoundHost = {
-    ip, mac, hostname: null, evidence,
+    ip, mac, hostname, evidence,
     openPorts: open.map((port) => ({ port, protocol: 'Tcp' as const })),
     services: identities.flatMap((i) => (i.service ? [i.service] : [])),
     target,
   };
   if (mac) host.macIsRandom = isRandomMac(mac);
+  if (hostname) host.hostnameSource = 'ptr';
   return host;
 }
 
