@@ -6,7 +6,7 @@
 import type { AgentConfig } from './config.js';
 import { ipv4ToInt } from './config.js';
 import type { DiscoveryType, WorkPayload } from './protocol/client.js';
-import { evidenceSummary, hostRequest, networkDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
+import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
 import { readLocalHost, selfHostRequest, selfSubnets, type LocalHost } from './selfReport.js';
 import type { AgentState } from './state.js';
@@ -79,8 +79,10 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
   const now = deps.now ?? (() => new Date());
   let startedAt: string | null = null;
   let progress = 0;
+  // The work's SNMP communities came in plaintext; what goes back is redacted (reference §0).
+  const reportedType = redactDiscoveryType(work.discovery_type) as DiscoveryType;
   const payload = (phase: WorkPayload['phase'], error: string | null = null, finished = false): WorkPayload => ({
-    session_id: work.session_id, daemon_id: deps.daemonId, network_id: deps.networkId, phase, discovery_type: work.discovery_type,
+    session_id: work.session_id, daemon_id: deps.daemonId, network_id: deps.networkId, phase, discovery_type: reportedType,
     progress: phase === 'Complete' ? 100 : progress, error, started_at: startedAt, finished_at: finished ? now().toISOString() : null,
   });
   const send = async (p: WorkPayload) => {
@@ -154,7 +156,8 @@ async function resolveTargets(dt: DiscoveryType & { subnet_ids?: string[] | null
   }
   for (const cidr of deps.config.targets) {
     if (targets.has(cidr)) continue;
-    const stored = await deps.transport.postSubnet(subnetBody({ cidr, networkId: deps.networkId, daemonId: deps.daemonId, discoveryType: dt, date: new Date().toISOString() }));
+    const date = (deps.now ?? (() => new Date()))().toISOString();
+    const stored = await deps.transport.postSubnet(subnetBody({ cidr, networkId: deps.networkId, daemonId: deps.daemonId, discoveryType: dt, date }));
     targets.set(cidr, { cidr, subnetId: stored.id });
   }
   return [...targets.values()];

@@ -107,6 +107,15 @@ describe('agent: the session runner', () => {
     });
     expect(JSON.stringify(body)).to.not.match(/s3cret|other/);
   });
+
+  it('the progress updates of a work with SNMP credentials carry them redacted', async () => {
+    const dt = networkDiscoveryType(null, { snmp_credentials: { default_credential: { version: 'V2c', community: 's3cret' }, ip_overrides: [] } });
+    const { transport, updates } = recordingTransport();
+    await runSession(work(dt), new AbortController().signal, deps(transport, async () => report()));
+    expect(phases(updates)).to.deep.equal(['Started', 'Complete']);
+    expect(JSON.stringify(updates)).to.not.include('s3cret');
+    expect((updates[0]!.discovery_type as any).snmp_credentials.default_credential).to.deep.equal({ version: 'V2c', community: '********' });
+  });
 });
 
 describe('agent: self-report', () => {
