@@ -100,7 +100,11 @@ export class ServerPollApi {
       listSubnets: () => outbound.listSubnets(),
       // A host waits in the buffer; the session's end waits for every confirmation (flush).
       postHost: async (request) => { buffer('hosts', request.host.id, request).catch(() => undefined); },
-      update: async (payload) => { this.progress = payload; },
+      update: async (payload) => {
+        // A late progress report never hides the session's end before the server has polled it.
+        const ended = this.progress && TERMINAL.includes(this.progress.phase) && this.progress.session_id === payload.session_id;
+        if (!ended) this.progress = payload;
+      },
       updateCapabilities: async (c) => onCapabilities(c),
       flush: async () => { await Promise.all([...waiting]); },
     };
