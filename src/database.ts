@@ -20,6 +20,7 @@ import { Migration20261125000015EventsByNetwork } from '../migrations/Migration2
 import { Migration20261125000016HistoryParentBtree } from '../migrations/Migration20261125000016HistoryParentBtree.js';
 import { Migration20261125000017IdempotencySecrets } from '../migrations/Migration20261125000017IdempotencySecrets.js';
 import { Migration20261125000018DaemonTargets } from '../migrations/Migration20261125000018DaemonTargets.js';
+import { Migration20261125000019SessionReports } from '../migrations/Migration20261125000019SessionReports.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000016HistoryParentBtree', class: Migration20261125000016HistoryParentBtree },
   { name: 'Migration20261125000017IdempotencySecrets', class: Migration20261125000017IdempotencySecrets },
   { name: 'Migration20261125000018DaemonTargets', class: Migration20261125000018DaemonTargets },
+  { name: 'Migration20261125000019SessionReports', class: Migration20261125000019SessionReports },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -1469,7 +1469,25 @@ export type paths = {
         /** A daemon’s discovery sessions, newest first (at most 100): phase, progress, and error (why it failed or stalled, or the daemon’s warning) */
         get: operations["listDaemonSessions"];
         put?: never;
-        post?: never;
+        /** Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 while one is pending or running */
+        post: operations["scanDaemonNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemons/{id}/sessions/{session_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a discovery session: a pending one ends now (Cancelled); a running one is asked to stop (cancel_requested; the daemon ends it); 409 when it has ended */
+        post: operations["cancelDaemonSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2417,6 +2435,23 @@ export type components = {
             daemon: components["schemas"]["Daemon"];
             daemon_api_key: string;
         };
+        /** @description The run’s report, as our discovery agent sent it with its updates (null: none sent, as from Scanopy daemons) */
+        DiscoveryReport: {
+            /** @description Addresses probed in this run */
+            addresses_tried: number;
+            /** @description Hosts found alive, by the evidence they were believed alive from (tcp_connect, tcp_refused, neighbour, …) */
+            alive_by_evidence: {
+                [key: string]: number;
+            };
+            /** @description Services recognised, by the fingerprint rule that named them */
+            services_by_rule: {
+                [key: string]: number;
+            };
+            warnings: string[];
+            /** @description Collections the run left incomplete (a cut-short walk, a target given up), each saying which and why */
+            incomplete: string[];
+            probes_sent: number;
+        } | null;
         DiscoverySession: {
             /** Format: uuid */
             id: string;
@@ -2441,6 +2476,7 @@ export type components = {
             finished_at: string | null;
             created_at: string;
             updated_at: string;
+            report: components["schemas"]["DiscoveryReport"];
         };
         DaemonApprovedTarget: {
             /** Format: uuid */
@@ -2669,7 +2705,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "entity_in_use" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -2738,7 +2774,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `entity_in_use`, `network_not_empty`, `idempotency_secret_not_replayed` */
+        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `entity_in_use`, `discovery_session_active`, `discovery_session_finished`, `network_not_empty`, `idempotency_secret_not_replayed` */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -9496,6 +9532,93 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    scanDaemonNow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySession"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    cancelDaemonSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description The discovery session
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySession"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listDaemonTargets: {
         parameters: {
             query?: never;
@@ -10049,6 +10172,22 @@ export interface operations {
                     error?: string | null;
                     started_at?: string | null;
                     finished_at?: string | null;
+                    report?: {
+                        /** @description Addresses probed in this run */
+                        addresses_tried: number;
+                        /** @description Hosts found alive, by the evidence they were believed alive from (tcp_connect, tcp_refused, neighbour, …) */
+                        alive_by_evidence: {
+                            [key: string]: number;
+                        };
+                        /** @description Services recognised, by the fingerprint rule that named them */
+                        services_by_rule: {
+                            [key: string]: number;
+                        };
+                        warnings: string[];
+                        /** @description Collections the run left incomplete (a cut-short walk, a target given up), each saying which and why */
+                        incomplete: string[];
+                        probes_sent: number;
+                    } | null;
                 } & {
                     [key: string]: unknown;
                 };

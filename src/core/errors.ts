@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   outbound_address_refused: { status: 400, message: 'The server does not connect to {detail} ({reason}): see "Outbound requests" in the README' },
   ip_address_out_of_range: { status: 400, message: "IP address {ip} is not inside subnet {subnet}" },
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
+  discovery_session_active: { status: 409, message: "Daemon '{daemon_id}' already has a Network discovery session {phase} ({session_id}): wait for it to end, or cancel it" },
+  discovery_session_finished: { status: 409, message: "Discovery session '{id}' has already ended ({phase})" },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
   idempotency_key_reused: { status: 422, message: "Idempotency-Key '{key}' was used for a different request: send a new key for a new request" },
   idempotency_secret_not_replayed: { status: 409, message: "The request with Idempotency-Key '{key}' was done (it created {id}), but its answer held a secret shown only once, which is not kept: rotate that key or secret for a new one" },

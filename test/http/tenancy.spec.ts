@@ -231,6 +231,8 @@ interface Fixture {
 }
 
 const net = (p: Ids) => `?network_id=${p.network}`;
+/** Daemons of the cancel fixture → the scan queued for them. */
+const scanOf = new Map<string, string>();
 /** Networks deleted for the restore fixture → an instant at which they existed. */
 const deletedAt = new Map<string, string>();
 
@@ -392,6 +394,12 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/sessions': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
+  'POST /api/v1/daemons/:id/sessions': { role: 'Admin', id: 'daemon', fresh: 'daemon', status: 201, outside: 'Daemon', answersOther: true },
+  'POST /api/v1/daemons/:id/sessions/:session_id/cancel': {
+    role: 'Admin', id: 'daemon', fresh: 'daemon', status: 202, outside: 'Daemon', answersOther: true,
+    // The allowed call cancels a scan queued for a fresh daemon (the refusals name no session of theirs).
+    afterFresh: async (id, app, w) => { scanOf.set(id, expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/sessions`, { auth: w.owner.auth }), 201).id); },
+  },
   'GET /api/v1/daemons/:id/targets': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/targets': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, body: (p) => ({ subnet_id: p.subnet }) },
   'DELETE /api/v1/daemons/:id/targets/:subnet_id': {
@@ -502,6 +510,7 @@ function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place
   const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
     if (param === 'delivery_id') return ids.delivery;
     if (param === 'subnet_id') return ids.subnet;
+    if (param === 'session_id') return scanOf.get(ids.daemon) ?? randomUUID();
     // Consolidation: the place's host absorbs `ids.host` (a fresh one for the allowed call).
     if (param === 'destination') return place.host;
     if (param === 'other') return ids.host;

@@ -6,13 +6,14 @@ import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
 import {
-  approvedTargetResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, targetBody, targetParams, targetsResponse,
+  approvedTargetResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, sessionParams, targetBody, targetParams,
+  targetsResponse,
 } from './schemas.js';
 import { daemonProtocol } from './protocol.js';
 import { daemonService } from './service.js';
 import { daemonTable } from './table.js';
 import { daemonTargets } from './targets.js';
-import { listDaemonSessions, SESSIONS_SHOWN } from '../discovery/sessions.js';
+import { cancelSession, listDaemonSessions, queueNetworkScan, SESSIONS_SHOWN, type DaemonRef } from '../discovery/sessions.js';
 
 /** Daemons for users: Viewer reads, Admin manages (decisions §2). */
 /**
@@ -76,6 +77,28 @@ const daemonRoutesDeclared = defineRoutes([
       await daemonTable.get(db, scope, params.id); // 404 / 403 as every daemon read
       return listDaemonSessions(db, params.id);
     },
+  },
+  // Operators' sessions (issue 25.3): "scan now" and cancel, managed like the daemon's other writes.
+  {
+    operationId: 'scanDaemonNow', method: 'post', path: '/api/v1/daemons/:id/sessions', group: 'Daemons', auth: 'Admin', status: 201, errors: [409],
+    summary: 'Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 while one is pending or running',
+    params: idParams, response: discoverySessionResponse,
+    handler: ({ db, scope, params }) => db.transaction(async (tx) => {
+      const daemon = await daemonTable.get(tx, scope, params.id, undefined, true); // 404 / 403; serialises with request-work
+      return queueNetworkScan(tx, {
+        id: daemon.id as string, organization_id: daemon.organization_id as string, network_id: daemon.network_id as string,
+        host_id: daemon.host_id as string | null, capabilities: (daemon.capabilities ?? {}) as DaemonRef['capabilities'],
+      });
+    }),
+  },
+  {
+    operationId: 'cancelDaemonSession', method: 'post', path: '/api/v1/daemons/:id/sessions/:session_id/cancel', group: 'Daemons', auth: 'Admin', status: 202, errors: [409],
+    summary: 'Cancel a discovery session: a pending one ends now (Cancelled); a running one is asked to stop (cancel_requested; the daemon ends it); 409 when it has ended',
+    params: sessionParams, response: discoverySessionResponse,
+    handler: ({ db, scope, params }) => db.transaction(async (tx) => {
+      await daemonTable.get(tx, scope, params.id, undefined, true);
+      return cancelSession(tx, params.id, params.session_id);
+    }),
   },
   // What the daemon may scan (issue 24.8): read like the daemon, approved and revoked like its other writes.
   {

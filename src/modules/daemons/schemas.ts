@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { body, entityId, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { sessionReport } from '../discovery/schemas.js';
 
 export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
 
@@ -83,4 +84,7 @@ export const discoverySessionResponse = Joi.object({
   error: Joi.string().allow(null).description('Why it failed or stalled, or a warning the daemon sent with Complete (a run that found no host where there were hosts)'),
   cancel_requested: Joi.boolean(),
   started_at: timestamp().allow(null), finished_at: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
+  report: sessionReport().allow(null).description('The run’s report, as our discovery agent sent it with its updates (null: none sent, as from Scanopy daemons)'),
 }).label('DiscoverySession');
+
+export const sessionParams = Joi.object({ id: uuid().required(), session_id: uuid().required() });

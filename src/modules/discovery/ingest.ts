@@ -79,11 +79,14 @@ export interface DiscoveryUpdatePayload {
   error: string | null;
   started_at: string | null;
   finished_at: string | null;
+  /** Our agent's report of the run (schemas.ts sessionReport); null from Scanopy daemons. */
+  report?: Record<string, unknown> | null;
 }
 
 /**
- * A session's progress as the daemon reports it (reference §3.3): the stored state is replaced; an
- * unknown session is created from the report (resilience), for a daemon of the context's network.
+ * A session's progress as the daemon reports it (reference §3.3): the stored state is replaced (a
+ * run's report stays until a later update brings another); an unknown session is created from the
+ * report (resilience), for a daemon of the context's network.
  * A finished session stays finished, and another daemon's or organization's session is never
  * touched (the report is dropped: daemons ignore the answer of these calls anyway).
  */
@@ -91,15 +94,16 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
   assertOwnNetwork(ctx, payload.network_id);
   if (payload.daemon_id !== ctx.daemonId) throw new AppError('daemon_identity_mismatch', { daemon_id: payload.daemon_id });
   await db.query(
-    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, progress, error, started_at, finished_at)
-     select ?, d.organization_id, d.network_id, d.id, ?::jsonb, ?, ?, ?, ?, ? from daemons d
+    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, progress, error, started_at, finished_at, report)
+     select ?, d.organization_id, d.network_id, d.id, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb from daemons d
      where d.id = ? and d.organization_id = ? and d.network_id = ?
      on conflict (id) do update set phase = excluded.phase, progress = excluded.progress, error = excluded.error,
-       started_at = coalesce(excluded.started_at, discovery_sessions.started_at), finished_at = excluded.finished_at, updated_at = now()
+       started_at = coalesce(excluded.started_at, discovery_sessions.started_at), finished_at = excluded.finished_at,
+       report = coalesce(excluded.report, discovery_sessions.report), updated_at = now()
      where discovery_sessions.daemon_id = excluded.daemon_id and not (discovery_sessions.phase = any(?::text[]))`,
     [
       payload.session_id, json(payload.discovery_type), payload.phase, payload.progress, payload.error, payload.started_at, payload.finished_at,
-      ctx.daemonId, ctx.organizationId, ctx.networkId, TERMINAL_PHASES,
+      payload.report ? json(payload.report) : null, ctx.daemonId, ctx.organizationId, ctx.networkId, TERMINAL_PHASES,
     ],
   );
 }

@@ -75,6 +75,24 @@ export const daemonHostRequestBody = open({
   if_entries: Joi.array().max(10000),
 });
 
+/**
+ * The run's report our agent adds to its session updates (issue 25.3); Scanopy daemons never send
+ * one. Unlike the rest of what daemons send it is ours, so it is checked strictly (no unknown key)
+ * and every part is bounded: it is stored as sent and shown on the Daemons page.
+ */
+export const REPORT_LIMITS = { warnings: 100, incomplete: 100, text: 500, keys: 500, key: 200, count: 2 ** 32 } as const;
+const count = () => Joi.number().integer().min(0).max(REPORT_LIMITS.count);
+const counts = () => Joi.object().pattern(Joi.string().min(1).max(REPORT_LIMITS.key), count().required()).max(REPORT_LIMITS.keys);
+export const sessionReport = () => Joi.object({
+  addresses_tried: count().required().description('Addresses probed in this run'),
+  alive_by_evidence: counts().required().description('Hosts found alive, by the evidence they were believed alive from (tcp_connect, tcp_refused, neighbour, …)'),
+  services_by_rule: counts().required().description('Services recognised, by the fingerprint rule that named them'),
+  warnings: Joi.array().items(Joi.string().max(REPORT_LIMITS.text)).max(REPORT_LIMITS.warnings).required(),
+  incomplete: Joi.array().items(Joi.string().max(REPORT_LIMITS.text)).max(REPORT_LIMITS.incomplete).required()
+    .description('Collections the run left incomplete (a cut-short walk, a target given up), each saying which and why'),
+  probes_sent: count().required(),
+}).unknown(false).label('DiscoveryReport');
+
 export const discoveryUpdateBody = open({
   session_id: anyUuid().required(),
   daemon_id: anyUuid().required(),
@@ -85,6 +103,7 @@ export const discoveryUpdateBody = open({
   error: Joi.string().max(10000).allow(null).default(null),
   started_at: instant().allow(null).default(null),
   finished_at: instant().allow(null).default(null),
+  report: sessionReport().allow(null).default(null),
 });
 
 // ---- Daemon lifecycle bodies (src/modules/daemons/protocol.ts) ------------------------------------

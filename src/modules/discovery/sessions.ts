@@ -4,8 +4,10 @@
 // daemon's updates (ingest.ts applySessionUpdate) carry it to a terminal phase.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { withApprovedTargets } from '../daemons/targets.js';
+import { TERMINAL_PHASES } from './schemas.js';
 
 /** Phases in which a session occupies its daemon. */
 export const RUNNING_PHASES = ['Starting', 'Started', 'Scanning'];
@@ -140,19 +142,71 @@ function maskCommunities(value: unknown): unknown {
   return value;
 }
 
-/**
- * A daemon's discovery sessions as users see them, newest first: what ran, how it ended and why
- * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete).
- */
-export async function listDaemonSessions(db: Db, daemonId: string) {
-  const rows = await db.query<SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown }>(
-    `select id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at
-     from discovery_sessions where daemon_id = ? order by created_at desc, id desc limit ${SESSIONS_SHOWN}`,
-    [daemonId],
-  );
-  return rows.map((s) => ({
+const SESSION_COLUMNS = 'id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at, report';
+type SessionListRow = SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown; report: unknown };
+
+/** A session as users see it (GET /api/v1/daemons/:id/sessions and the scan and cancel routes). */
+function sessionView(s: SessionListRow) {
+  return {
     id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, discovery_type: maskCommunities(s.discovery_type), phase: s.phase, progress: s.progress,
     error: s.error, cancel_requested: s.cancel_requested, started_at: isoTimestamp(s.started_at), finished_at: isoTimestamp(s.finished_at),
-    created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at),
-  }));
+    created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at), report: s.report ?? null,
+  };
+}
+
+/**
+ * A daemon's discovery sessions as users see them, newest first: what ran, how it ended and why
+ * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete), and
+ * the run's report when our agent sent one.
+ */
+export async function listDaemonSessions(db: Db, daemonId: string) {
+  const rows = await db.query<SessionListRow>(
+    `select ${SESSION_COLUMNS} from discovery_sessions where daemon_id = ? order by created_at desc, id desc limit ${SESSIONS_SHOWN}`,
+    [daemonId],
+  );
+  return rows.map(sessionView);
+}
+
+// ---- Operators' sessions: "scan now" and cancel (issue 25.3) -----------------------------------------
+// The caller holds the daemon's row lock (as request-work does), so a scan queued or a session
+// cancelled never races a hand-out of the same daemon's work.
+
+/**
+ * "Scan now": queues a Network session of every approved target (subnet_ids null: request-work and
+ * the server_poll poller fill in the approved subnets at hand-out, so an approval made while it
+ * waits counts). One at a time: 409 while the daemon has a Network session pending or running.
+ */
+export async function queueNetworkScan(db: Db, daemon: DaemonRef) {
+  const busy = await db.one<{ id: string; phase: string }>(
+    `select id, phase from discovery_sessions where daemon_id = ? and discovery_type->>'type' = 'Network' and phase = any(?::text[])
+     order by created_at limit 1`,
+    [daemon.id, ['Pending', ...RUNNING_PHASES]],
+  );
+  if (busy) throw new AppError('discovery_session_active', { daemon_id: daemon.id, session_id: busy.id, phase: busy.phase });
+  const network = defaultDiscoveryTypes(daemon).find((t) => t.type === 'Network')!;
+  const [row] = await db.query<SessionListRow>(
+    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb) returning ${SESSION_COLUMNS}`,
+    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(network)],
+  );
+  return sessionView(row!);
+}
+
+/**
+ * Cancels a session: a Pending one is Cancelled at once (it was never handed out); a running one
+ * gets a cancellation request, which the daemon learns from request-work's cancel flag or the
+ * server_poll poller's cancel call, and ends with its Cancelled update (the stalled sweep fails it
+ * if none comes). A finished session: 409. Another daemon's session is not found.
+ */
+export async function cancelSession(db: Db, daemonId: string, sessionId: string) {
+  const session = await db.one<{ phase: string }>(`select phase from discovery_sessions where id = ? and daemon_id = ? for update`, [sessionId, daemonId]);
+  if (!session) throw notFound('DiscoverySession', sessionId);
+  if (TERMINAL_PHASES.includes(session.phase)) throw new AppError('discovery_session_finished', { id: sessionId, phase: session.phase });
+  const [row] = await db.query<SessionListRow>(
+    session.phase === 'Pending'
+      ? `update discovery_sessions set phase = 'Cancelled', finished_at = now(), updated_at = now() where id = ? returning ${SESSION_COLUMNS}`
+      // updated_at: the stalled sweep's wait for the daemon's answer starts now.
+      : `update discovery_sessions set cancel_requested = true, updated_at = now() where id = ? returning ${SESSION_COLUMNS}`,
+    [sessionId],
+  );
+  return sessionView(row!);
 }
