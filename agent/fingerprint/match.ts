@@ -10,10 +10,11 @@ const RANK: Record<Confidence, number> = { Low: 0, Medium: 1, High: 2, Certain: 
 /** When no rule hints a port, probes go in this order (talks-first services need no payload). */
 export const FALLBACK_PROBES: readonly ProbeId[] = ['null', 'http-get', 'tls', 'redis-ping', 'pg-sslrequest'];
 
-const FIELD_LABEL: Record<Field, string> = {
+const FIELD_LABELS: Record<string, string> = {
   answer: 'answer', status: 'status line', server: 'Server', title: 'title',
   'cert.subject': 'certificate subject CN', 'cert.san': 'certificate SAN', 'cert.issuer': 'certificate issuer',
 };
+const fieldLabel = (field: Field) => FIELD_LABELS[field] ?? `header ${field.slice('header.'.length)}`;
 
 export function fieldOf(answer: ProbeAnswer, field: Field): string | undefined {
   switch (field) {
@@ -24,6 +25,7 @@ export function fieldOf(answer: ProbeAnswer, field: Field): string | undefined {
     case 'cert.subject': return answer.cert?.subject;
     case 'cert.san': return answer.cert?.san;
     case 'cert.issuer': return answer.cert?.issuer;
+    default: return answer.http?.headers[field.slice('header.'.length)];
   }
 }
 
@@ -39,13 +41,13 @@ export function matchRule(rule: AnswerRule, answer: ProbeAnswer): RuleOutcome {
   const shown: string[] = [];
   for (const { field, pattern } of rule.match) {
     const value = fieldOf(answer, field);
-    if (value === undefined) return { matched: false, why: `no ${FIELD_LABEL[field]} in the answer` };
+    if (value === undefined) return { matched: false, why: `no ${fieldLabel(field)} in the answer` };
     const m = pattern.exec(value);
-    if (!m) return { matched: false, why: `${FIELD_LABEL[field]} ${escapeBytes(value, 60)} does not match ${shortPattern(pattern)}` };
+    if (!m) return { matched: false, why: `${fieldLabel(field)} ${escapeBytes(value, 60)} does not match ${shortPattern(pattern)}` };
     for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) facts[k] = v;
     // The bytes that matched (the whole field when the pattern matched an empty prefix).
     const matched = m[0].replace(/\r?\n$/, '') || value;
-    shown.push(field === 'answer' ? escapeBytes(matched) : `${FIELD_LABEL[field]} ${escapeBytes(matched)}`);
+    shown.push(field === 'answer' ? escapeBytes(matched) : `${fieldLabel(field)} ${escapeBytes(matched)}`);
   }
   for (const [fact, field] of Object.entries(rule.record ?? {})) {
     const value = fieldOf(answer, field);

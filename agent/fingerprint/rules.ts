@@ -15,6 +15,7 @@ export type Field =
   | 'answer' // the raw bytes (latin1 text)
   | 'status' // HTTP status line
   | 'server' // HTTP Server header
+  | `header.${string}` // any other HTTP header, name in lower case: 'header.x-powered-by'
   | 'title' // HTML <title>
   | 'cert.subject' // TLS certificate subject CN
   | 'cert.san' // subjectAltName
@@ -147,6 +148,12 @@ export const RULES: Rule[] = [
     evidence: 'answer', id: 'http-python', name: 'Python http.server', definition: 'HTTP',
     probes: ['http-get', 'tls'],
     match: [{ field: 'server', pattern: /^SimpleHTTP\/(?<version>[\d.]+) Python\/(?<python>[\d.]+)/ }],
+    record: HTTP_FACTS, confidence: 'High',
+  },
+  {
+    evidence: 'answer', id: 'http-express', name: 'Express (Node.js)', definition: 'Node.js',
+    probes: ['http-get', 'tls'],
+    match: [{ field: 'header.x-powered-by', pattern: /^Express$/ }],
     record: HTTP_FACTS, confidence: 'High',
   },
   {

@@ -79,6 +79,9 @@ describe('agent fingerprint: rules on recorded answers', () => {
     expect(python.reason).to.equal('rule http-python: probe "GET / HTTP/1.1" on 8000/tcp answered Server "SimpleHTTP/0.6 Python/3.11.2"');
     const nginx = recognise(80, [answer('http-get', 80, NGINX_HTTP)]).service!;
     expect(nginx).to.deep.include({ rule: 'http-nginx', definition: 'Nginx', facts: { version: '1.22.1', server: 'nginx/1.22.1', title: 'Welcome to nginx!' } });
+    const express = recognise(3000, [answer('http-get', 3000, 'HTTP/1.1 200 OK\r\nX-Powered-By: Express\r\nContent-Type: text/html\r\n\r\n<title>App</title>')]).service!;
+    expect(express).to.deep.include({ rule: 'http-express', definition: 'Node.js', facts: { title: 'App' } });
+    expect(express.reason).to.equal('rule http-express: probe "GET / HTTP/1.1" on 3000/tcp answered header x-powered-by "Express"');
     const plain = recognise(8081, [answer('http-get', 8081, 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n')]).service!;
     expect(plain).to.deep.include({ rule: 'http', definition: 'HTTP', facts: { status: '404' } });
   });
