@@ -38,7 +38,6 @@ export const scanNetwork: ScanNetwork = (options) => runScan(options);
 
 export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Promise<ScanReport> {
   const expanded = expandTargets(options.targets); // refuses a bad target before any probe
-  const allowed = new Set(expanded.flatMap((t) => t.addresses));
   const budget = new ProbeBudget(options.budget, tuning.clock);
   const signal = options.signal;
   const onLink = tuning.onLink ?? onLinkNetworks();
@@ -47,7 +46,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   const sweep = tuning.sweep ?? sweepPorts;
   const report: ScanReport = { addressesTried: 0, aliveByEvidence: {}, hosts: [], warnings: [], probesSent: 0, cancelled: false };
 
-  const total = allowed.size;
+  const total = expanded.reduce((n, t) => n + t.addresses.length, 0);
   let done = 0;
   let shown = -1;
   const progress = () => {
@@ -67,15 +66,14 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
       const held: FoundHost[] = []; // possible middlebox phantoms: recorded once the whole target is seen
       for (let i = 0; i < addresses.length; i += chunkSize) {
         const chunk = addresses.slice(i, i + chunkSize);
-        for (const ip of chunk) if (!allowed.has(ip)) throw new Error(`refusing to probe ${ip}: not in the targets`);
         report.addressesTried += chunk.length;
         const liveness = await Promise.all(chunk.map((ip) => sweep(ip, LIVENESS_PORTS, budget, signal)));
         const macs = chunk.some((ip) => isOnLink(ip, onLink)) ? await neighbours() : new Map<string, string>();
-        await eachAtOnce(chunk.map((ip, n) => ({ ip, sweep: liveness[n] })), tuning.hostsAtOnce ?? 16, async ({ ip, sweep }) => {
+        await eachAtOnce(chunk.map((ip, n) => ({ ip, alive: liveness[n] })), tuning.hostsAtOnce ?? 16, async ({ ip, alive }) => {
           const mac = isOnLink(ip, onLink) ? macs.get(ip) ?? null : null;
-          const evidence: Evidence[] = [...sweep.evidence, ...(mac ? [{ kind: 'neighbour' as const, mac }] : [])];
+          const evidence: Evidence[] = [...alive.evidence, ...(mac ? [{ kind: 'neighbour' as const, mac }] : [])];
           if (evidence.length || target.assumeUp) {
-            const host = await probeHost(ip, mac, evidence, sweep.open, target, options, budget, signal, tuning);
+            const host = await probeHost(ip, mac, evidence, alive.open, target, options, budget, signal, tuning);
             if (host) {
               answering.push(host);
               if (isValidated(host) || host.openPorts.length === 0) await record(host);
