@@ -80,6 +80,8 @@ export function normaliseTarget(text: string): string {
     const fixed = [24, 16, 8, 0].map((s) => (network >>> s) & 255).join('.');
     throw new UsageError(`bad target '${text}': not the network address of a /${prefix} (did you mean ${fixed}/${prefix}?)`);
   }
+  // The scanner's cap (agent/scan/targets.ts): said now, as a usage error, rather than as a failed session.
+  if (prefix < 16) throw new UsageError(`bad target '${text}': more than a /16 (65,536 addresses); split it or narrow it`);
   return `${address}/${prefix}`;
 }
 

@@ -151,7 +151,7 @@ describe('agent: the protocol side', function () {
       const c = parseConfig(['--server', 'http://s', '--key', 'k', '--targets', '198.18.10.0/24, 198.18.20.5', '--once', '--pps', '50'], {});
       expect(c).to.include({ server: 'http://s', key: 'k', once: true, pps: 50, mode: 'daemon_poll' });
       expect(c.targets).to.deep.equal(['198.18.10.0/24', '198.18.20.5/32']);
-      const env = parseConfig([], { AGENT_SERVER: 'http://e', AGENT_KEY: 'scp_d_x', AGENT_MODE: 'server_poll', AGENT_LISTEN: '127.0.0.1:0', AGENT_TARGETS: '10.0.0.0/8' });
+      const env = parseConfig([], { AGENT_SERVER: 'http://e', AGENT_KEY: 'scp_d_x', AGENT_MODE: 'server_poll', AGENT_LISTEN: '127.0.0.1:0', AGENT_TARGETS: '10.0.0.0/16' });
       expect(env).to.include({ server: 'http://e', key: 'scp_d_x', mode: 'server_poll' });
       expect(env.listen).to.deep.equal({ host: '127.0.0.1', port: 0 });
       expect(parseConfig(['--server', 'http://s'], { AGENT_SERVER: 'http://e', AGENT_KEY: 'k' }).server).to.equal('http://s'); // flags win
@@ -159,6 +159,7 @@ describe('agent: the protocol side', function () {
       bad(['--server', 'http://s', '--key', 'k', '--targets', '198.18.10.0/33'], /bad target '198.18.10.0\/33': expected an IPv4 CIDR/);
       bad(['--server', 'http://s', '--key', 'k', '--targets', '198.18.10.7/24'], /did you mean 198.18.10.0\/24/);
       bad(['--server', 'http://s', '--key', 'k', '--targets', '300.1.1.0/24'], /bad target/);
+      bad(['--server', 'http://s', '--key', 'k', '--targets', '10.0.0.0/8'], /more than a \/16/);
       bad(['--server', 'http://s'], /--key/);
       bad(['--server', 'http://s', '--key', 'k', '--frobnicate'], /unknown argument '--frobnicate'/);
       bad(['--server', 'http://s', '--key', 'k', '--once'], /--once needs --targets/);
