@@ -5,9 +5,31 @@
 // With CAP_NET_RAW the agent could add raw ARP requests (evidence `arp`, also for hosts that drop
 // every TCP port) and ICMP echo (evidence `icmp`); both are left out: the default runs without
 // privileges, and the neighbour table gives the ARP answers the kernel already got for our connects.
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { ProbeBudget } from './budget.js';
 import type { Evidence } from './types.js';
+
+/** CAP_NET_RAW is capability bit 13. */
+const CAP_NET_RAW = 13n;
+
+/** Whether a /proc/<pid>/status text shows CAP_NET_RAW in the effective set (CapEff). */
+export function statusHasNetRaw(status: string): boolean {
+  const hex = /^CapEff:\s*([0-9a-f]+)$/im.exec(status)?.[1];
+  return hex !== undefined && ((BigInt(`0x${hex}`) >> CAP_NET_RAW) & 1n) === 1n;
+}
+
+/** What CAP_NET_RAW would add, for logs and --help: said whether or not the agent has it. */
+export function rawProbesNote(): string {
+  let has = false;
+  try {
+    has = statusHasNetRaw(readFileSync('/proc/self/status', 'utf8'));
+  } catch {
+    // not Linux: no capability sets to read
+  }
+  return `${has ? 'CAP_NET_RAW present' : 'no CAP_NET_RAW'}: liveness uses TCP connects and the kernel's neighbour table; `
+    + 'raw ARP requests (evidence arp) and ICMP echo (evidence icmp), which CAP_NET_RAW would allow, are not implemented in this version';
+}
 
 /** Liveness ports: tried on every address (any answer, even a RST, shows the host). */
 export const LIVENESS_PORTS: readonly number[] = [22, 80, 443, 445, 139, 3389, 8080, 53];

@@ -1,6 +1,7 @@
 // The middlebox rule and the neighbour-table parsers: pure functions on recorded data.
 import { expect } from 'chai';
 import { findMiddleboxes, MIDDLEBOX_MIN_ADDRESSES } from '../../agent/scan/middlebox.js';
+import { statusHasNetRaw } from '../../agent/scan/liveness.js';
 import { isRandomMac, parseIpNeighJson, parseProcNetArp } from '../../agent/scan/neighbours.js';
 import type { FoundHost, FoundService } from '../../agent/scan/types.js';
 
@@ -72,5 +73,15 @@ describe('agent scan: neighbour table', () => {
     expect(isRandomMac('02:FC:00:00:00:05')).to.equal(true);
     expect(isRandomMac('DA:A1:19:00:00:01')).to.equal(true);
     expect(isRandomMac('00:1B:21:00:00:11')).to.equal(false);
+  });
+});
+
+describe('agent scan: capabilities', () => {
+  it('reads CAP_NET_RAW (bit 13) from the effective set', () => {
+    expect(statusHasNetRaw('Name:\tnode\nCapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n')).to.equal(true); // root
+    expect(statusHasNetRaw('CapEff:\t0000000000002000\n')).to.equal(true); // setcap cap_net_raw
+    expect(statusHasNetRaw('CapPrm:\t0000000000002000\nCapEff:\t0000000000000000\n')).to.equal(false);
+    expect(statusHasNetRaw('CapEff:\t0000000000001000\n')).to.equal(false);
+    expect(statusHasNetRaw('Name:\tnode\n')).to.equal(false);
   });
 });
