@@ -8,6 +8,12 @@ import type { FoundHost } from './types.js';
 export const MIDDLEBOX_MIN_ADDRESSES = 8;
 /** …and at least this share of the target's answering addresses. */
 export const MIDDLEBOX_MIN_SHARE = 0.5;
+/**
+ * A firewall that rejects with a TCP reset answers for absent addresses too: every address
+ * "refuses" every port. Addresses with no open port and no MAC are phantoms only when nearly all
+ * the addresses tried answered that way (a range full of real hosts with nothing open is rare).
+ */
+export const REFUSING_MIN_SHARE_OF_TRIED = 0.9;
 
 /** Validated: a MAC from the neighbour table, or a service a protocol answer recognised (High or Certain). */
 export function isValidated(host: FoundHost): boolean {
@@ -21,11 +27,19 @@ export interface MiddleboxVerdict {
   warnings: string[];
 }
 
-/** `answering`: every address of the target with evidence, the validated ones included. */
-export function findMiddleboxes(cidr: string, answering: FoundHost[]): MiddleboxVerdict {
+/**
+ * `answering`: every address of the target with evidence, the validated ones included;
+ * `tried`: how many addresses of the target were probed.
+ */
+export function findMiddleboxes(cidr: string, answering: FoundHost[], tried: number): MiddleboxVerdict {
   const groups = new Map<string, FoundHost[]>();
+  const refusing: FoundHost[] = [];
   for (const host of answering) {
-    if (isValidated(host) || host.openPorts.length === 0) continue;
+    if (isValidated(host)) continue;
+    if (host.openPorts.length === 0) {
+      refusing.push(host);
+      continue;
+    }
     const key = host.openPorts.map((p) => `${p.port}/${p.protocol.toLowerCase()}`).sort().join(',');
     groups.set(key, [...(groups.get(key) ?? []), host]);
   }
@@ -35,6 +49,10 @@ export function findMiddleboxes(cidr: string, answering: FoundHost[]): Middlebox
     if (hosts.length < MIDDLEBOX_MIN_ADDRESSES || hosts.length < MIDDLEBOX_MIN_SHARE * answering.length) continue;
     for (const h of hosts) phantoms.add(h.ip);
     warnings.push(`${cidr}: ${hosts.length} addresses answered ${key} alike and nothing validated: a middlebox? none recorded`);
+  }
+  if (refusing.length >= MIDDLEBOX_MIN_ADDRESSES && refusing.length >= REFUSING_MIN_SHARE_OF_TRIED * tried) {
+    for (const h of refusing) phantoms.add(h.ip);
+    warnings.push(`${cidr}: ${refusing.length} of ${tried} addresses refused every port (a reset) and nothing else: a firewall answering for the range? none recorded`);
   }
   return { phantoms, warnings };
 }

@@ -63,7 +63,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   try {
     for (const { target, addresses } of expanded) {
       const answering: FoundHost[] = [];
-      const held: FoundHost[] = []; // possible middlebox phantoms: recorded once the whole target is seen
+      const held: FoundHost[] = []; // not validated (no MAC, no protocol answer): possible phantoms, judged once the whole target is seen
       for (let i = 0; i < addresses.length; i += chunkSize) {
         const chunk = addresses.slice(i, i + chunkSize);
         report.addressesTried += chunk.length;
@@ -76,7 +76,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
             const host = await probeHost(ip, mac, evidence, alive.open, target, options, budget, signal, tuning);
             if (host) {
               answering.push(host);
-              if (isValidated(host) || host.openPorts.length === 0) await record(host);
+              if (isValidated(host)) await record(host);
               else held.push(host);
             }
           }
@@ -84,7 +84,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
           progress();
         });
       }
-      const verdict = findMiddleboxes(target.cidr, answering);
+      const verdict = findMiddleboxes(target.cidr, answering, addresses.length);
       report.warnings.push(...verdict.warnings);
       for (const host of held) if (!verdict.phantoms.has(host.ip)) await record(host);
     }

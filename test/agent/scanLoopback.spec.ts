@@ -201,6 +201,13 @@ describe('agent scan: loopback', function () {
     expect(report.warnings).to.deep.equal([`127.0.1.0/28: 13 addresses answered ${port}/tcp alike and nothing validated: a middlebox? none recorded`]);
   });
 
+  it('a range where every address refuses every port (loopback answers for all of 127/8): one warning, no host', async () => {
+    const report = await scan({ targets: [{ cidr: '127.0.5.0/28' }] }, { ports: [] });
+    expect(report.addressesTried).to.equal(14);
+    expect(report.hosts).to.deep.equal([]);
+    expect(report.warnings).to.deep.equal(['127.0.5.0/28: 14 of 14 addresses refused every port (a reset) and nothing else: a firewall answering for the range? none recorded']);
+  });
+
   it('one socket budget for the whole run: never more connections open at once than maxOpenSockets, across hosts', async () => {
     const port = await freePort('127.0.3.1');
     let open = 0;

@@ -19,7 +19,7 @@ const ssh: FoundService = { rule: 'ssh-greeting', name: 'SSH', definition: 'SSH'
 describe('agent scan: middlebox rule', () => {
   it('many addresses answering the same ports with nothing validated: one warning, none recorded', () => {
     const real = [host(14, [22], { services: [ssh] }), host(16, [])];
-    const { phantoms, warnings } = findMiddleboxes(target.cidr, [...sip(126), ...real]);
+    const { phantoms, warnings } = findMiddleboxes(target.cidr, [...sip(126), ...real], 254);
     expect(phantoms.size).to.equal(126);
     expect(phantoms.has('198.18.20.14')).to.equal(false);
     expect(phantoms.has('198.18.20.16')).to.equal(false);
@@ -27,19 +27,30 @@ describe('agent scan: middlebox rule', () => {
   });
 
   it('fewer than the minimum, or under half of the answering addresses: ordinary hosts', () => {
-    expect(findMiddleboxes(target.cidr, sip(MIDDLEBOX_MIN_ADDRESSES - 1)).phantoms.size).to.equal(0);
-    expect(findMiddleboxes(target.cidr, sip(MIDDLEBOX_MIN_ADDRESSES)).phantoms.size).to.equal(MIDDLEBOX_MIN_ADDRESSES);
+    expect(findMiddleboxes(target.cidr, sip(MIDDLEBOX_MIN_ADDRESSES - 1), 254).phantoms.size).to.equal(0);
+    expect(findMiddleboxes(target.cidr, sip(MIDDLEBOX_MIN_ADDRESSES), 254).phantoms.size).to.equal(MIDDLEBOX_MIN_ADDRESSES);
     const others = Array.from({ length: 12 }, (_, i) => host(10 + i, [22, 80 + i]));
-    expect(findMiddleboxes(target.cidr, [...sip(10), ...others]).warnings).to.deep.equal([]);
+    expect(findMiddleboxes(target.cidr, [...sip(10), ...others], 254).warnings).to.deep.equal([]);
   });
 
   it('a validated answer (a recognised service, or a MAC) keeps an address out of the group', () => {
     const validated = sip(10).map((h) => ({ ...h, services: [{ ...ssh, port: 5060 }] }));
-    expect(findMiddleboxes(target.cidr, validated).phantoms.size).to.equal(0);
+    expect(findMiddleboxes(target.cidr, validated, 254).phantoms.size).to.equal(0);
     const withMac = sip(10).map((h) => ({ ...h, evidence: [...h.evidence, { kind: 'neighbour' as const, mac: '00:1B:21:00:00:11' }] }));
-    expect(findMiddleboxes(target.cidr, withMac).phantoms.size).to.equal(0);
+    expect(findMiddleboxes(target.cidr, withMac, 254).phantoms.size).to.equal(0);
     const lowOnly = sip(10).map((h) => ({ ...h, services: [{ ...ssh, port: 5060, confidence: 'Low' as const }] }));
-    expect(findMiddleboxes(target.cidr, lowOnly).phantoms.size).to.equal(10); // a port-number guess validates nothing
+    expect(findMiddleboxes(target.cidr, lowOnly, 254).phantoms.size).to.equal(10); // a port-number guess validates nothing
+  });
+
+  it('a range where nearly every address refuses every port (a firewall resetting for absent hosts): one warning, none recorded', () => {
+    const refusing = (n: number) => Array.from({ length: n }, (_, i) => host(1 + i, []));
+    const all = findMiddleboxes(target.cidr, refusing(240), 254);
+    expect(all.phantoms.size).to.equal(240);
+    expect(all.warnings).to.deep.equal(['198.18.20.0/24: 240 of 254 addresses refused every port (a reset) and nothing else: a firewall answering for the range? none recorded']);
+    expect(findMiddleboxes(target.cidr, refusing(200), 254).phantoms.size).to.equal(0); // under 90 % of the range: real hosts
+    expect(findMiddleboxes('198.18.20.0/29', refusing(6), 6).phantoms.size).to.equal(0); // fewer than 8
+    const withMac = refusing(240).map((h) => ({ ...h, evidence: [...h.evidence, { kind: 'neighbour' as const, mac: '00:1B:21:00:00:11' }] }));
+    expect(findMiddleboxes(target.cidr, withMac, 254).phantoms.size).to.equal(0);
   });
 });
 
