@@ -5,7 +5,7 @@
 // server_poll buffers for the server's next poll.
 import type { AgentConfig } from './config.js';
 import { ipv4ToInt } from './config.js';
-import type { DiscoveryType, WorkPayload } from './protocol/client.js';
+import type { DiscoveryType, RunReport, WorkPayload } from './protocol/client.js';
 import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
 import { readLocalHost, selfHostRequest, selfSubnets, type LocalHost } from './selfReport.js';
@@ -62,6 +62,25 @@ export interface SessionResult {
  */
 const warningText = (warnings: string[]) => (warnings.length ? `Warning: ${warnings.join('\n')}`.slice(0, 10_000) : null);
 
+/** The server's bounds on a report (sessionReport): at most 100 lines of at most 500 characters. */
+const REPORT_LINES = 100;
+const REPORT_TEXT = 500;
+const lines = (texts: string[]) => texts.slice(0, REPORT_LINES).map((t) => (t.length > REPORT_TEXT ? `${t.slice(0, REPORT_TEXT - 1)}…` : t));
+
+/** The run's report (issue 25.3) from the scanner's: what was tried, found alive and by what evidence, recognised by which rule. */
+export function runReport(report: ScanReport | undefined, warnings: string[], incomplete: string[]): RunReport {
+  const servicesByRule: Record<string, number> = {};
+  for (const h of report?.hosts ?? []) for (const s of h.services) servicesByRule[s.rule] = (servicesByRule[s.rule] ?? 0) + 1;
+  return {
+    addresses_tried: report?.addressesTried ?? 0,
+    alive_by_evidence: { ...(report?.aliveByEvidence ?? {}) },
+    services_by_rule: servicesByRule,
+    warnings: lines(warnings),
+    incomplete: lines(incomplete),
+    probes_sent: report?.probesSent ?? 0,
+  };
+}
+
 /** The full port range is spread over this many runs (one slice per run, after the light set). */
 export const FULL_RANGE_SLICES = 7;
 
@@ -96,7 +115,7 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
     startedAt = now().toISOString();
     await send(payload('Started'));
   };
-  const finish = async (phase: 'Complete' | 'Cancelled' | 'Failed', error: string | null, extra: Omit<SessionResult, 'terminal'>): Promise<SessionResult> => {
+  const finish = async (phase: 'Complete' | 'Cancelled' | 'Failed', error: string | null, extra: Omit<SessionResult, 'terminal'>, report?: RunReport): Promise<SessionResult> => {
     if (phase === 'Complete') {
       try {
         await deps.transport.flush?.();
@@ -104,7 +123,7 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
         deps.log.warn('found entities not confirmed by the server', { err: (err as Error).message });
       }
     }
-    const terminal = payload(phase, error, true);
+    const terminal = report ? { ...payload(phase, error, true), report } : payload(phase, error, true);
     await send(terminal);
     deps.log.info(`session ${phase}`, { session_id: work.session_id, type: work.discovery_type.type, hosts: extra.hostsReported, error });
     return { terminal, ...extra };
@@ -137,7 +156,7 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
 interface Steps {
   start(): Promise<void>;
   send(p: WorkPayload): Promise<void>;
-  finish(phase: 'Complete' | 'Cancelled' | 'Failed', error: string | null, extra: Omit<SessionResult, 'terminal'>): Promise<SessionResult>;
+  finish(phase: 'Complete' | 'Cancelled' | 'Failed', error: string | null, extra: Omit<SessionResult, 'terminal'>, report?: RunReport): Promise<SessionResult>;
   payload(phase: WorkPayload['phase']): WorkPayload;
   setProgress(p: number): void;
 }
@@ -172,7 +191,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   if (!targets.length) {
     warnings.push('nothing to scan: no subnet approved for this agent on the server and no --targets (the agent never scans its own subnets unasked)');
     for (const w of warnings) deps.log.warn(w);
-    return steps.finish('Complete', warningText(warnings), { warnings, hostsReported: 0 });
+    return steps.finish('Complete', warningText(warnings), { warnings, hostsReported: 0 }, runReport(undefined, warnings, []));
   }
 
   const state = deps.state;
@@ -230,7 +249,10 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
     clearInterval(keepAlive);
   }
 
-  if (signal.aborted || report.cancelled) return steps.finish('Cancelled', null, { warnings, hostsReported, report });
+  if (signal.aborted || report.cancelled) {
+    const cut = [`the run was cancelled after ${report.addressesTried} addresses: hosts not yet probed are missing from it`];
+    return steps.finish('Cancelled', null, { warnings, hostsReported, report }, runReport(report, warnings, cut));
+  }
 
   // What the next run needs: open ports per address (probed again: a stopped service is noticed), hosts per target.
   for (const host of report.hosts) {
@@ -247,6 +269,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   deps.saveState();
   if (reportFailures.length) warnings.push(`${reportFailures.length} host report(s) not accepted by the server: ${reportFailures.slice(0, 3).join('; ')}`);
   for (const w of warnings) deps.log.warn(w, { session_id: work.session_id });
-  if (reportFailures.length && !hostsReported) return steps.finish('Failed', warnings.at(-1)!, { warnings, hostsReported, report });
-  return steps.finish('Complete', warningText(warnings), { warnings, hostsReported, report });
+  const summary = runReport(report, warnings, reportFailures.map((f) => `host not stored: ${f}`));
+  if (reportFailures.length && !hostsReported) return steps.finish('Failed', warnings.at(-1)!, { warnings, hostsReported, report }, summary);
+  return steps.finish('Complete', warningText(warnings), { warnings, hostsReported, report }, summary);
 }

@@ -207,6 +207,18 @@ export interface WorkPayload {
   error: string | null;
   started_at: string | null;
   finished_at: string | null;
+  /** Our extension (issue 25.3): the run's report, on a Network session's terminal update only. */
+  report?: RunReport;
+}
+
+/** What a run did, as the server stores and shows it (src/modules/discovery/schemas.ts sessionReport: strict, bounded). */
+export interface RunReport {
+  addresses_tried: number;
+  alive_by_evidence: Record<string, number>;
+  services_by_rule: Record<string, number>;
+  warnings: string[];
+  incomplete: string[];
+  probes_sent: number;
 }
 
 export type DiscoveryType =

@@ -49,9 +49,11 @@ function foundHosts(target: ScanOptions['targets'][number]): FoundHost[] {
   ];
 }
 
-const report = (hosts: FoundHost[], cancelled = false): ScanReport => ({
-  addressesTried: 254, aliveByEvidence: {}, hosts, warnings: [], probesSent: 10, cancelled,
-});
+const report = (hosts: FoundHost[], cancelled = false): ScanReport => {
+  const aliveByEvidence: Record<string, number> = {};
+  for (const h of hosts) aliveByEvidence[h.evidence[0]!.kind] = (aliveByEvidence[h.evidence[0]!.kind] ?? 0) + 1;
+  return { addressesTried: 254, aliveByEvidence, hosts, warnings: [], probesSent: 10, cancelled };
+};
 
 /** A scanner that finds foundHosts() in every target at once, and records what it was asked. */
 function fakeScan(): ScanNetwork & { calls: ScanOptions[] } {
@@ -226,11 +228,13 @@ describe('agent: the protocol side', function () {
       expect(shapeDiff(first(mine(/request-work$/)), rec(/request-work$/))).to.deep.equal([]);
       expect(shapeDiff(first(mine(/\/api\/v1\/subnets$/, (b) => b.source.metadata[0].type === 'SelfReport')), rec(/\/api\/v1\/subnets$/))).to.deep.equal([]);
       expect(shapeDiff(first(mine(/update-capabilities$/)), rec(/update-capabilities$/))).to.deep.equal([]);
-      // Every progress update of either type has the shape of the recorded Started update of that type.
+      // Every progress update of either type has the shape of the recorded Started update of that type;
+      // the one addition is ours and optional: a Network session's end carries the run's report (issue 25.3).
       for (const type of ['SelfReport', 'Network']) {
         const updates = mine(/\/update$/, isType(type));
         expect(updates.map((u) => u.phase).filter((p) => p !== 'Scanning')).to.deep.equal(['Started', 'Complete']);
-        for (const u of updates) expect(shapeDiff(u, rec(/\/update$/, isType(type)))).to.deep.equal([]);
+        expect(updates.map((u) => 'report' in u)).to.deep.equal(updates.map((u) => type === 'Network' && u.phase === 'Complete'));
+        for (const { report: _report, ...u } of updates) expect(shapeDiff(u, rec(/\/update$/, isType(type)))).to.deep.equal([]);
       }
       // The self-report host: the recorded host's shape; the agent listens on no port in daemon_poll,
       // so its service is bound to each interface (a binding of type Interface has no port_id).
@@ -419,8 +423,14 @@ describe('agent: the protocol side', function () {
       ]);
       const subnet = (await sql(app, `select id, cidr::text as cidr from subnets where cidr = ?::cidr`, [TARGET]))[0]!;
       expect(web.ip_addresses[0].subnet_id).to.equal(subnet.id);
-      const [session] = await sql(app, `select phase, discovery_type from discovery_sessions where discovery_type->>'type' = 'Network' and phase <> 'Pending'`);
-      expect(session).to.deep.include({ phase: 'Complete' });
+      // The run's report, as users see it with the daemon's sessions.
+      const [run] = await daemonSessions();
+      expect(run).to.include({ phase: 'Complete', error: null });
+      expect(run.discovery_type).to.include({ type: 'Network' });
+      expect(run.report).to.deep.equal({
+        addresses_tried: 254, alive_by_evidence: { neighbour: 1, tcp_refused: 1 }, services_by_rule: { 'http-title': 1, 'ssh-banner': 1 },
+        warnings: [], incomplete: [], probes_sent: 10,
+      });
 
       // The second run sends every live host again: byte-identical reports, so no new state anywhere.
       const historyTables = (await sql<{ t: string }>(app, `select tablename as t from pg_tables where schemaname = 'public' and tablename like '%\\_history' order by 1`)).map((r) => r.t);
@@ -454,6 +464,8 @@ describe('agent: the protocol side', function () {
       // Still Complete, with the warning where users see it: the daemon's sessions on the server.
       const shown = await daemonSessions();
       expect(shown.map((x: any) => [x.phase, x.error])).to.deep.equal([['Complete', `Warning: ${warning}`], ['Complete', null], ['Complete', null]]);
+      expect(shown[0].report).to.include({ addresses_tried: 254 });
+      expect(shown[0].report.warnings).to.deep.equal([warning]);
     });
   });
 
@@ -514,6 +526,9 @@ describe('agent: the protocol side', function () {
       expect(daemon.last_seen).to.be.a('string');
       // Nothing is left waiting for a confirmation.
       expect((await agent('GET', '/api/poll')).body.data.entities).to.deep.equal({ hosts: [], subnets: [] });
+      // The run's report came through the poll too.
+      const runs = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemonId}/sessions`, { auth: t.owner }));
+      expect(runs.find((x: any) => x.discovery_type.type === 'Network' && x.phase === 'Complete').report.services_by_rule).to.deep.equal({ 'http-title': 1, 'ssh-banner': 1 });
 
       // Initiate (as recorded); a second one while it runs is 409; cancel stops it and the next poll says Cancelled once.
       const session = randomUUID();

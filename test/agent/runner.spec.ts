@@ -96,6 +96,25 @@ describe('agent: the session runner', () => {
     expect(docker.updates[1]!.error).to.match(/Docker discovery is not supported/);
   });
 
+  it('a Network session’s end carries the run’s report, within the server’s bounds; a cancelled run says it is incomplete', async () => {
+    const noisy: ScanNetwork = async () => ({ ...report(), addressesTried: 4094, aliveByEvidence: { tcp_open: 3 }, probesSent: 9000, warnings: Array.from({ length: 150 }, (_, i) => `${i} ${'x'.repeat(600)}`) });
+    const { transport, updates } = recordingTransport();
+    await runSession(work(networkDiscoveryType(null)), new AbortController().signal, deps(transport, noisy));
+    const end = updates.at(-1)!;
+    expect(updates.slice(0, -1).every((u) => !('report' in u))).to.equal(true);
+    expect(end.report).to.include({ addresses_tried: 4094, probes_sent: 9000 });
+    expect(end.report!.alive_by_evidence).to.deep.equal({ tcp_open: 3 });
+    expect(end.report!.warnings).to.have.length(100);
+    expect(Math.max(...end.report!.warnings.map((w) => w.length))).to.equal(500);
+
+    const controller = new AbortController();
+    const cancelled = recordingTransport();
+    const stopped: ScanNetwork = async (o) => { controller.abort(); return { ...report([], true), addressesTried: 17, signal: o.signal } as ScanReport; };
+    await runSession(work(networkDiscoveryType(null)), controller.signal, deps(cancelled.transport, stopped));
+    expect(cancelled.updates.at(-1)).to.include({ phase: 'Cancelled' });
+    expect(cancelled.updates.at(-1)!.report!.incomplete).to.deep.equal(['the run was cancelled after 17 addresses: hosts not yet probed are missing from it']);
+  });
+
   it('SNMP communities never leave the agent in reports (metadata redacted)', () => {
     const dt = networkDiscoveryType(null, { snmp_credentials: { default_credential: { version: 'V2c', community: 's3cret' }, ip_overrides: [{ ip: '198.18.10.5', credential: { version: 'V2c', community: 'other' } }] } });
     const redacted = redactDiscoveryType(dt) as any;
