@@ -264,15 +264,16 @@ describe('agent: the protocol side', function () {
       expect(scan.calls.map((c) => c.targets.map((x) => x.cidr))).to.deep.equal([[TARGET]]);
     });
 
-    it('a session cancelled on the server ends Cancelled (request-work answers cancel: true)', async () => {
+    it('a session an operator cancels through the API ends Cancelled (request-work answers cancel: true)', async () => {
       const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
       const sessions: SessionResult[] = [];
       const sent: Sent[] = [];
       running.push(runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: endlessScan, fetch: recordingFetch(sent), onSession: (s) => sessions.push(s) })));
       const session = await waitFor('the Network session running', async () =>
         (await sql(app, `select id from discovery_sessions where discovery_type->>'type' = 'Network' and phase in ('Started', 'Scanning')`))[0]);
-      // The server has no user cancel route yet (the web's cancel would set this flag, as the stalled sweep does).
-      await sql(app, `update discovery_sessions set cancel_requested = true where id = ?`, [session.id]);
+      // An operator cancels it through the API; the agent hears it from request-work's cancel flag.
+      const daemonId = loadState(join(dir, 'state.json')).daemonId;
+      expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/sessions/${session.id}/cancel`, { auth: t.owner }), 202);
       await waitFor('the session to end', async () => sessions.length >= 2);
       expect(sessions[1]!.terminal).to.include({ phase: 'Cancelled', session_id: session.id });
       const stored = (await sql(app, `select phase from discovery_sessions where id = ?`, [session.id]))[0]!;
@@ -470,6 +471,29 @@ describe('agent: the protocol side', function () {
   });
 
   describe('server_poll', () => {
+    it('a running session an operator cancels through the API ends Cancelled (the poller calls the agent’s cancel)', async () => {
+      const listening = new Promise<number>((resolve) => {
+        running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET] }),
+          deps({ scanNetwork: endlessScan, onListening: resolve })));
+      });
+      const agentUrl = `http://127.0.0.1:${await listening}`;
+      const provisioned = expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'agent-sp', network_id: t.defaultNetworkId, url: agentUrl } }), 201);
+      const daemonId: string = provisioned.daemon.id;
+      await fetch(`${agentUrl}/api/initialize`, { method: 'POST', body: JSON.stringify({ network_id: t.defaultNetworkId, api_key: provisioned.daemon_api_key }) });
+      const services = workerServicesFor(app, { serverPollTimeoutMs: 5000, serverPollAckWaitMs: 5000 });
+      closeServices = () => services.close();
+      workers.push(await startDiscoverySync(services));
+      const network = await waitFor('the Network session running', async () => {
+        await pollDaemon(services, daemonId);
+        return (await sql(app, `select id from discovery_sessions where daemon_id = ? and discovery_type->>'type' = 'Network' and phase in ('Started', 'Scanning')`, [daemonId]))[0];
+      }, 40_000, 50);
+      expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/sessions/${network.id}/cancel`, { auth: t.owner }), 202);
+      await waitFor('the session Cancelled', async () => {
+        await pollDaemon(services, daemonId);
+        return (await sql(app, `select phase from discovery_sessions where id = ?`, [network.id]))[0]!.phase === 'Cancelled';
+      }, 20_000, 50);
+    });
+
     it('answers as the recorded daemons do, and what it finds reaches the inventory through the server’s poll', async () => {
       const listening = new Promise<number>((resolve) => {
         running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET] }),
