@@ -8,7 +8,8 @@ import { createNetwork, registerTenant, type Tenant } from '../support/world.js'
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postHost, postSubnet } from './reports.js';
 
-const MAC = 'AA:BB:CC:00:00:01';
+// Universally administered (a random, locally administered MAC identifies nothing: issue 25.1).
+const MAC = '00:16:3E:00:00:01';
 
 describe('discovery: ingestion of daemon reports', () => {
   let app: TestApp;

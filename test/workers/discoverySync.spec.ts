@@ -61,7 +61,7 @@ describe('discovery-sync worker', () => {
   };
   const result = (job: { returnvalue: unknown }) => job.returnvalue as DiscoverySyncResult;
   /** The recorded host as another machine: fresh ids, its own address and MAC on the recorded subnet. */
-  const otherHost = (n: number, mac = `02:00:00:00:00:${n.toString(16).padStart(2, '0')}`) => {
+  const otherHost = (n: number, mac = `00:16:3E:00:00:${n.toString(16).padStart(2, '0')}`) => {
     const host = hostBody();
     const fresh = new Map<string, string>();
     const id = (old: string) => fresh.get(old) ?? fresh.set(old, randomUUID()).get(old)!;
@@ -118,7 +118,7 @@ describe('discovery-sync worker', () => {
   it('a batch stores what one-by-one ingestion stores; two reports of one machine (same MAC) in a batch are one host', async () => {
     const subnet = subnetBody();
     await run({ ctx: ctx(), subnets: [subnet], hosts: [] });
-    const hosts = [otherHost(1), otherHost(2), otherHost(3, '02:00:00:00:00:01')]; // the third: machine 1 on another address
+    const hosts = [otherHost(1), otherHost(2), otherHost(3, '00:16:3E:00:00:01')]; // the third: machine 1 on another address
     const batch = await run({ ctx: ctx(), subnets: [], hosts });
     expect(result(batch).hosts).to.deep.equal([{ id: hosts[0]!.host.id }, { id: hosts[1]!.host.id }, { id: hosts[0]!.host.id }]);
     // The answers to the daemon (the last report of each host's), as the server-poll cycle reads them.
@@ -153,12 +153,12 @@ describe('discovery-sync worker', () => {
     await run({ ctx: ctx(), subnets: [subnetBody()], hosts: [] });
     // A stored host with two addresses: .5 (MAC …:01) and .6 (MAC …:02).
     const stored = otherHost(1);
-    stored.interfaces.push({ ...stored.interfaces[0], id: randomUUID(), ip_address: '172.25.0.6', mac_address: '02:00:00:00:00:02', position: 1 });
+    stored.interfaces.push({ ...stored.interfaces[0], id: randomUUID(), ip_address: '172.25.0.6', mac_address: '00:16:3E:00:00:02', position: 1 });
     await run({ ctx: ctx(), subnets: [], hosts: [stored] });
     // One report finds it by address .5 (no MAC), the other by MAC …:02 on a new address .9.
     const byIp = otherHost(3, null as unknown as string);
     byIp.interfaces[0].ip_address = '172.25.0.5';
-    const byMac = otherHost(4, '02:00:00:00:00:02');
+    const byMac = otherHost(4, '00:16:3E:00:00:02');
     byMac.interfaces[0].ip_address = '172.25.0.9';
     const job = await run({ ctx: ctx(), subnets: [], hosts: [byIp, byMac] });
     expect(job.failedReason).to.equal(undefined);

@@ -9,7 +9,8 @@
 //   3. for what is new: whether a reported id is used elsewhere (then a fresh one: never reveal or
 //      touch another network's rows) and the lineage of a deleted host / address found again;
 //   4. one insert of the new hosts, one update of the known ones (last_seen_at, last_discovery_id,
-//      what discovery may fill), and one upsert per kind of child. A child is written only when it is
+//      what discovery may fill), and one upsert per kind of child (SNMP `if_entries` are the
+//      interfaces kind: by host and if_index, never deleted). A child is written only when it is
 //      new or something of it changed (then with the discovery's id), so a report that changes nothing
 //      writes its host's volatile columns only, and no history state.
 // Reports of one machine in one batch (they share an identity key, or match the same stored host)
@@ -29,12 +30,14 @@ import { AppError, invalidReference } from '../../core/errors.js';
 import type { HistoryTable, Row } from '../../core/historyTable.js';
 import { bindingTable } from '../bindings/table.js';
 import { hostTable } from '../hosts/table.js';
+import { interfaceTable } from '../interfaces/table.js';
 import { ipAddressTable } from '../ipAddresses/table.js';
 import { portType } from '../ports/portTypes.js';
 import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
 import {
-  acceptBindings, bindingFacts, canonical, claimStoredHosts, loneReports, matchChildren, mergeSource, newSource, nextRound, type BindingFact,
+  acceptBindings, bindingFacts, canonical, claimStoredHosts, IF_ENTRY_COLUMNS, isLocallyAdministered, loneReports, matchChildren, mergeIfEntry,
+  mergeSource, newSource, nextRound, type BindingFact,
 } from './plan.js';
 import {
   discoveryFromDaemon, discoveryToDaemon,
@@ -77,7 +80,8 @@ function bind(sql: string, values: Record<string, unknown>): [string, unknown[]]
   return [text, params];
 }
 
-const isUsableMac = (mac: string | null | undefined) => !!mac && mac !== '00:00:00:00:00:00';
+/** A MAC that may identify a machine: not all zeros, and not locally administered (random, issue 25.1). */
+const isUsableMac = (mac: string | null | undefined) => !!mac && mac !== '00:00:00:00:00:00' && !isLocallyAdministered(mac);
 
 interface StoredHost extends Row {
   h: number;
@@ -85,6 +89,7 @@ interface StoredHost extends Row {
   ports: Row[];
   services: Row[];
   bindings: Array<BindingFact & Row>;
+  interfaces: Row[];
 }
 
 /** One report of a batch: its place, its content, and its addresses as PostgreSQL writes them. */
@@ -167,7 +172,8 @@ async function findHosts(db: Db, ctx: IngestContext, reports: Report[]): Promise
        ${childJson(ipAddressTable, 'from ip_addresses c where c.host_id = h.id', 'r.position, r.id')} as ip_addresses,
        ${childJson(portTable, 'from ports c where c.host_id = h.id', 'r.number, r.protocol')} as ports,
        ${childJson(serviceTable, 'from services c where c.host_id = h.id', 'r.position, r.id')} as services,
-       ${childJson(bindingTable, 'from bindings c where c.service_id = any(array(select s.id from services s where s.host_id = h.id))', 'r.id')} as bindings
+       ${childJson(bindingTable, 'from bindings c where c.service_id = any(array(select s.id from services s where s.host_id = h.id))', 'r.id')} as bindings,
+       ${childJson(interfaceTable, 'from interfaces c where c.host_id = h.id', 'r.if_index, r.id')} as interfaces
      from chosen join hosts h on h.id = chosen.host_id
      order by h.id
      for update of h`,
@@ -372,9 +378,14 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   if (stored) {
     hostId = stored.id as string;
     const manual = (stored.source as DaemonSource).type === 'Manual';
+    const hostname = manual ? stored.hostname : (stored.hostname ?? d.host.hostname);
     hostUpdate = {
       id: hostId,
-      hostname: manual ? stored.hostname : (stored.hostname ?? d.host.hostname),
+      hostname,
+      // A stored name keeps its source; one that had none learns it from a report of the same name.
+      hostname_source: hostname === null ? null
+        : stored.hostname === null ? d.host.hostname_source : (stored.hostname_source ?? (stored.hostname === d.host.hostname ? d.host.hostname_source : null)),
+      ...Object.fromEntries(Object.entries(d.host.snmp).map(([f, v]) => [f, stored[f] ?? v])),
       source: manual ? stored.source : mergeSource(stored.source as DaemonSource, d.host.source),
       first_discovery_id: first(stored),
       last_discovery_id: discovery ?? stored.last_discovery_id,
@@ -382,7 +393,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   } else {
     hostId = facts?.host_taken || d.host.id === NIL ? randomUUID() : d.host.id;
     hostInsert = {
-      id: hostId, ...owned, name: d.host.name, hostname: d.host.hostname, description: d.host.description, hidden: false, tags: [],
+      id: hostId, ...owned, name: d.host.name, hostname: d.host.hostname, hostname_source: d.host.hostname_source, ...d.host.snmp,
+      description: d.host.description, hidden: false, tags: [],
       source: newSource(d.host.source), virtualization: d.host.virtualization ?? null, credential_assignments: [],
       first_discovery_id: discovery, last_discovery_id: discovery, lineage_id: facts?.host_lineage ?? null,
     };
@@ -399,9 +411,12 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   const ipPlan: Planned[] = m.ips.map((i, k) => {
     const s = m.ipMatch[k];
     const common = { subnet_id: i.subnet_id, ip_address: i.ip_address, first_discovery_id: first(s) };
+    const mac = i.mac_address ?? (s?.mac_address as string | null | undefined) ?? null;
+    // The vendor as reported, else as stored; whether the MAC is random follows from the MAC itself.
+    const vendor = { mac_vendor: i.mac_vendor ?? s?.mac_vendor ?? null, mac_random: i.mac_random ?? (mac ? isLocallyAdministered(mac) : s?.mac_random ?? null) };
     return s
-      ? { stored: s, row: { ...onHost, ...common, id: s.id, mac_address: i.mac_address ?? s.mac_address, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
-      : { row: { ...onHost, ...common, id: ids.idFor(i.id), mac_address: i.mac_address, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };
+      ? { stored: s, row: { ...onHost, ...common, ...vendor, id: s.id, mac_address: mac, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
+      : { row: { ...onHost, ...common, ...vendor, id: ids.idFor(i.id), mac_address: mac, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };
   });
 
   // Ports: identified by (number, protocol) on the host; the type follows from them.
@@ -411,6 +426,28 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
       stored: s,
       row: {
         ...onHost, id: s ? (s.id as string) : ids.idFor(p.id), number: p.number, protocol: p.protocol, type: portType(p.number, p.protocol),
+        first_discovery_id: first(s), lineage_id: s?.lineage_id ?? null,
+      },
+    };
+  });
+
+  // Interfaces (SNMP if_entries): one per if_index (the first reported wins), merged into the stored
+  // one; an entry the report leaves out stays (a walk cut short never erases). New ones get fresh
+  // ids: an entry is its host's if_index, and daemons never refer to one by id.
+  const ipRowOfReported = new Map(m.reportedIps.map((i) => [i.id, ipPlan[m.ips.findIndex((x) => ipKey(x) === ipKey(i))]!.row.id as string]));
+  const ipOfMac = new Map<string, string>();
+  for (const row of [...ipPlan.map((p) => p.row), ...(stored?.ip_addresses ?? [])]) {
+    if (row.mac_address && !ipOfMac.has(row.mac_address as string)) ipOfMac.set(row.mac_address as string, row.id as string);
+  }
+  const linkTo = { byReportedId: (id: string) => ipRowOfReported.get(id), byMac: (mac: string) => ipOfMac.get(mac) };
+  const storedIfOf = new Map((stored?.interfaces ?? []).map((i) => [i.if_index as number, i]));
+  const fdbPartial = d.collections.fdb === 'partial';
+  const interfacePlan: Planned[] = [...firstOf(d.interfaces, (e) => String(e.if_index)).values()].map((e) => {
+    const s = storedIfOf.get(e.if_index);
+    return {
+      stored: s,
+      row: {
+        ...onHost, id: s ? s.id : randomUUID(), ...mergeIfEntry(e, s, linkTo, fdbPartial), neighbor: s?.neighbor ?? null,
         first_discovery_id: first(s), lineage_id: s?.lineage_id ?? null,
       },
     };
@@ -460,7 +497,7 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
       },
     };
   });
-  return { h: m.r.h, hostInsert, hostUpdate, ipPlan, portPlan, servicePlan, uncheckedBindingIds, serviceIds: servicePlan.map((p) => p.row.id as string), planBindings };
+  return { h: m.r.h, hostInsert, hostUpdate, ipPlan, portPlan, interfacePlan, servicePlan, uncheckedBindingIds, serviceIds: servicePlan.map((p) => p.row.id as string), planBindings };
 }
 
 /** Step 4 for a round: the hosts, then each kind of child, one statement each. */
@@ -481,8 +518,9 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   }
   if (updates.length) {
     const rows = await db.query(
-      `update hosts h set hostname = x.hostname, source = x.source, first_discovery_id = x.first_discovery_id,
-                          last_discovery_id = x.last_discovery_id, last_seen_at = now()
+      `update hosts h set hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
+                          sys_location = x.sys_location, sys_contact = x.sys_contact, chassis_id = x.chassis_id,
+                          source = x.source, first_discovery_id = x.first_discovery_id, last_discovery_id = x.last_discovery_id, last_seen_at = now()
        from json_populate_recordset(null::hosts, ?::json) x where h.id = x.id
        returning ${hostColumns.split(', ').map((c) => `h.${c}`).join(', ')}`,
       [json(updates)],
@@ -490,7 +528,8 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
     for (const row of rows) hosts.set(row.id as string, row);
   }
 
-  const ipRows = await settle(db, ipAddressTable, 'host_id', plans.map((p) => p.ipPlan), ['subnet_id', 'ip_address', 'mac_address', 'name', 'first_discovery_id'], discovery);
+  const ipRows = await settle(db, ipAddressTable, 'host_id', plans.map((p) => p.ipPlan), ['subnet_id', 'ip_address', 'mac_address', 'mac_vendor', 'mac_random', 'name', 'first_discovery_id'], discovery);
+  const interfaceRows = await settle(db, interfaceTable, 'host_id', plans.map((p) => p.interfacePlan), [...IF_ENTRY_COLUMNS, 'first_discovery_id'], discovery);
   const portRows = await settle(db, portTable, 'host_id', plans.map((p) => p.portPlan), ['number', 'protocol', 'type', 'first_discovery_id'], discovery);
   const serviceRows = await settle(db, serviceTable, 'host_id', plans.map((p) => p.servicePlan), ['source', 'virtualization', 'first_discovery_id'], discovery);
 
@@ -513,6 +552,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
       ip_addresses: ipRows[k]!,
       ports: portRows[k]!,
       services: serviceRows[k]!.map((s) => ({ ...s, bindings: bindingRows[k]!.filter((b) => b.service_id === s.id) })),
+      interfaces: interfaceRows[k]!,
     }];
   }));
 }

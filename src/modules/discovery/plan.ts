@@ -181,3 +181,53 @@ export function claimStoredHosts(found: Array<[number, string]>): { claimed: Map
   }
   return { claimed, deferred };
 }
+
+// ---- MACs and SNMP interfaces (issue 25.1) ---------------------------------------------------
+
+/**
+ * A locally administered MAC (bit 0x02 of the first octet): phones, laptops and VMs randomise
+ * theirs per network or per day, so one is never identity alone (two machines may show it, one
+ * machine drops it): hosts match by such a MAC neither across reports nor within a host.
+ */
+export function isLocallyAdministered(mac: string | null | undefined): boolean {
+  return !!mac && (Number.parseInt(mac.slice(0, 2), 16) & 0x02) === 0x02;
+}
+
+/** The interface columns a discovery report may set (all but ids, ownership, `neighbor` and timestamps). */
+export const IF_ENTRY_COLUMNS = [
+  'ip_address_id', 'if_index', 'if_type', 'if_name', 'if_descr', 'if_alias', 'mac_address', 'speed_bps', 'admin_status', 'oper_status',
+  'cdp_address', 'cdp_device_id', 'cdp_platform', 'cdp_port_id', 'lldp_chassis_id', 'lldp_mgmt_addr', 'lldp_port_desc', 'lldp_port_id',
+  'lldp_sys_desc', 'lldp_sys_name', 'fdb_macs',
+] as const;
+const REPORTED_TEXT = IF_ENTRY_COLUMNS.filter((c) => c !== 'ip_address_id' && c !== 'if_index' && c !== 'fdb_macs');
+/** Defaults of a new interface (the table's) for what its first report leaves out. */
+const IF_ENTRY_DEFAULTS: Record<string, unknown> = { if_type: 1, if_descr: '', admin_status: 'Up', oper_status: 'Up' };
+
+export interface ReportedIfEntry extends Record<string, unknown> {
+  if_index: number;
+  interface_id?: string | null;
+  mac_address?: string | null;
+  fdb_macs: string[] | null;
+}
+
+/**
+ * A reported interface merged into the stored one of the same if_index (reference §2.2.8), pure:
+ * a field the report leaves null or absent keeps the stored value; the forwarding table replaces the
+ * stored one, or adds to it when its walk was cut short (`fdbPartial`), kept sorted. The address it
+ * carries: the reported address it names (`interface_id`), else the host's address with its MAC,
+ * else the stored link. Answers the columns of IF_ENTRY_COLUMNS.
+ */
+export function mergeIfEntry(
+  reported: ReportedIfEntry, stored: Record<string, unknown> | undefined, linkTo: { byReportedId: (id: string) => string | undefined; byMac: (mac: string) => string | undefined },
+  fdbPartial: boolean,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { if_index: reported.if_index };
+  for (const c of REPORTED_TEXT) out[c] = reported[c] ?? stored?.[c] ?? IF_ENTRY_DEFAULTS[c] ?? null;
+  const storedFdb = (stored?.fdb_macs as string[] | undefined) ?? [];
+  const fdb = reported.fdb_macs === null ? storedFdb : fdbPartial ? [...storedFdb, ...reported.fdb_macs] : reported.fdb_macs;
+  out.fdb_macs = [...new Set(fdb)].sort();
+  const mac = out.mac_address as string | null;
+  out.ip_address_id = (reported.interface_id ? linkTo.byReportedId(reported.interface_id) : undefined)
+    ?? (mac ? linkTo.byMac(mac) : undefined) ?? stored?.ip_address_id ?? null;
+  return out;
+}

@@ -2,6 +2,7 @@
 // from release to release, so unknown keys are allowed (and ignored); the fields we use are checked.
 // Ids are any GUID (daemons send the nil UUID for ids they do not know).
 import Joi from 'joi';
+import { ADMIN_STATUSES, OPER_STATUSES } from '../interfaces/schemas.js';
 import { SUBNET_TYPES } from '../subnets/schemas.js';
 
 export const anyUuid = () => Joi.string().guid().lowercase();
@@ -40,6 +41,56 @@ const daemonBinding = open({
   interface_id: anyUuid().allow(null).when('type', { is: 'Interface', then: Joi.required().invalid(null) }),
 });
 
+// ---- SNMP (issue 25.1): Scanopy 0.14's IfEntry and host SNMP fields, and our agent's extensions ----
+
+/** Most MACs one port's forwarding table may report (a busy uplink learns thousands). */
+export const FDB_MACS_MAX = 4096;
+const optionalText = (max: number) => text(max).allow(null, '').empty('');
+const HOSTNAME_SOURCES = ['ptr', 'mdns', 'snmp'] as const;
+const COLLECTION_STATES = ['complete', 'partial'] as const;
+
+/** Scanopy's host SNMP fields (filled when empty, reference §2.2.4), and where `hostname` came from. */
+const snmpHostFields = {
+  hostname_source: Joi.string().valid(...HOSTNAME_SOURCES).allow(null)
+    .description('Our agent: where `hostname` came from (a PTR record, mDNS, SNMP sysName); Scanopy daemons send none'),
+  sys_descr: optionalText(2000).description('SNMP sysDescr'),
+  sys_object_id: optionalText(500).description('SNMP sysObjectID'),
+  sys_location: optionalText(500).description('SNMP sysLocation'),
+  sys_contact: optionalText(500).description('SNMP sysContact'),
+  chassis_id: optionalText(500).description('The host\'s own LLDP chassis id (often its base MAC)'),
+};
+
+/**
+ * One SNMP ifTable row (Scanopy 0.14 IfEntry), stored as an interface of the host: upserted by
+ * (host, if_index); a field left null or absent keeps what is stored. Ids and timestamps are the
+ * daemon's and are ignored (an entry is its host's if_index). Texts are clipped to the columns, never refused. `fdb_macs` is ours: the MACs the
+ * switch's BRIDGE/Q-BRIDGE forwarding table learned on this port.
+ */
+const ifEntry = () => open({
+  if_index: Joi.number().integer().min(0).max(2147483647).required(),
+  if_descr: optionalText(1000),
+  if_name: optionalText(1000),
+  if_alias: optionalText(1000),
+  if_type: Joi.number().integer().min(1).max(2147483647).allow(null),
+  speed_bps: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).allow(null),
+  admin_status: Joi.string().valid(...ADMIN_STATUSES).allow(null),
+  oper_status: Joi.string().valid(...OPER_STATUSES).allow(null),
+  mac_address: mac().allow(null),
+  interface_id: anyUuid().allow(null).description('The reported address (daemon `interfaces[].id`) this port carries'),
+  ...Object.fromEntries(['lldp_chassis_id', 'lldp_port_id', 'lldp_port_desc', 'lldp_sys_name', 'lldp_sys_desc', 'lldp_mgmt_addr',
+    'cdp_device_id', 'cdp_port_id', 'cdp_platform', 'cdp_address'].map((f) => [f, optionalText(1000)])),
+  fdb_macs: Joi.array().items(mac()).max(FDB_MACS_MAX)
+    .description('Our agent: MACs the switch\'s forwarding table (BRIDGE/Q-BRIDGE) learned on this port'),
+}).label('DaemonIfEntry');
+
+/**
+ * Our agent: how complete each SNMP walk of the report was. A walk cut short is `partial`; nothing
+ * a report leaves out is ever deleted either way, and a partial forwarding table adds to the stored one.
+ */
+const collections = () => Joi.object(Object.fromEntries(['system', 'if_table', 'fdb', 'lldp', 'arp']
+  .map((k) => [k, Joi.string().valid(...COLLECTION_STATES)]))).unknown(true).allow(null)
+  .description('Our agent: each SNMP collection "complete" or "partial" (a walk cut short)');
+
 export const daemonHostRequestBody = open({
   host: open({
     id: anyUuid().required(),
@@ -50,6 +101,7 @@ export const daemonHostRequestBody = open({
     hidden: Joi.boolean(),
     virtualization: opaque(),
     source: daemonSource().required(),
+    ...snmpHostFields,
   }).required(),
   interfaces: Joi.array().items(open({
     id: anyUuid().required(),
@@ -58,6 +110,8 @@ export const daemonHostRequestBody = open({
     mac_address: mac().allow(null).default(null),
     name: text(1000).allow(null, '').empty('').default(null),
     position: Joi.number().integer().min(0),
+    mac_vendor: text(200).allow(null, '').empty('').description('Our agent: the MAC\'s vendor, from the OUI database'),
+    mac_random: Joi.boolean().allow(null).description('Our agent: the MAC is locally administered (bit 0x02 of the first octet); never identity alone'),
   })).max(1000).default([]),
   ports: Joi.array().items(open({
     id: anyUuid().required(),
@@ -72,7 +126,8 @@ export const daemonHostRequestBody = open({
     source: daemonSource().required(),
     bindings: Joi.array().items(daemonBinding).max(1000).default([]),
   })).max(1000).default([]),
-  if_entries: Joi.array().max(10000),
+  if_entries: Joi.array().items(ifEntry()).max(10000).default([]),
+  collections: collections(),
 });
 
 /**

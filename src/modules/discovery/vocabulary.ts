@@ -1,9 +1,9 @@
 // The boundary between Scanopy daemons and this service, in one place. Daemons speak the 0.14
 // vocabulary (reference §0): their host `interfaces` are our `ip_addresses`, a binding
 // `{type: "Interface", interface_id}` is our `{type: "IPAddress", ip_address_id}`, and a Port
-// binding's `interface_id` is our `ip_address_id`; their `if_entries` (SNMP) would be our
-// `interfaces`. Everything a daemon sends is translated here on the way in, and everything it
-// receives on the way out, in exactly the shapes of the recorded exchanges
+// binding's `interface_id` is our `ip_address_id`; their `if_entries` (SNMP) are our
+// `interfaces` (one per host and if_index). Everything a daemon sends is translated here on the
+// way in, and everything it receives on the way out, in exactly the shapes of the recorded exchanges
 // (../shared/fixtures/scanopy-daemon/*/daemon_to_server.json).
 import { isoTimestamp, type Row } from '../../core/historyTable.js';
 import type { Protocol } from '../ports/portTypes.js';
@@ -37,7 +37,17 @@ export interface DaemonHost {
   hidden?: boolean;
   virtualization: object | null;
   source: DaemonSource;
+  /** Ours (issue 25.1): where `hostname` came from. */
+  hostname_source?: HostnameSource | null;
+  sys_descr?: string | null;
+  sys_object_id?: string | null;
+  sys_location?: string | null;
+  sys_contact?: string | null;
+  chassis_id?: string | null;
 }
+
+export type HostnameSource = 'ptr' | 'mdns' | 'snmp';
+export const SNMP_HOST_FIELDS = ['sys_descr', 'sys_object_id', 'sys_location', 'sys_contact', 'chassis_id'] as const;
 
 export interface DaemonInterface {
   id: string;
@@ -46,7 +56,38 @@ export interface DaemonInterface {
   mac_address: string | null;
   name: string | null;
   position?: number;
+  /** Ours: the MAC's vendor (OUI database) and whether it is locally administered. */
+  mac_vendor?: string | null;
+  mac_random?: boolean | null;
 }
+
+/** An SNMP ifTable row (Scanopy 0.14 IfEntry; ids and timestamps ignored), with our `fdb_macs`. */
+export interface DaemonIfEntry {
+  if_index: number;
+  if_descr?: string | null;
+  if_name?: string | null;
+  if_alias?: string | null;
+  if_type?: number | null;
+  speed_bps?: number | null;
+  admin_status?: string | null;
+  oper_status?: string | null;
+  mac_address?: string | null;
+  interface_id?: string | null;
+  lldp_chassis_id?: string | null;
+  lldp_port_id?: string | null;
+  lldp_port_desc?: string | null;
+  lldp_sys_name?: string | null;
+  lldp_sys_desc?: string | null;
+  lldp_mgmt_addr?: string | null;
+  cdp_device_id?: string | null;
+  cdp_port_id?: string | null;
+  cdp_platform?: string | null;
+  cdp_address?: string | null;
+  fdb_macs?: string[];
+}
+
+/** Ours: how complete each SNMP walk of a report was. */
+export type Collections = Partial<Record<'system' | 'if_table' | 'fdb' | 'lldp' | 'arp', 'complete' | 'partial'>>;
 
 export interface DaemonPort {
   id: string;
@@ -76,7 +117,8 @@ export interface DaemonHostRequest {
   interfaces: DaemonInterface[];
   ports: DaemonPort[];
   services: DaemonService[];
-  if_entries?: unknown[];
+  if_entries?: DaemonIfEntry[];
+  collections?: Collections | null;
 }
 
 // ---- The same, in this service's vocabulary ------------------------------------------------------
@@ -88,8 +130,14 @@ export interface DiscoveredHost {
   description: string | null;
   virtualization: object | null;
   source: DaemonSource;
+  hostname_source: HostnameSource | null;
+  snmp: Record<(typeof SNMP_HOST_FIELDS)[number], string | null>;
 }
-export interface DiscoveredIp { id: string; subnet_id: string; ip_address: string; mac_address: string | null; name: string | null }
+export interface DiscoveredIp {
+  id: string; subnet_id: string; ip_address: string; mac_address: string | null; name: string | null; mac_vendor: string | null; mac_random: boolean | null;
+}
+/** An interface (ifTable row) as reported: null is "not reported" (keeps what is stored). */
+export type DiscoveredIfEntry = Omit<DaemonIfEntry, 'fdb_macs'> & { fdb_macs: string[] | null };
 export interface DiscoveredPort { id: string; number: number; protocol: Protocol }
 export interface DiscoveredBinding { id: string; type: 'Port' | 'IPAddress'; port_id: string | null; ip_address_id: string | null }
 export interface DiscoveredService {
@@ -100,6 +148,8 @@ export interface Discovery {
   ip_addresses: DiscoveredIp[];
   ports: DiscoveredPort[];
   services: DiscoveredService[];
+  interfaces: DiscoveredIfEntry[];
+  collections: Collections;
 }
 
 /** A stored host with the children a discovery request named (rows as the tables return them). */
@@ -108,6 +158,7 @@ export interface StoredDiscovery {
   ip_addresses: Row[];
   ports: Row[];
   services: Array<Row & { bindings: Row[] }>;
+  interfaces: Row[];
 }
 
 // ---- In --------------------------------------------------------------------------------------------
@@ -131,15 +182,24 @@ export function discoveryFromDaemon(req: DaemonHostRequest): Discovery {
       description: clip(h.description, 500),
       virtualization: h.virtualization ?? null,
       source: h.source,
+      // A hostname_source without a hostname says nothing.
+      hostname_source: h.hostname ? h.hostname_source ?? null : null,
+      snmp: Object.fromEntries(SNMP_HOST_FIELDS.map((f) => [f, clip(h[f], 2000)])) as DiscoveredHost['snmp'],
     },
     ip_addresses: req.interfaces.map((i) => ({
       id: i.id, subnet_id: i.subnet_id, ip_address: i.ip_address, mac_address: i.mac_address?.toUpperCase() ?? null, name: clip(i.name, 100),
+      mac_vendor: clip(i.mac_vendor, 200), mac_random: i.mac_random ?? null,
     })),
     ports: req.ports.map((p) => ({ id: p.id, number: p.number, protocol: p.protocol })),
     services: req.services.map((s) => ({
       id: s.id, name: clip(s.name, 100)!, service_definition: s.service_definition.slice(0, 100), virtualization: s.virtualization ?? null,
       source: s.source, bindings: s.bindings.map(bindingFromDaemon),
     })),
+    interfaces: (req.if_entries ?? []).map((e) => ({
+      ...e, if_descr: clip(e.if_descr, 255), if_name: clip(e.if_name, 255), if_alias: clip(e.if_alias, 255),
+      mac_address: e.mac_address?.toUpperCase() ?? null, fdb_macs: e.fdb_macs ? [...new Set(e.fdb_macs.map((m) => m.toUpperCase()))] : null,
+    })),
+    collections: req.collections ?? {},
   };
 }
 
@@ -166,7 +226,19 @@ export function bindingToDaemon(b: Row) {
     : { ...common, type: 'Port', port_id: b.port_id, interface_id: b.ip_address_id ?? null };
 }
 
-/** HostResponse (reference §2.2 point 9): the stored host, the children of the request, `if_entries: []`. */
+/** An interface as an IfEntry (Scanopy 0.14): `interface_id` is the address it carries; with our `fdb_macs`. */
+export function ifEntryToDaemon(i: Row) {
+  return {
+    id: i.id, ...stamps(i), host_id: i.host_id, network_id: i.network_id, if_index: i.if_index, if_descr: i.if_descr, if_name: i.if_name,
+    if_alias: i.if_alias, if_type: i.if_type, speed_bps: i.speed_bps, admin_status: i.admin_status, oper_status: i.oper_status,
+    mac_address: i.mac_address, interface_id: i.ip_address_id, lldp_chassis_id: i.lldp_chassis_id, lldp_port_id: i.lldp_port_id,
+    lldp_port_desc: i.lldp_port_desc, lldp_sys_name: i.lldp_sys_name, lldp_sys_desc: i.lldp_sys_desc, lldp_mgmt_addr: i.lldp_mgmt_addr,
+    cdp_device_id: i.cdp_device_id, cdp_port_id: i.cdp_port_id, cdp_platform: i.cdp_platform, cdp_address: i.cdp_address,
+    neighbor: i.neighbor, fdb_macs: i.fdb_macs,
+  };
+}
+
+/** HostResponse (reference §2.2 point 9): the stored host, the children of the request, its `if_entries` (those of the request). */
 export function discoveryToDaemon(d: StoredDiscovery) {
   const h = d.host;
   return {
@@ -183,7 +255,7 @@ export function discoveryToDaemon(d: StoredDiscovery) {
       id: s.id, ...stamps(s), host_id: s.host_id, network_id: s.network_id, name: s.name, service_definition: s.service_definition,
       position: s.position, virtualization: s.virtualization, tags: s.tags, source: s.source, bindings: s.bindings.map(bindingToDaemon),
     })),
-    if_entries: [],
+    if_entries: d.interfaces.map(ifEntryToDaemon),
   };
 }
 

@@ -13,6 +13,13 @@ export const hostResponse = Joi.object({
   id: uuid(), name: Joi.string(), hostname: Joi.string().allow(null), description: Joi.string().allow(null), hidden: Joi.boolean(),
   network_id: uuid(), organization_id: uuid(), tags: Joi.array().items(uuid()), source: sourceResponse(), virtualization: virtualizationResponse(),
   credential_assignments: Joi.array().items(Joi.object({ credential_id: uuid() }).unknown(true)),
+  // Set by discovery only (issue 25.1): read-only, ignored in a request body.
+  hostname_source: Joi.string().valid('ptr', 'mdns', 'snmp').allow(null).description('Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)'),
+  sys_descr: Joi.string().allow(null).description('SNMP sysDescr (read-only, from discovery)'),
+  sys_object_id: Joi.string().allow(null).description('SNMP sysObjectID (read-only, from discovery)'),
+  sys_location: Joi.string().allow(null).description('SNMP sysLocation (read-only, from discovery)'),
+  sys_contact: Joi.string().allow(null).description('SNMP sysContact (read-only, from discovery)'),
+  chassis_id: Joi.string().allow(null).description('LLDP chassis id of the host itself (read-only, from discovery)'),
   // Children come with the host now and `at` an instant, not with a history state (they have their own).
   ip_addresses: Joi.array().items(ipAddressResponse).optional().description('Not in history states'),
   ports: Joi.array().items(portResponse).optional().description('Not in history states'),

@@ -51,4 +51,5 @@ export const interfaceResponse = Joi.object({
     host_id: Joi.string().optional().description('The neighbour host (id or LLDP system name)'),
     port: Joi.string().optional().description('The neighbour port (LLDP/CDP port id)'),
   }).unknown(true).allow(null).label('InterfaceNeighbor').description('Set by discovery (LLDP/CDP); read-only'),
+  fdb_macs: Joi.array().items(Joi.string()).description('MACs the switch\'s forwarding table (BRIDGE/Q-BRIDGE) learned on this port; read-only, from discovery'),
 }).label('Interface');

@@ -16,5 +16,7 @@ export const ipAddressListQuery = listQuery({
 
 export const ipAddressResponse = Joi.object({
   ...childResponseFields(), host_id: uuid(), subnet_id: uuid(), ip_address: ipAddress(), mac_address: Joi.string().allow(null),
+  mac_vendor: Joi.string().allow(null).description('The MAC\'s vendor from the OUI database (read-only, from discovery)'),
+  mac_random: Joi.boolean().allow(null).description('A locally administered (randomised) MAC: never used alone to identify a host (read-only, from discovery)'),
   name: Joi.string().allow(null), position: Joi.number().integer(),
 }).label('IPAddress');
