@@ -63,8 +63,9 @@ const snmpHostFields = {
 /**
  * One SNMP ifTable row (Scanopy 0.14 IfEntry), stored as an interface of the host: upserted by
  * (host, if_index); a field left null or absent keeps what is stored. Ids and timestamps are the
- * daemon's and are ignored (an entry is its host's if_index). Texts are clipped to the columns, never refused. `fdb_macs` is ours: the MACs the
- * switch's BRIDGE/Q-BRIDGE forwarding table learned on this port.
+ * daemon's and are ignored (an entry is its host's if_index). Texts are clipped to the columns,
+ * never refused. `fdb_macs` is ours: the MACs the switch's BRIDGE/Q-BRIDGE forwarding table
+ * learned on this port.
  */
 const ifEntry = () => open({
   if_index: Joi.number().integer().min(0).max(2147483647).required(),

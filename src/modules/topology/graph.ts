@@ -7,7 +7,8 @@
 //   l3         subnets holding one node per IP address, with the services bound there
 //   workloads  hosts holding their services; hypervisor / container-runtime edges
 //   application  application tags holding the services that carry them
-//   l2         hosts holding their interfaces; physical links from LLDP/CDP neighbour data
+//   l2         hosts holding their interfaces; physical links from LLDP/CDP neighbour data and
+//              switches' forwarding tables
 // Dependencies are edges in every view where their member services are drawn.
 import { createHash } from 'node:crypto';
 import { groupBy } from '../../core/historyTable.js';
@@ -325,17 +326,55 @@ function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Gr
   return { nodes: [...containers, ...nodes, ...deps.nodes], edges: deps.edges };
 }
 
+// ---- l2 -------------------------------------------------------------------------------------------
+// Links come from two kinds of evidence (issue 25.1):
+// - LLDP/CDP neighbour data on an interface (either end, or both: one edge): the neighbour's system
+//   name (a host's name or hostname, or its first label) or its chassis id (a host's chassis_id, or
+//   one of its MACs) names the host, and the port id or description one of its ports (name,
+//   description, alias, or MAC: lldpd announces a port by its MAC);
+// - a switch's forwarding table (`fdb_macs` of its ports): a MAC of a host's address or interface,
+//   learned on a port, places that host on the port. A MAC is learned on every port on its way (the
+//   uplinks too), so it goes to the port that learned the fewest MACs (the access port), never to
+//   one whose LLDP neighbour is another switch; ties go to the first port in switch name, if_index order.
+// A host placed only by the forwarding table has no SNMP interface with that MAC: its port is drawn
+// from its address (kind `interface`, `entity_kind: 'ip_address'`, the address's id), at read time,
+// so nothing invented is stored and the port follows the MAC when it moves.
+
+const lower = (x: unknown) => (x == null || x === '' ? undefined : String(x).toLowerCase());
+
+/** The ways a host is named in neighbour data: id, name, hostname and its first label. */
+function hostNames(h: Row): string[] {
+  const hostname = lower(h.hostname);
+  return [lower(h.id), lower(h.name), hostname, hostname?.split('.')[0]].filter((x): x is string => !!x);
+}
+
+/** The ways a port is named in neighbour data. */
+const portNames = (i: Row) => [i.if_name, i.if_descr, i.if_alias, i.mac_address].map(lower).filter((x): x is string => !!x);
+
+interface L2Index {
+  byId: Map<string, Row>;
+  /** `host key|port key` → interface (real or drawn from an address). */
+  byHostPort: Map<string, Row>;
+  /** chassis id or MAC (lower case) → host id. */
+  hostByChassis: Map<string, string>;
+}
+
 /** The interface an interface's neighbour data names, among the network's interfaces. */
-function neighbourOf(iface: Row, byId: Map<string, Row>, byHostPort: Map<string, Row>): Row | undefined {
+function neighbourOf(iface: Row, x: L2Index, hostById: Map<string, Row>): Row | undefined {
   const n = iface.neighbor ?? {};
   const direct = n.interface_id ?? n.id;
-  if (typeof direct === 'string' && byId.has(direct)) return byId.get(direct);
-  // Otherwise LLDP/CDP: the neighbour's system name names a host, its port id one of that host's interfaces.
-  const hostKey = String(n.host_id ?? '').toLowerCase();
-  const port = String(n.port ?? iface.lldp_port_id ?? iface.cdp_port_id ?? '').toLowerCase();
-  if (hostKey && port) return byHostPort.get(`${hostKey}|${port}`);
-  const system = String(iface.lldp_sys_name ?? iface.cdp_device_id ?? '').toLowerCase();
-  return system && port ? byHostPort.get(`${system}|${port}`) : undefined;
+  if (typeof direct === 'string' && x.byId.has(direct)) return x.byId.get(direct);
+  const ports = [n.port, iface.lldp_port_id, iface.lldp_port_desc, iface.cdp_port_id].map(lower).filter((p): p is string => !!p);
+  const chassisHost = hostById.get(x.hostByChassis.get(lower(iface.lldp_chassis_id) ?? '') ?? '');
+  const hostKeys = [lower(n.host_id), lower(iface.lldp_sys_name), lower(iface.cdp_device_id), ...(chassisHost ? [lower(chassisHost.id)] : [])]
+    .filter((k): k is string => !!k);
+  for (const hostKey of hostKeys) {
+    for (const port of ports) {
+      const found = x.byHostPort.get(`${hostKey}|${port}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
@@ -343,30 +382,96 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   // Port order: by if_index, then by name in natural order (Gi1/0/2 before Gi1/0/10).
   const interfaces = s.interfaces.filter((i) => shown.has(i.host_id)).sort((a, b) => (a.if_index ?? 0) - (b.if_index ?? 0)
     || String(a.if_name ?? '').localeCompare(String(b.if_name ?? ''), 'en', { numeric: true }) || String(a.id).localeCompare(String(b.id)));
-  const byId = new Map(interfaces.map((i) => [i.id as string, i]));
-  const byHostPort = new Map<string, Row>();
-  for (const i of interfaces) {
-    const h = shown.get(i.host_id)!;
-    for (const hostKey of [h.id, h.name, h.hostname].filter(Boolean).map((x: string) => x.toLowerCase())) {
-      for (const port of [i.if_name, i.if_descr, i.if_alias].filter(Boolean).map((x: string) => x.toLowerCase())) byHostPort.set(`${hostKey}|${port}`, i);
-    }
+  // Ports that may be drawn from addresses: one per host and MAC (its first address), for MACs no interface of the host has.
+  const macsWithInterface = new Set(interfaces.filter((i) => i.mac_address).map((i) => `${i.host_id}|${lower(i.mac_address)}`));
+  const addressPorts = new Map<string, Row>();
+  for (const a of [...s.ipAddresses].sort(byKeys('host_id', 'position', 'id'))) {
+    const key = `${a.host_id}|${lower(a.mac_address)}`;
+    if (!a.mac_address || !shown.has(a.host_id) || macsWithInterface.has(key) || addressPorts.has(key)) continue;
+    addressPorts.set(key, { id: a.id, host_id: a.host_id, mac_address: a.mac_address, from_address: true });
   }
-  const withInterfaces = new Set(interfaces.map((i) => i.host_id as string));
-  const nodes: GraphNode[] = hosts.filter((h) => withInterfaces.has(h.id))
-    .map((h) => ({ id: `host:${h.id}`, kind: 'host', entity_id: h.id, parent_id: null, label: h.name, hostname: h.hostname, host_kind: hostKindIn(s, h.id) }));
+
+  const x: L2Index = { byId: new Map(interfaces.map((i) => [i.id as string, i])), byHostPort: new Map(), hostByChassis: new Map() };
+  // Interfaces first (a later one of a name wins), then ports from addresses where no interface has the name.
+  const owners = new Map<string, Row[]>(); // MAC → the interfaces, then the address ports, that have it
+  for (const i of [...interfaces, ...addressPorts.values()]) {
+    for (const hostKey of hostNames(shown.get(i.host_id)!)) {
+      for (const port of portNames(i)) if (!i.from_address || !x.byHostPort.has(`${hostKey}|${port}`)) x.byHostPort.set(`${hostKey}|${port}`, i);
+    }
+    const mac = lower(i.mac_address);
+    if (!mac) continue;
+    if (!x.hostByChassis.has(mac)) x.hostByChassis.set(mac, i.host_id);
+    (owners.get(mac) ?? owners.set(mac, []).get(mac)!).push(i);
+  }
+  for (const h of hosts) if (h.chassis_id) x.hostByChassis.set(lower(h.chassis_id)!, h.id);
+  for (const p of addressPorts.values()) x.byId.set(p.id, p);
+
   const edges = new Map<string, GraphEdge>();
+  const drawnPorts = new Set<Row>(interfaces);
+  const link = (i: Row, other: Row, extra: Record<string, unknown> = {}) => {
+    if (other.id === i.id) return;
+    drawnPorts.add(other);
+    const [a, b] = [i.id as string, other.id as string].sort();
+    // A link is recorded on one side or both (or also by a forwarding table): one edge either way.
+    if (!edges.has(`${a}:${b}`)) edges.set(`${a}:${b}`, { id: `physical_link:${a}:${b}`, kind: 'physical_link', source: `interface:${a}`, target: `interface:${b}`, ...extra });
+  };
+  const neighbour = new Map<string, Row>();
+  for (const i of interfaces) {
+    const other = neighbourOf(i, x, shown);
+    if (!other) continue;
+    neighbour.set(i.id, other);
+    if (other.id) neighbour.set(other.id, neighbour.get(other.id) ?? i);
+    link(i, other);
+  }
+  // Whose MAC a port learned: an interface of another host, else a port drawn from another host's address.
+  const ownerOf = (mac: string, hostOfPort: string) => owners.get(mac)?.find((o) => o.host_id !== hostOfPort);
+  placeByForwardingTables(s, interfaces, neighbour, ownerOf, (port, owner) => link(port, owner, { evidence: 'forwarding_table' }));
+
+  const ports = [...drawnPorts];
+  const withPorts = new Set(ports.map((i) => i.host_id as string));
+  const nodes: GraphNode[] = hosts.filter((h) => withPorts.has(h.id))
+    .map((h) => ({ id: `host:${h.id}`, kind: 'host', entity_id: h.id, parent_id: null, label: h.name, hostname: h.hostname, host_kind: hostKindIn(s, h.id) }));
   for (const i of interfaces) {
     nodes.push({
       id: `interface:${i.id}`, kind: 'interface', entity_id: i.id, parent_id: `host:${i.host_id}`,
       label: i.if_name || i.if_descr || `if${i.if_index}`, if_index: i.if_index, mac_address: i.mac_address, oper_status: i.oper_status,
     });
-    const other = neighbourOf(i, byId, byHostPort);
-    if (!other || other.id === i.id) continue;
-    // A link is recorded on one side or both: one edge either way.
-    const [a, b] = [i.id as string, other.id as string].sort();
-    edges.set(`${a}:${b}`, { id: `physical_link:${a}:${b}`, kind: 'physical_link', source: `interface:${a}`, target: `interface:${b}` });
+  }
+  for (const p of ports.filter((i) => i.from_address)) {
+    nodes.push({ id: `interface:${p.id}`, kind: 'interface', entity_id: p.id, entity_kind: 'ip_address', parent_id: `host:${p.host_id}`, label: p.mac_address, mac_address: p.mac_address });
   }
   return { nodes, edges: [...edges.values()] };
+}
+
+/**
+ * Forwarding-table placement (see above): for each MAC learned on the ports of `interfaces`, the
+ * port it belongs on, and `place(port, owner)` for the MAC's owner (`ownerOf`). Ports whose
+ * LLDP/CDP neighbour is on a switch (a host with a forwarding table, or drawn as one) are uplinks.
+ */
+function placeByForwardingTables(
+  s: Snapshot, interfaces: Row[], neighbour: Map<string, Row>,
+  ownerOf: (mac: string, hostOfPort: string) => Row | undefined, place: (port: Row, owner: Row) => void,
+): void {
+  const learning = interfaces.filter((i) => Array.isArray(i.fdb_macs) && i.fdb_macs.length);
+  if (!learning.length) return;
+  const switches = new Set(learning.map((i) => i.host_id as string));
+  const isSwitch = (hostId: string) => switches.has(hostId) || hostKindIn(s, hostId) === 'switch';
+  const hostName = new Map(s.hosts.map((h) => [h.id as string, String(h.name ?? '')]));
+  const candidates = learning.filter((i) => {
+    const other = neighbour.get(i.id);
+    return !(other && other.host_id !== i.host_id && isSwitch(other.host_id));
+  }).sort((a, b) => a.fdb_macs.length - b.fdb_macs.length || (hostName.get(a.host_id) ?? '').localeCompare(hostName.get(b.host_id) ?? '')
+    || String(a.host_id).localeCompare(String(b.host_id)) || (a.if_index ?? 0) - (b.if_index ?? 0));
+  const placed = new Set<string>();
+  for (const port of candidates) {
+    for (const mac of (port.fdb_macs as string[]).map((m) => m.toLowerCase())) {
+      if (placed.has(mac)) continue;
+      const owner = ownerOf(mac, port.host_id);
+      if (!owner) continue;
+      placed.add(mac);
+      place(port, owner);
+    }
+  }
 }
 
 const BUILDERS: Record<View, (s: Snapshot, hosts: Row[], o: GraphOptions) => { nodes: GraphNode[]; edges: GraphEdge[] }> = { l3, workloads, application, l2 };

@@ -17,12 +17,12 @@ import { FileResponse, JsonText } from '../../http/envelope.js';
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
   subnets: 'id, cidr, name, subnet_type',
-  hosts: 'id, name, hostname, hidden, tags, virtualization',
-  ip_addresses: 'id, host_id, subnet_id, ip_address, position',
+  hosts: 'id, name, hostname, hidden, tags, virtualization, chassis_id',
+  ip_addresses: 'id, host_id, subnet_id, ip_address, position, mac_address',
   ports: 'id, host_id, number, protocol',
   services: 'id, host_id, name, service_definition, position, tags, virtualization',
   bindings: 'id, service_id, type, port_id, ip_address_id',
-  interfaces: 'id, host_id, if_index, if_name, if_descr, if_alias, mac_address, oper_status, lldp_sys_name, lldp_port_id, cdp_device_id, cdp_port_id, neighbor',
+  interfaces: 'id, host_id, if_index, if_name, if_descr, if_alias, mac_address, oper_status, lldp_sys_name, lldp_port_id, cdp_device_id, cdp_port_id, neighbor, lldp_chassis_id, lldp_port_desc, fdb_macs',
   dependencies: 'id, name, color, dependency_type, edge_style, members',
 } as const;
 
@@ -122,7 +122,7 @@ const span = (ticks: string[]): Span => ({ first: ticks[0]!, last: ticks[ticks.l
 /**
  * The views with something to draw, asked of SQL (the budgeted read does not hold the whole
  * network): l3 always; workloads with a service; application with a service carrying an application
- * tag; l2 with neighbour data on an interface (LLDP/CDP or a resolved neighbour).
+ * tag; l2 with neighbour data on an interface (LLDP/CDP or a resolved neighbour) or a forwarding table.
  */
 async function availableViewsOf(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<View[]> {
   const [services, sp] = sourceOf('services', networkId, at);
@@ -133,7 +133,8 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
   const row = await db.one<{ workloads: boolean; application: boolean; l2: boolean }>(
     `select exists (select 1 from ${services} s) as workloads,
             exists (select 1 from ${tags[0]} t where t.is_application and exists (select 1 from ${services} s where t.id = any(s.tags))) as application,
-            exists (select 1 from ${interfaces} i where i.neighbor is not null or i.lldp_sys_name is not null or i.cdp_device_id is not null) as l2`,
+            exists (select 1 from ${interfaces} i where i.neighbor is not null or i.lldp_sys_name is not null or i.cdp_device_id is not null
+                                                     or i.lldp_chassis_id is not null or i.fdb_macs <> '[]') as l2`,
     [...sp, ...tags[1], ...sp, ...ip],
   );
   return (['l3', 'workloads', 'application', 'l2'] as const).filter((v) => v === 'l3' || row![v]);

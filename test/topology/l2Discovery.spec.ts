@@ -1,0 +1,109 @@
+// The L2 view from what a daemon's SNMP walks report (issue 25.1): LLDP neighbour pairs as one
+// edge each, and hosts placed on the switch ports whose forwarding tables learned their MAC (the
+// access port, never an uplink to another switch), through POST /api/v1/hosts/discovery and
+// GET /api/v1/topology?view=l2.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectOk } from '../support/client.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
+import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
+
+const MAC = {
+  core: '00:1B:21:00:00:01', access: '00:1B:21:00:00:02', server: '00:16:3E:00:00:10', laptop: '3C:22:FB:00:00:11',
+  printer: '00:80:77:00:00:12', nas: '00:11:32:00:00:13',
+};
+/** MACs no host of the inventory has (behind an unmanaged switch). */
+const strangers = (n: number) => [...Array(n).keys()].map((k) => `00:50:56:00:01:${String(k).padStart(2, '0')}`);
+
+const port = (ifIndex: number, extra: Record<string, unknown> = {}) => ({ if_index: ifIndex, if_name: `Gi0/${ifIndex}`, if_descr: `GigabitEthernet0/${ifIndex}`, ...extra });
+
+describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)', () => {
+  let app: TestApp;
+  let t: Tenant;
+  let net: string;
+  let d: DaemonClient;
+  let lan: any;
+
+  const l2 = async () => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${net}&view=l2`, { auth: t.owner }));
+  /** A host report: the host at `ip` with `mac`, SNMP entries and host fields. */
+  const report = (name: string, ip: string, mac: string, entries: unknown[] = [], host: Record<string, unknown> = {}) => {
+    const r = hostReport(d, net, { name, hostname: null, interfaces: [{ subnet_id: lan.id, ip_address: ip, mac_address: mac }] });
+    return { ...r, host: { ...r.host, ...host }, if_entries: entries, collections: { if_table: 'complete', fdb: 'complete', lldp: 'complete' } };
+  };
+  /** The view's links as `host:port — host:port` (sorted), with their evidence. */
+  const links = (view: any) => {
+    const nodes = new Map<string, any>(view.nodes.map((n: any) => [n.id, n]));
+    const name = (id: string) => `${nodes.get(nodes.get(id).parent_id).label}:${nodes.get(id).label}`;
+    return view.edges.filter((e: any) => e.kind === 'physical_link')
+      .map((e: any) => `${[name(e.source), name(e.target)].sort().join(' — ')}${e.evidence ? ` (${e.evidence})` : ''}`).sort();
+  };
+
+  beforeEach(async () => {
+    app = await startTestApp();
+    t = await registerTenant(app.url, 'l2snmp');
+    net = t.defaultNetworkId;
+    d = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, net)).key);
+    await registerDaemon(d, net);
+    lan = await postSubnet(d, net, '10.1.0.0/24');
+  });
+  afterEach(() => app.close());
+
+  it('an LLDP pair reported by both switches (by system name on one side, by chassis id on the other) is one edge', async () => {
+    await postHost(d, report('core', '10.1.0.1', MAC.core, [port(1, { lldp_sys_name: 'access.lan', lldp_port_id: 'Gi0/24' }), port(2)], { chassis_id: MAC.core.toLowerCase() }));
+    await postHost(d, report('access', '10.1.0.2', MAC.access, [port(24, { lldp_chassis_id: MAC.core, lldp_port_id: 'GigabitEthernet0/1' }), port(3)], { hostname: 'access.lan' }));
+    const view = await l2();
+    expect(view.available_views).to.include('l2');
+    expect(links(view)).to.deep.equal(['access:Gi0/24 — core:Gi0/1']);
+  });
+
+  it('hosts are placed on the port whose forwarding table learned their MAC: the access port, never an uplink to another switch', async () => {
+    // core Gi0/1 is the uplink to access Gi0/24 (LLDP): it learns everything behind access.
+    await postHost(d, report('core', '10.1.0.1', MAC.core, [
+      port(1, { lldp_sys_name: 'access', lldp_port_id: 'Gi0/24', fdb_macs: [MAC.server, MAC.laptop, MAC.nas, MAC.access] }),
+      port(2, { fdb_macs: [MAC.printer] }),
+    ], { chassis_id: MAC.core }));
+    await postHost(d, report('access', '10.1.0.2', MAC.access, [
+      port(24, { lldp_chassis_id: MAC.core, lldp_port_id: 'Gi0/1', fdb_macs: [MAC.printer, MAC.core] }),
+      port(3, { fdb_macs: [MAC.server] }),
+      port(4, { fdb_macs: [MAC.laptop] }),
+      // An unmanaged switch on Gi0/5: the nas and five others; more MACs than the uplink learned, and still the nas's port.
+      port(5, { fdb_macs: [MAC.nas, ...strangers(5)] }),
+    ]));
+    await postHost(d, report('server', '10.1.0.10', MAC.server));
+    await postHost(d, report('nas', '10.1.0.13', MAC.nas));
+    await postHost(d, report('printer', '10.1.0.12', MAC.printer));
+    // The laptop reports its own interface (an SNMP agent on it): that interface is the one placed.
+    await postHost(d, report('laptop', '10.1.0.11', MAC.laptop, [{ if_index: 2, if_name: 'wlan0', mac_address: MAC.laptop }]));
+
+    const view = await l2();
+    expect(links(view)).to.deep.equal([
+      `access:Gi0/24 — core:Gi0/1`,
+      `access:Gi0/3 — server:${MAC.server} (forwarding_table)`,
+      `access:Gi0/4 — laptop:wlan0 (forwarding_table)`,
+      `access:Gi0/5 — nas:${MAC.nas} (forwarding_table)`,
+      `core:Gi0/2 — printer:${MAC.printer} (forwarding_table)`,
+    ]);
+    // A port drawn from an address says so, and names the address.
+    const server = view.nodes.find((n: any) => n.label === MAC.server);
+    expect(server).to.include({ kind: 'interface', entity_kind: 'ip_address' });
+    const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${server.parent_id.slice('host:'.length)}`, { auth: t.owner }));
+    expect(server.entity_id).to.equal(host.ip_addresses[0].id);
+  });
+
+  it('a host that moves to another port moves in the view with the next walk; a walk cut short keeps the last placement', async () => {
+    const access = (fdb: Record<number, string[]>, collections?: Record<string, string>) => {
+      const r = report('access', '10.1.0.2', MAC.access, [port(3, { fdb_macs: fdb[3] ?? [] }), port(4, { fdb_macs: fdb[4] ?? [] })]);
+      return { ...r, host: { ...r.host, id: randomUUID() }, ...(collections ? { collections } : {}) };
+    };
+    await postHost(d, report('server', '10.1.0.10', MAC.server));
+    await postHost(d, access({ 3: [MAC.server] }));
+    expect(links(await l2())).to.deep.equal([`access:Gi0/3 — server:${MAC.server} (forwarding_table)`]);
+    await postHost(d, access({ 4: [MAC.server] }));
+    expect(links(await l2())).to.deep.equal([`access:Gi0/4 — server:${MAC.server} (forwarding_table)`]);
+    // A cut-short walk that reached neither port's table leaves both as they were.
+    await postHost(d, { ...access({}), if_entries: [], collections: { if_table: 'partial', fdb: 'partial' } });
+    expect(links(await l2())).to.deep.equal([`access:Gi0/4 — server:${MAC.server} (forwarding_table)`]);
+  });
+});
