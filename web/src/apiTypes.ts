@@ -14,6 +14,10 @@ export type Daemon = Schemas['Daemon'];
 export type UserApiKey = Schemas['UserApiKey'];
 export type UserApiKeyCreated = Schemas['UserApiKeyCreated'];
 export type VersionWarning = Schemas['VersionStatus']['warnings'][number];
+export type DaemonTargets = Schemas['DaemonTargets'];
+export type DiscoverySession = Schemas['DiscoverySession'];
+export type DiscoveryReport = NonNullable<Schemas['DiscoveryReport']>;
+export type DaemonApiKeyCreated = Schemas['DaemonApiKeyCreated'];
 
 /** When a timeline's node or edge existed (to: null, still there). */
 export interface Interval { from: string; to: string | null }

@@ -1,31 +1,358 @@
-// Daemons (/daemons): each discovery agent with its status, version and the version warnings the
-// API computes, and when it was last seen. Reads GET /api/v1/daemons.
-import { api, ApiError } from '../api.js';
+// Daemons (/daemons): each discovery agent or daemon with its status, version and last contact; the
+// subnets it suggests (Approve) and the ones it may scan (Revoke); "Scan now", the running session's
+// phase and progress (Cancel), and the last finished run's report. With no daemon, how to start one.
+// Reads GET /api/v1/daemons, …/:id/targets and …/:id/sessions; the state is kept apart from the
+// drawing, and a poll (every 2 s while a session is pending or runs, else every 10 s) redraws only
+// the parts of a daemon whose data changed, so a button being used is not replaced under the pointer.
+import { api, apiPath, ApiError } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
-import type { Daemon } from '../apiTypes.js';
+import { agentCommand, agentSteps } from '../agentHelp.js';
+import type { Route, Session } from '../main.js';
+import type { Daemon, DaemonApiKeyCreated, DaemonTargets, DiscoveryReport, DiscoverySession } from '../apiTypes.js';
 
-export function daemonsScreen(outlet: HTMLElement) {
-  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
-  fill(outlet, h('h1', {}, 'Daemons'), body);
-  void (async () => {
-    try {
-      const daemons = await api.get<Daemon[]>('/api/v1/daemons?limit=1000');
-      if (!daemons.length) {
-        fill(body, notice('info', 'No daemons yet: provision one (POST /api/v1/daemons/provision) and start it with the key it is given.'));
-        return;
+const POLL_ACTIVE_MS = 2_000;
+const POLL_IDLE_MS = 10_000;
+const RUNNING = ['Starting', 'Started', 'Scanning'];
+const ACTIVE = ['Pending', ...RUNNING];
+
+// ---- State ---------------------------------------------------------------------------------------
+
+interface DaemonEntry {
+  daemon: Daemon;
+  targets: DaemonTargets;
+  sessions: DiscoverySession[];
+}
+
+interface PageState {
+  /** undefined until the first load. */
+  daemons?: DaemonEntry[];
+  loadError?: ApiError;
+  /** Per daemon: the last action's error, shown in its card until the next action. */
+  actionErrors: Map<string, ApiError>;
+  /** Actions in flight ("approve:<daemon>:<subnet>"), their buttons disabled. */
+  busy: Set<string>;
+  /** A daemon key was created on this page (its command is shown with it). */
+  keyMade?: boolean;
+}
+
+async function loadEntries(): Promise<DaemonEntry[]> {
+  const daemons = await api.get<Daemon[]>('/api/v1/daemons?limit=1000');
+  return Promise.all(daemons.map(async (daemon) => {
+    const [targets, sessions] = await Promise.all([
+      api.get<DaemonTargets>(apiPath`/api/v1/daemons/${daemon.id}/targets`),
+      api.get<DiscoverySession[]>(apiPath`/api/v1/daemons/${daemon.id}/sessions`),
+    ]);
+    return { daemon, targets, sessions };
+  }));
+}
+
+/** Sessions that occupy the daemon or wait for it, the running ones first (the list is newest first). */
+export function activeSessions(sessions: DiscoverySession[]): DiscoverySession[] {
+  const active = sessions.filter((s) => ACTIVE.includes(s.phase));
+  return [...active.filter((s) => s.phase !== 'Pending'), ...active.filter((s) => s.phase === 'Pending').reverse()];
+}
+
+/** The newest Network session that has ended: the last run, with its report. */
+export const lastFinishedRun = (sessions: DiscoverySession[]) => sessions.find((s) => !ACTIVE.includes(s.phase) && s.discovery_type.type === 'Network');
+
+const networkBusy = (sessions: DiscoverySession[]) => sessions.some((s) => ACTIVE.includes(s.phase) && s.discovery_type.type === 'Network');
+
+// ---- Drawing -------------------------------------------------------------------------------------
+
+const PHASE_TEXT: Record<string, string> = {
+  Pending: 'queued', Starting: 'handed to the daemon', Started: 'started', Scanning: 'scanning',
+  Complete: 'complete', Failed: 'failed', Cancelled: 'cancelled',
+};
+const EVIDENCE_TEXT: Record<string, string> = {
+  tcp_connect: 'a port accepted a connection', tcp_refused: 'a port refused (RST)', neighbour: 'kernel neighbour table', neighbor: 'kernel neighbour table',
+  arp: 'ARP reply', icmp: 'ICMP echo reply', assumed_up: 'subnet assumed up',
+};
+const TYPE_TEXT: Record<string, string> = { Network: 'network scan', SelfReport: 'self-report', Docker: 'Docker' };
+
+const typeText = (s: DiscoverySession) => TYPE_TEXT[s.discovery_type.type] ?? s.discovery_type.type;
+
+function versionText(d: Daemon): string {
+  const status = d.version_status?.status ?? 'Unknown';
+  return `version ${d.version ?? 'unknown'}${status === 'Current' ? '' : ` (${status.toLowerCase()})`}`;
+}
+
+function statusBadge(d: Daemon) {
+  if (d.is_unreachable) return h('span', { class: 'badge bad' }, 'unreachable');
+  if (d.standby) return h('span', { class: 'badge' }, 'standby');
+  return h('span', { class: 'badge good' }, d.last_seen ? 'reachable' : 'never seen');
+}
+
+/** Counts by name, largest first ("tcp_connect 3"); a label for the names we know. */
+function countList(counts: Record<string, number>, labels: Record<string, string> = {}) {
+  const rows = Object.entries(counts).sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  if (!rows.length) return h('span', { class: 'muted' }, 'none');
+  return h('ul', { class: 'counts' }, rows.map(([name, n]) => h('li', {},
+    h('span', { class: 'count-name', title: name }, labels[name] ?? name), h('strong', {}, String(n)))));
+}
+
+function textList(items: string[], empty: string) {
+  return items.length ? h('ul', { class: 'plain' }, items.map((x) => h('li', {}, x))) : h('span', { class: 'muted' }, empty);
+}
+
+function reportPart(run: DiscoverySession | undefined, report: DiscoveryReport | null | undefined) {
+  if (!run) return [h('h3', {}, 'Last run'), h('p', { class: 'muted' }, 'No network scan has ended yet.')];
+  const ended = `${PHASE_TEXT[run.phase] ?? run.phase}${run.finished_at ? `, ${when(run.finished_at)}` : ''}`;
+  return [
+    h('h3', {}, 'Last run'),
+    h('p', { class: `run-outcome ${run.phase}` }, `Network scan ${ended}`),
+    run.error ? h('p', { class: 'notice info' }, run.error) : null,
+    report
+      ? h('dl', { class: 'report' },
+        h('dt', {}, 'Addresses tried'), h('dd', { 'data-field': 'addresses_tried' }, String(report.addresses_tried)),
+        h('dt', {}, 'Probes sent'), h('dd', { 'data-field': 'probes_sent' }, String(report.probes_sent)),
+        h('dt', {}, 'Alive by evidence'), h('dd', { 'data-field': 'alive_by_evidence' }, countList(report.alive_by_evidence, EVIDENCE_TEXT)),
+        h('dt', {}, 'Services by rule'), h('dd', { 'data-field': 'services_by_rule' }, countList(report.services_by_rule)),
+        h('dt', {}, 'Warnings'), h('dd', { 'data-field': 'warnings' }, textList(report.warnings, 'none')),
+        h('dt', {}, 'Left incomplete'), h('dd', { 'data-field': 'incomplete' }, textList(report.incomplete, 'nothing')))
+      : h('p', { class: 'muted' }, 'No report with this run (Scanopy daemons send none).'),
+  ];
+}
+
+interface Actions {
+  canManage: boolean;
+  busy: (key: string) => boolean;
+  approve(d: Daemon, subnetId: string): void;
+  revoke(d: Daemon, subnetId: string): void;
+  scan(d: Daemon): void;
+  cancel(d: Daemon, s: DiscoverySession): void;
+}
+
+function headerPart(d: Daemon) {
+  const warnings = d.version_status?.warnings ?? [];
+  return [
+    h('div', { class: 'daemon-title' }, h('h2', {}, d.name), statusBadge(d)),
+    h('p', { class: 'daemon-facts muted' },
+      d.mode === 'server_poll' ? 'polled by the server' : 'reports to the server', ' · ', versionText(d), ' · last seen ', when(d.last_seen)),
+    d.last_error ? h('p', { class: 'notice error' }, d.last_error) : null,
+    warnings.map((w) => h('p', { class: `warning ${w.severity}` }, `${w.severity}: ${w.message}`)),
+  ];
+}
+
+function targetsPart(e: DaemonEntry, act: Actions) {
+  const d = e.daemon;
+  const row = (t: { subnet_id: string; cidr: string; name: string }, label: string, onclick: () => void, cls = '') => h('li', {},
+    h('span', { class: 'subnet' }, h('code', {}, t.cidr), t.name && t.name !== t.cidr ? h('span', { class: 'muted' }, ` ${t.name}`) : null),
+    act.canManage ? h('button', {
+      type: 'button', class: cls, 'aria-label': `${label} ${t.cidr}`, disabled: act.busy(`target:${d.id}:${t.subnet_id}`), onclick,
+    }, label) : null);
+  return [
+    h('h3', {}, 'Targets'),
+    h('p', { class: 'part-label' }, 'Approved: it scans these and nothing else'),
+    e.targets.approved.length
+      ? h('ul', { class: 'targets approved' }, e.targets.approved.map((t) => row(t, 'Revoke', () => act.revoke(d, t.subnet_id), 'danger')))
+      : h('p', { class: 'muted' }, 'None yet: approve a subnet it suggests.'),
+    h('p', { class: 'part-label' }, 'Suggested: subnets it is on'),
+    e.targets.suggested.length
+      ? h('ul', { class: 'targets suggested' }, e.targets.suggested.map((t) => row(t, 'Approve', () => act.approve(d, t.subnet_id))))
+      : h('p', { class: 'muted' }, 'None to approve.'),
+  ];
+}
+
+function sessionRow(d: Daemon, s: DiscoverySession, act: Actions) {
+  const running = s.phase !== 'Pending';
+  return h('li', { class: 'session', 'data-session-id': s.id, 'data-phase': s.phase },
+    h('div', { class: 'session-line' },
+      h('span', {}, h('strong', {}, typeText(s)), ` ${s.cancel_requested ? 'cancelling…' : PHASE_TEXT[s.phase] ?? s.phase}`),
+      running ? h('span', { class: 'progress-text' }, `${s.progress} %`) : null,
+      act.canManage && !s.cancel_requested ? h('button', {
+        type: 'button', class: 'danger', 'aria-label': `Cancel the ${typeText(s)}`, disabled: act.busy(`cancel:${s.id}`), onclick: () => act.cancel(d, s),
+      }, 'Cancel') : null),
+    running ? h('progress', { max: 100, value: s.progress, 'aria-label': `${typeText(s)} progress` }, `${s.progress} %`) : null,
+    s.started_at ? h('small', { class: 'muted' }, `since ${when(s.started_at)}`) : null);
+}
+
+function runPart(e: DaemonEntry, act: Actions) {
+  const d = e.daemon;
+  const active = activeSessions(e.sessions);
+  const busy = networkBusy(e.sessions);
+  return [
+    h('h3', {}, 'Discovery'),
+    active.length ? h('ul', { class: 'sessions' }, active.map((s) => sessionRow(d, s, act))) : h('p', { class: 'muted' }, 'Nothing running.'),
+    act.canManage ? h('div', { class: 'part-actions' },
+      h('button', { type: 'button', class: 'primary', disabled: busy || act.busy(`scan:${d.id}`), onclick: () => act.scan(d) }, 'Scan now'),
+      busy ? h('small', { class: 'muted' }, ' a network scan is queued or running') : !e.targets.approved.length ? h('small', { class: 'muted' }, ' no target approved: only its own --targets') : null)
+      : null,
+  ];
+}
+
+type Child = Parameters<typeof fill>[1];
+
+/** One daemon's card, whose parts are redrawn only when what they show changed. */
+interface Card {
+  el: HTMLElement;
+  parts: Record<'header' | 'targets' | 'run' | 'report' | 'error', { el: HTMLElement; key: string }>;
+}
+
+function newCard(d: Daemon): Card {
+  const part = (cls: string, tag: 'div' | 'section' = 'section') => ({ el: h(tag, { class: cls }), key: '(not drawn)' });
+  const parts = { header: part('daemon-head', 'div'), error: part('daemon-error', 'div'), targets: part('daemon-targets'), run: part('daemon-run'), report: part('daemon-report') };
+  parts.error.el.setAttribute('aria-live', 'polite');
+  const el = h('article', { class: 'daemon-card', 'data-daemon-id': d.id, 'aria-label': `Daemon ${d.name}` },
+    parts.header.el, parts.error.el, h('div', { class: 'daemon-parts' }, parts.targets.el, parts.run.el, parts.report.el));
+  return { el, parts };
+}
+
+function drawCard(card: Card, e: DaemonEntry, state: PageState, act: Actions) {
+  const run = lastFinishedRun(e.sessions);
+  const busyKeys = [...state.busy].filter((k) => k.includes(e.daemon.id) || e.sessions.some((s) => k.includes(s.id)));
+  const error = state.actionErrors.get(e.daemon.id);
+  const want: Record<keyof Card['parts'], [unknown, () => Child]> = {
+    header: [e.daemon, () => headerPart(e.daemon)],
+    error: [error?.message, () => [error ? notice('error', error.message, error.code) : null]],
+    targets: [[e.targets, busyKeys], () => targetsPart(e, act)],
+    run: [[activeSessions(e.sessions), networkBusy(e.sessions), e.targets.approved.length, busyKeys], () => runPart(e, act)],
+    report: [run, () => reportPart(run, run?.report)],
+  };
+  for (const [name, [data, draw]] of Object.entries(want) as Array<[keyof Card['parts'], [unknown, () => Child]]>) {
+    const key = JSON.stringify(data) ?? '';
+    if (card.parts[name].key === key) continue;
+    card.parts[name].key = key;
+    fill(card.parts[name].el, draw());
+  }
+}
+
+// ---- A daemon key, for starting an agent ---------------------------------------------------------
+
+function keyForm(session: Session, onCreated: () => void) {
+  const result = h('div', { 'aria-live': 'polite' });
+  const name = h('input', { id: 'daemon-key-name', required: true, maxlength: 100, value: 'discovery agent' });
+  const network = h('select', { id: 'daemon-key-network' }, session.networks.map((n) => h('option', { value: n.id }, n.name)));
+  const form = h('form', {
+    class: 'toolbar key-form',
+    onsubmit: async (e: SubmitEvent) => {
+      e.preventDefault();
+      try {
+        const created = await api.post<DaemonApiKeyCreated>('/api/v1/auth/daemon', { name: name.value.trim(), network_id: network.value });
+        const command = agentCommand(created.key, created.api_key.network_id);
+        const copy = h('button', { type: 'button', onclick: async () => { await navigator.clipboard?.writeText(command).catch(() => undefined); copy.textContent = 'Copied'; } }, 'Copy the command');
+        fill(result, h('div', { class: 'notice info', role: 'status' },
+          h('p', {}, 'The key is shown only now. Start the agent with it on a machine inside the network to scan:'),
+          h('pre', { class: 'command' }, h('code', { id: 'agent-command' }, command)), copy,
+          h('p', { class: 'muted' }, 'It appears here once it registers; then approve a subnet it suggests and Scan now.')));
+        onCreated();
+      } catch (err) {
+        const e2 = err as ApiError;
+        fill(result, notice('error', e2.message, e2.code));
       }
-      fill(body, h('table', { class: 'list' },
-        h('thead', {}, h('tr', {}, ['Name', 'Mode', 'Status', 'Version', 'Warnings', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
-        h('tbody', {}, daemons.map((d) => h('tr', {},
-          h('td', {}, d.name),
-          h('td', {}, d.mode === 'server_poll' ? 'polled by the server' : 'reports to the server'),
-          h('td', {}, d.is_unreachable ? h('span', { class: 'badge bad' }, 'unreachable') : d.standby ? h('span', { class: 'badge' }, 'standby') : h('span', { class: 'badge good' }, 'reachable'), d.last_error ? h('div', { class: 'muted' }, d.last_error) : null),
-          h('td', {}, `${d.version ?? 'unknown'} (${d.version_status?.status ?? 'Unknown'})`),
-          h('td', {}, (d.version_status?.warnings ?? []).map((w) => h('div', { class: `warning ${w.severity}` }, `${w.severity}: ${w.message}`))),
-          h('td', {}, when(d.last_seen)))))));
+    },
+  },
+  h('label', { for: 'daemon-key-name' }, 'New daemon key'), name,
+  session.networks.length > 1 ? [h('label', { for: 'daemon-key-network' }, 'for'), network] : null,
+  h('button', { type: 'submit' }, 'Create key'));
+  return h('section', { class: 'add-agent', 'aria-label': 'Add an agent' }, form, result);
+}
+
+// ---- The screen ----------------------------------------------------------------------------------
+
+export function daemonsScreen(outlet: HTMLElement, _route: Route, session: Session) {
+  const state: PageState = { actionErrors: new Map(), busy: new Set() };
+  const canManage = session.user.permissions === 'Owner' || session.user.permissions === 'Admin';
+  const cards = new Map<string, Card>();
+  const list = h('div', { class: 'daemon-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disposed = false;
+  let loading: Promise<void> | undefined;
+  let again = false;
+  const loadNotice = h('div', { 'aria-live': 'polite' });
+
+  /** An action on a daemon: its button disabled meanwhile, its error kept in the card, then everything read again. */
+  async function act(daemon: Daemon, key: string, run: () => Promise<unknown>) {
+    state.busy.add(key);
+    state.actionErrors.delete(daemon.id);
+    draw();
+    try {
+      await run();
     } catch (err) {
-      const e = err as ApiError;
-      fill(body, notice('error', e.message, e.code));
+      state.actionErrors.set(daemon.id, err instanceof ApiError ? err : new ApiError(0, 'request_failed', (err as Error).message));
+    } finally {
+      state.busy.delete(key);
     }
-  })();
+    await refresh();
+  }
+
+  const actions: Actions = {
+    canManage,
+    busy: (key) => state.busy.has(key),
+    approve: (d, subnetId) => void act(d, `target:${d.id}:${subnetId}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/targets`, { subnet_id: subnetId })),
+    revoke: (d, subnetId) => void act(d, `target:${d.id}:${subnetId}`, () => api.delete(apiPath`/api/v1/daemons/${d.id}/targets/${subnetId}`)),
+    scan: (d) => void act(d, `scan:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions`)),
+    cancel: (d, s) => void act(d, `cancel:${s.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions/${s.id}/cancel`)),
+  };
+
+  function draw() {
+    if (disposed) return;
+    // A failed poll keeps what was shown, with the error above it.
+    fill(loadNotice, state.loadError ? notice('error', state.loadError.message, state.loadError.code) : null);
+    if (!state.daemons) {
+      if (state.loadError) fill(list);
+      return;
+    }
+    if (!state.daemons.length) {
+      cards.clear();
+      // Once a key was made here, its own command (above) is the one to use.
+      fill(list, h('div', { class: 'notice info empty-daemons', role: 'status' }, state.keyMade
+        ? h('p', {}, h('strong', {}, 'No agent yet:'), ' it appears here once it registers.')
+        : [h('p', {}, h('strong', {}, 'No agent yet.'), ' A discovery agent finds the hosts and services of the subnets you approve for it:'),
+          agentSteps(session.networks[0]?.id, {
+            keyStep: canManage ? 'Create a daemon key (New daemon key, above; or POST /api/v1/auth/daemon).' : 'Ask an Admin for a daemon key (an Admin creates one here, or with POST /api/v1/auth/daemon).',
+          })]));
+      return;
+    }
+    const seen = new Set<string>();
+    const ordered = state.daemons.map((e) => {
+      seen.add(e.daemon.id);
+      const card = cards.get(e.daemon.id) ?? newCard(e.daemon);
+      cards.set(e.daemon.id, card);
+      drawCard(card, e, state, actions);
+      return card.el;
+    });
+    for (const id of [...cards.keys()]) if (!seen.has(id)) cards.delete(id);
+    // Re-appending the same elements keeps them (and the focus inside them) when the order is unchanged.
+    if (ordered.some((el, i) => list.children[i] !== el) || list.children.length !== ordered.length) fill(list, ordered);
+  }
+
+  /**
+   * Reads everything again and schedules the next poll. One read at a time: asked during a read
+   * (after an action), another read follows it, so the answer includes the action.
+   */
+  function refresh(): Promise<void> {
+    if (loading) {
+      again = true;
+      return loading;
+    }
+    loading = (async () => {
+      do {
+        again = false;
+        try {
+          state.daemons = await loadEntries();
+          state.loadError = undefined;
+        } catch (err) {
+          state.loadError = err instanceof ApiError ? err : new ApiError(0, 'request_failed', (err as Error).message);
+        }
+      } while (again && !disposed);
+      loading = undefined;
+      draw();
+      schedule();
+    })();
+    return loading;
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (disposed) return;
+    const active = state.daemons?.some((e) => e.sessions.some((s) => ACTIVE.includes(s.phase)));
+    timer = setTimeout(() => void refresh(), active ? POLL_ACTIVE_MS : POLL_IDLE_MS);
+  }
+
+  fill(outlet, h('div', { class: 'daemons-screen' }, h('h1', {}, 'Daemons'), canManage ? keyForm(session, () => { state.keyMade = true; void refresh(); }) : null, loadNotice, list));
+  void refresh();
+  return () => {
+    disposed = true;
+    clearTimeout(timer);
+  };
 }

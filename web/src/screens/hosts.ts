@@ -7,6 +7,7 @@ import { fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
 import { addMenu, hostActions } from '../editors.js';
 import { navigate, type Route, type Session } from '../main.js';
+import { agentSteps } from '../agentHelp.js';
 import type { Host } from '../apiTypes.js';
 
 const PAGE_SIZE = 50;
@@ -50,7 +51,9 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
       const list = hostIds && !hostIds.length ? { items: [], total: 0, limit: PAGE_SIZE, offset: 0 }
         : await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, network_id: networkId, tag_ids: hostIds ? undefined : tagId, ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE })}`);
       if (!list.items.length) {
-        fill(results, notice('info', q.get('q') || q.get('tag') || networkId ? 'No host matches.' : 'No hosts yet: provision a daemon or POST /api/v1/hosts.'));
+        fill(results, q.get('q') || q.get('tag') || networkId ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
+          h('p', {}, 'No hosts yet. Start a discovery agent:'), agentSteps(edits.networkId, { onDaemonsLink: (e) => { e.preventDefault(); navigate('/daemons'); } }),
+          h('p', {}, 'Or add hosts by hand (Add, or POST /api/v1/hosts).')));
         return;
       }
       fill(results,

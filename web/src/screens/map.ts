@@ -13,6 +13,7 @@ import { legendOf } from '../legend.js';
 import { MapRenderer } from '../mapRenderer.js';
 import { changeLines, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
+import { agentSteps } from '../agentHelp.js';
 
 const VIEW_NAMES: Record<string, string> = { l3: 'L3 (subnets)', workloads: 'Workloads', application: 'Applications', l2: 'L2 (physical)' };
 const LIVE_POLL_MS = 5000;
@@ -252,7 +253,8 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       n.label, n.kind === 'collapsed' ? h('small', {}, ` collapsed (${Object.values(n.counts ?? {}).reduce((a, b) => a + b, 0)})`) : null))));
   }
 
-  const emptyText = () => 'No hosts yet: provision a daemon or POST /api/v1/hosts.';
+  const emptyText = () => h('div', { class: 'empty-map' }, h('p', {}, 'No hosts yet. Start a discovery agent:'),
+    agentSteps(state.networkId, { onDaemonsLink: (e) => { e.preventDefault(); navigate('/daemons'); } }), h('p', {}, 'Or add hosts by hand (Add, or POST /api/v1/hosts).'));
 
   /** Ids that exist at the slider's instant (undefined: everything shown exists). */
   function presentIds(): Set<string> | undefined {

@@ -1,0 +1,196 @@
+// The Daemons page (issue 25.3) in real headless Chromium against a real app, the daemon's side
+// driven through HTTP as a daemon (test/daemons/world.ts): approve a suggested subnet, "Scan now",
+// the running session's progress (polled), the last run's report, cancel (pending and running), and
+// how to start an agent on the empty map, the empty hosts list and the Daemons page with no daemon.
+// SCREENSHOTS=1 writes docs/web-daemons.png (1440×900) and docs/web-daemons-phone.png (390×844).
+import { expect } from 'chai';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { call, expectOk, type Credential } from '../support/client.js';
+import { login } from '../support/world.js';
+import { postSubnet } from '../discovery/reports.js';
+import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
+import { waitFor } from '../workers/support.js';
+import { expectNoProblems, openPage, pageWidth, signIn, waitForMap, webWorld, type WatchedPage } from './browser.js';
+
+const STATUS = { name: 'lab-agent', mode: 'daemon_poll', version: '0.14.13' };
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+const REPORT = {
+  addresses_tried: 254, probes_sent: 1790,
+  alive_by_evidence: { tcp_connect: 5, tcp_refused: 2, neighbour: 7 },
+  services_by_rule: { 'http-title': 2, 'ssh-banner': 1, 'redis-ping': 1, 'postgresql-ssl': 1 },
+  warnings: ['198.18.3.0/26: 62 addresses answered port 80 alike (a middlebox?): counted as no host'],
+  incomplete: ['198.18.1.1: SNMP walk cut short after IF-MIB (timeout)'],
+};
+
+describe('web application: the Daemons page (Chromium)', function () {
+  this.timeout(90_000);
+  let w: WatchedPage | undefined;
+  let session: Credential;
+  let d: DaemonClient;
+  let lan: any;
+  let dmz: any;
+  const world = webWorld({ ready: async ({ app, user }) => { session = await login(app.url, user.email, user.password); } });
+  afterEach(async () => {
+    await w?.close();
+    w = undefined;
+  });
+
+  const sessions = async () => expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: session })) as any[];
+  const requestWork = async () => expectOk(await d.post(`/api/daemons/${d.id}/request-work`, STATUS)) as [any, boolean];
+  const update = async (work: any, change: Record<string, unknown>) => expectOk(await d.post(`/api/v1/discovery/${work.session_id}/update`, { ...work, ...change }));
+  const now = () => new Date().toISOString();
+
+  /** A registered agent on two subnets (its SelfReport), its default sessions run: nothing queued. */
+  async function agentOnTwoSubnets() {
+    const net = world.user.networkId;
+    d = daemonClient(world.app.url, (await createDaemonKey(world.app.url, session, net)).key);
+    await registerDaemon(d, net, { name: 'lab-agent' });
+    lan = await postSubnet(d, net, '198.18.1.0/24', { name: 'lab lan' });
+    dmz = await postSubnet(d, net, '198.18.2.0/24', { name: 'lab dmz' });
+    expectOk(await d.post(`/api/daemons/${d.id}/update-capabilities`, { has_docker_socket: false, interfaced_subnet_ids: [lan.id, dmz.id] }));
+    for (let i = 0; i < 2; i++) {
+      const [work] = await requestWork();
+      await update(work, { phase: 'Complete', progress: 100, finished_at: now() });
+    }
+  }
+
+  const card = (page: Page) => page.locator(`article.daemon-card[data-daemon-id="${d.id}"]`);
+  const openDaemons = async (viewport?: { width: number; height: number }) => {
+    w = await openPage(world.browser, world.app.url, [], viewport);
+    await signIn(w.page, world.app.url, world.user, '/daemons');
+    await card(w.page).waitFor();
+    return w.page;
+  };
+
+  it('approves a suggested subnet, scans now, shows the running session\'s progress, then the last run\'s report', async () => {
+    await agentOnTwoSubnets();
+    const page = await openDaemons();
+    const c = card(page);
+    expect(await c.locator('h2').textContent()).to.equal('lab-agent');
+    expect(await c.locator('.daemon-facts').textContent()).to.contain('reports to the server').and.contain('0.14.13');
+    expect(await c.locator('.targets.suggested code').allTextContents()).to.deep.equal(['198.18.1.0/24', '198.18.2.0/24']);
+    expect(await c.locator('.targets.approved').count()).to.equal(0);
+
+    await c.getByRole('button', { name: 'Approve 198.18.1.0/24' }).click();
+    await c.locator('.targets.approved code', { hasText: '198.18.1.0/24' }).waitFor();
+    expect(await c.locator('.targets.suggested code').allTextContents()).to.deep.equal(['198.18.2.0/24']);
+    const targets = expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/targets`, { auth: session }));
+    expect(targets.approved.map((t: any) => t.subnet_id)).to.deep.equal([lan.id]);
+
+    await c.getByRole('button', { name: 'Scan now' }).click();
+    await c.locator('.session[data-phase="Pending"]').waitFor();
+    expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(true); // one network scan at a time
+    const [queued] = await sessions();
+    expect(queued).to.deep.include({ phase: 'Pending', discovery_type: { ...queued.discovery_type, type: 'Network', subnet_ids: null } });
+
+    // The agent takes it (with the approved subnet) and reports progress; the page follows by itself.
+    const [work] = await requestWork();
+    expect(work.session_id).to.equal(queued.id);
+    expect(work.discovery_type.subnet_ids).to.deep.equal([lan.id]);
+    await update(work, { phase: 'Started', progress: 0, started_at: now() });
+    await update(work, { phase: 'Scanning', progress: 40 });
+    await c.locator('.session[data-phase="Scanning"] progress[value="40"]').waitFor();
+    expect(await c.locator('.session .progress-text').textContent()).to.equal('40 %');
+
+    await update(work, { phase: 'Complete', progress: 100, finished_at: now(), report: REPORT });
+    await c.locator('.daemon-report dl.report').waitFor();
+    expect(await c.locator('.session').count()).to.equal(0);
+    expect(await c.locator('.run-outcome').textContent()).to.match(/^Network scan complete/);
+    const field = (name: string) => c.locator(`.daemon-report dd[data-field="${name}"]`);
+    expect(await field('addresses_tried').textContent()).to.equal('254');
+    expect(await field('probes_sent').textContent()).to.equal('1790');
+    expect(await field('alive_by_evidence').locator('li').allTextContents()).to.deep.equal(['kernel neighbour table7', 'a port accepted a connection5', 'a port refused (RST)2']);
+    expect(await field('services_by_rule').locator('li').allTextContents()).to.deep.equal(['http-title2', 'postgresql-ssl1', 'redis-ping1', 'ssh-banner1']);
+    expect(await field('warnings').locator('li').allTextContents()).to.deep.equal(REPORT.warnings);
+    expect(await field('incomplete').locator('li').allTextContents()).to.deep.equal(REPORT.incomplete);
+    expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(false);
+    expectNoProblems(w!);
+
+    if (process.env.SCREENSHOTS) {
+      // A second run at 40 %, beside the first one's report, at both sizes.
+      await c.getByRole('button', { name: 'Scan now' }).click();
+      const [next] = await requestWork();
+      await update(next, { phase: 'Scanning', progress: 40, started_at: now() });
+      await c.locator('.session progress[value="40"]').waitFor();
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.evaluate(() => document.fonts.ready);
+      await page.screenshot({ path: `${DOCS}web-daemons.png` });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.evaluate(() => document.fonts.ready);
+      expect(await pageWidth(page)).to.be.at.most(390);
+      await page.screenshot({ path: `${DOCS}web-daemons-phone.png` });
+    }
+  });
+
+  it('cancels a pending scan at once, and a running one once the agent answers (its next request-work says cancel)', async () => {
+    await agentOnTwoSubnets();
+    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: session, body: { subnet_id: lan.id } }));
+    const page = await openDaemons();
+    const c = card(page);
+
+    // Pending: cancelled here and now, never handed out.
+    await c.getByRole('button', { name: 'Scan now' }).click();
+    await c.locator('.session[data-phase="Pending"]').waitFor();
+    await c.getByRole('button', { name: 'Cancel the network scan' }).click();
+    await c.locator('.run-outcome', { hasText: 'Network scan cancelled' }).waitFor();
+    expect(await c.locator('.session').count()).to.equal(0);
+    expect(await requestWork()).to.deep.equal([null, false]);
+
+    // Running: asked to stop; the agent learns it from request-work and ends the session.
+    await c.getByRole('button', { name: 'Scan now' }).click();
+    await c.locator('.session[data-phase="Pending"]').waitFor();
+    const [work] = await requestWork();
+    await update(work, { phase: 'Scanning', progress: 10, started_at: now() });
+    await c.locator('.session[data-phase="Scanning"]').waitFor();
+    await c.getByRole('button', { name: 'Cancel the network scan' }).click();
+    await c.locator('.session', { hasText: 'cancelling…' }).waitFor();
+    expect(await c.getByRole('button', { name: 'Cancel the network scan' }).count()).to.equal(0);
+    expect(await requestWork()).to.deep.equal([null, true]);
+    await update(work, { phase: 'Cancelled', progress: 10, finished_at: now() });
+    await waitFor('the cancelled run shown as the last one', async () => (await c.locator('.session').count()) === 0
+      && (await c.locator('.run-outcome').textContent())!.startsWith('Network scan cancelled'));
+    expect((await sessions())[0]).to.include({ id: work.session_id, phase: 'Cancelled' });
+    expectNoProblems(w!);
+  });
+
+  it('the empty map, the empty hosts list and the Daemons page say how to start an agent, with the command; a key made there fills it in', async () => {
+    const origin = new URL(world.app.url).origin;
+    const command = (key: string) => `npm run agent -- \\\n  --server ${origin} \\\n  --key ${key} \\\n  --network ${world.user.networkId}`;
+    w = await openPage(world.browser, world.app.url, [], { width: 390, height: 844 });
+    const page = w.page;
+    await signIn(page, world.app.url, world.user, `/networks/${world.user.networkId}/topology`);
+    await waitForMap(page);
+    const steps = page.locator('#host-list .empty-map');
+    await steps.waitFor({ state: 'attached' });
+    expect(await steps.locator('pre.command').textContent()).to.equal(command('<key>'));
+    expect(await steps.textContent()).to.contain('Create a daemon key on the Daemons page').and.contain('POST /api/v1/auth/daemon').and.contain('Approve a subnet');
+    expect(await pageWidth(page)).to.be.at.most(390);
+
+    await page.goto(`${world.app.url}/hosts`);
+    const hosts = page.locator('#outlet .agent-steps');
+    await hosts.waitFor();
+    expect(await hosts.locator('pre.command').textContent()).to.equal(command('<key>'));
+
+    await hosts.getByRole('link', { name: 'Daemons page' }).click();
+    const empty = page.locator('.empty-daemons');
+    await empty.waitFor();
+    expect(await empty.locator('pre.command').textContent()).to.equal(command('<key>'));
+    expect(await empty.textContent()).to.contain('Create a daemon key (New daemon key, above; or POST /api/v1/auth/daemon).');
+    expect(await pageWidth(page)).to.be.at.most(390);
+
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const made = (await page.locator('#agent-command').textContent())!;
+    const key = /--key (scp_d_[0-9A-Za-z]{32}) /.exec(made)?.[1];
+    expect(made).to.equal(command(key!));
+    await empty.filter({ hasText: 'it appears here once it registers' }).waitFor(); // the generic steps give way to the key's own command
+    const keys = expectOk(await call(world.app.url, 'GET', '/api/v1/auth/daemon', { auth: session })) as any[];
+    expect(keys.map((k) => k.name)).to.deep.equal(['discovery agent']);
+    // The key works: an agent started with it registers and appears on the page.
+    const agent = daemonClient(world.app.url, key!);
+    await registerDaemon(agent, world.user.networkId, { name: 'new-agent' });
+    await page.locator(`article.daemon-card[data-daemon-id="${agent.id}"]`).waitFor({ timeout: 20_000 }); // the idle poll (10 s) finds it
+    expect(await pageWidth(page)).to.be.at.most(390);
+    expectNoProblems(w);
+  });
+});
