@@ -17,7 +17,7 @@ const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13'
 
 /** A report as our agent sends it with Complete. */
 const REPORT = {
-  addresses_tried: 254, alive_by_evidence: { tcp_connect: 3, tcp_refused: 1, neighbour: 2 }, services_by_rule: { 'http-title': 2, 'ssh-banner': 1 },
+  addresses_tried: 254, alive_by_evidence: { tcp_open: 3, tcp_refused: 1, neighbour: 2 }, services_by_rule: { 'http-title': 2, 'ssh-banner': 1 },
   warnings: ['198.18.2.0/24: 40 addresses answered every port alike (a middlebox): not counted as hosts'], incomplete: ['snmp 198.18.1.1: walk cut short'],
   probes_sent: 1790,
 };

@@ -17,7 +17,7 @@ const STATUS = { name: 'lab-agent', mode: 'daemon_poll', version: '0.14.13' };
 const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 const REPORT = {
   addresses_tried: 254, probes_sent: 1790,
-  alive_by_evidence: { tcp_connect: 5, tcp_refused: 2, neighbour: 7 },
+  alive_by_evidence: { tcp_open: 5, tcp_refused: 2, neighbour: 7, udp_dns: 1 },
   services_by_rule: { 'http-title': 2, 'ssh-banner': 1, 'redis-ping': 1, 'postgresql-ssl': 1 },
   warnings: ['198.18.3.0/26: 62 addresses answered port 80 alike (a middlebox?): counted as no host'],
   incomplete: ['198.18.1.1: SNMP walk cut short after IF-MIB (timeout)'],
@@ -100,7 +100,7 @@ describe('web application: the Daemons page (Chromium)', function () {
     const field = (name: string) => c.locator(`.daemon-report dd[data-field="${name}"]`);
     expect(await field('addresses_tried').textContent()).to.equal('254');
     expect(await field('probes_sent').textContent()).to.equal('1790');
-    expect(await field('alive_by_evidence').locator('li').allTextContents()).to.deep.equal(['kernel neighbour table7', 'a port accepted a connection5', 'a port refused (RST)2']);
+    expect(await field('alive_by_evidence').locator('li').allTextContents()).to.deep.equal(['kernel neighbour table7', 'an open port5', 'a refused connection (RST)2', 'udp_dns1']);
     expect(await field('services_by_rule').locator('li').allTextContents()).to.deep.equal(['http-title2', 'postgresql-ssl1', 'redis-ping1', 'ssh-banner1']);
     expect(await field('warnings').locator('li').allTextContents()).to.deep.equal(REPORT.warnings);
     expect(await field('incomplete').locator('li').allTextContents()).to.deep.equal(REPORT.incomplete);

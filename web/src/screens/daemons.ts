@@ -63,9 +63,10 @@ const PHASE_TEXT: Record<string, string> = {
   Pending: 'queued', Starting: 'handed to the daemon', Started: 'started', Scanning: 'scanning',
   Complete: 'complete', Failed: 'failed', Cancelled: 'cancelled',
 };
+/** The agent's evidence kinds (agent/scan/types.ts Evidence), in words; another kind is shown as sent. */
 const EVIDENCE_TEXT: Record<string, string> = {
-  tcp_connect: 'a port accepted a connection', tcp_refused: 'a port refused (RST)', neighbour: 'kernel neighbour table', neighbor: 'kernel neighbour table',
-  arp: 'ARP reply', icmp: 'ICMP echo reply', assumed_up: 'subnet assumed up',
+  tcp_open: 'an open port', tcp_refused: 'a refused connection (RST)', neighbour: 'kernel neighbour table',
+  arp: 'ARP reply', icmp: 'ICMP echo reply', udp: 'a UDP answer',
 };
 const TYPE_TEXT: Record<string, string> = { Network: 'network scan', SelfReport: 'self-report', Docker: 'Docker' };
 
