@@ -50,12 +50,17 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
   });
   afterEach(() => app.close());
 
-  it('an LLDP pair reported by both switches (by system name on one side, by chassis id on the other) is one edge', async () => {
-    await postHost(d, report('core', '10.1.0.1', MAC.core, [port(1, { lldp_sys_name: 'access.lan', lldp_port_id: 'Gi0/24' }), port(2)], { chassis_id: MAC.core.toLowerCase() }));
-    await postHost(d, report('access', '10.1.0.2', MAC.access, [port(24, { lldp_chassis_id: MAC.core, lldp_port_id: 'GigabitEthernet0/1' }), port(3)], { hostname: 'access.lan' }));
+  it('LLDP: a pair reported by both ends is one edge; a neighbour named by chassis id (a host\'s chassis_id, or its MAC) is found', async () => {
+    const coreChassis = '00:1B:21:FF:FF:FF';
+    await postHost(d, report('core', '10.1.0.1', MAC.core, [port(1, { lldp_sys_name: 'access.lan', lldp_port_id: 'Gi0/24' }), port(2)], { chassis_id: coreChassis }));
+    // The other end of that link names core by its chassis id and the port by its description.
+    await postHost(d, report('access', '10.1.0.2', MAC.access, [port(24, { lldp_chassis_id: coreChassis, lldp_port_id: 'GigabitEthernet0/1' }), port(3)], { hostname: 'access.lan' }));
+    // Hosts running lldpd, on ports whose switch reports no neighbour there.
+    await postHost(d, report('ap', '10.1.0.20', '00:0B:86:00:00:20', [{ if_index: 1, if_name: 'eth0', lldp_chassis_id: coreChassis.toLowerCase(), lldp_port_id: 'Gi0/2' }]));
+    await postHost(d, report('db', '10.1.0.21', '00:0B:86:00:00:21', [{ if_index: 1, if_name: 'eth0', lldp_chassis_id: MAC.access, lldp_port_id: '3', lldp_port_desc: 'Gi0/3' }]));
     const view = await l2();
     expect(view.available_views).to.include('l2');
-    expect(links(view)).to.deep.equal(['access:Gi0/24 — core:Gi0/1']);
+    expect(links(view)).to.deep.equal(['access:Gi0/24 — core:Gi0/1', 'access:Gi0/3 — db:eth0', 'ap:eth0 — core:Gi0/2']);
   });
 
   it('hosts are placed on the port whose forwarding table learned their MAC: the access port, never an uplink to another switch', async () => {
@@ -69,7 +74,8 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
       port(3, { fdb_macs: [MAC.server] }),
       port(4, { fdb_macs: [MAC.laptop] }),
       // An unmanaged switch on Gi0/5: the nas and five others; more MACs than the uplink learned, and still the nas's port.
-      port(5, { fdb_macs: [MAC.nas, ...strangers(5)] }),
+      // It saw the printer too (flooded): the printer stays on core Gi0/2, which learned only it.
+      port(5, { fdb_macs: [MAC.nas, MAC.printer, ...strangers(5)] }),
     ]));
     await postHost(d, report('server', '10.1.0.10', MAC.server));
     await postHost(d, report('nas', '10.1.0.13', MAC.nas));
