@@ -8,9 +8,10 @@
  *   root ns ── <p>srv 198.19.255.x/30 ── agent ns (ag-srv)             the API, through forward()
  *   switch ns: bridge br-a (segment A 198.18.10.0/24), bridge br-b (segment B 198.18.20.0/24)
  *   A: router .1, agent .2, web .11 (HTTP :80), redis .12, printer .13 (:9100), quiet-a .16 (drops all IP)
- *   B: router .1, ssh .14 (:2222), pg .15, quiet-b .16 (no listener: RST), mid .100 (:5060)
- *   198.18.20.128/25 is routed by the router to mid, where nftables redirects TCP 5060 for every
- *   address of that range to mid's own listener: 126 addresses that all answer alike (a middlebox).
+ *   B: router .1, ssh .14 (:2222), pg .15, quiet-b .16 (no listener: RST), mid .100 (no listener of its own: RST)
+ *   198.18.20.224/27 is routed by the router to mid, where nftables sends TCP 443 and 5060 of every
+ *   address of that range to listeners on mid's loopback that accept and close (a transparent
+ *   proxy / SIP helper): 31 addresses that all answer alike, and nothing else (a middlebox).
  *
  * NETWORK SAFETY: nothing here is sent anywhere but inside these namespaces. assertAgentIsolated()
  * must pass before any probe: the agent's namespace has no default route and only lab routes.
@@ -19,7 +20,6 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:chi
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,15 +30,19 @@ export const NODE = fs.existsSync(path.join(ROOT, 'node_modules/.bin/node')) ? p
 export const LAB_SPACE = '198.18.0.0/15';
 export const SEGMENT_A = '198.18.10.0/24';
 export const SEGMENT_B = '198.18.20.0/24';
-export const MIDDLEBOX_RANGE = '198.18.20.128/25';
+export const MIDDLEBOX_RANGE = '198.18.20.224/27';
+/** The ports every address of the middlebox range answers (443 is one of the agent's liveness ports). */
+export const MIDDLEBOX_PORTS = [443, 5060];
 export const AGENT_IP = '198.18.10.2';
 export const ROUTER_IPS = ['198.18.10.1', '198.18.20.1'];
 export const RAW_PORTS = '9100-9107';
 export const WEB_TITLE = 'Netinv Lab Intranet';
 const PREFIX_RE = /^nl[0-9a-f]{4}-/;
-const STATE_DIR = path.join(os.tmpdir(), 'netinv-lab'); // one folder per run: its owner pid and the services' files
+// One folder per run (its owner's pid, the services' files), at a fixed place: a run with another
+// TMPDIR must still see that a lab is live before sweeping it. /run is emptied at boot, as namespaces are.
+const STATE_DIR = '/run/netinv-lab';
 
-export type ServiceKind = 'http' | 'redis' | 'postgresql' | 'ssh' | 'raw9100' | 'middlebox';
+export type ServiceKind = 'http' | 'redis' | 'postgresql' | 'ssh' | 'raw9100';
 
 /** A service the lab runs: what a correct fingerprint says about it. */
 export interface LabService { kind: ServiceKind; ip: string; port: number }
@@ -65,7 +69,7 @@ const HOSTS: Array<Omit<LabHost, 'ns' | 'services'> & { services: Array<Omit<Lab
   { name: 'ssh', ip: '198.18.20.14', segment: 'B', mac: '00:1b:21:14:00:14', services: [{ kind: 'ssh', port: 2222 }] },
   { name: 'pg', ip: '198.18.20.15', segment: 'B', mac: '00:1b:21:14:00:15', services: [{ kind: 'postgresql', port: 5432 }] },
   { name: 'quiet-b', ip: '198.18.20.16', segment: 'B', mac: '00:1b:21:14:00:16', services: [], quiet: 'rst' },
-  { name: 'mid', ip: '198.18.20.100', segment: 'B', mac: '00:1b:21:14:01:00', services: [{ kind: 'middlebox', port: 5060 }] },
+  { name: 'mid', ip: '198.18.20.100', segment: 'B', mac: '00:1b:21:14:01:00', services: [], quiet: 'rst' },
 ];
 
 export interface Lab {
@@ -254,10 +258,14 @@ const DROP_ALL_IP = `table inet lab {
     iif "lo" accept
   }
 }`;
-/** mid: every address of the middlebox range answers TCP 5060 (its own listener). */
+/**
+ * mid: every address of the middlebox range answers TCP 443 and 5060, through listeners on mid's
+ * loopback (route_localnet lets a packet from eth0 be sent there), so mid's own address answers
+ * neither: it is a plain host, the range is the middlebox.
+ */
 const MIDDLEBOX_NAT = `table ip lab {
   chain pre { type nat hook prerouting priority -100;
-    ip daddr ${MIDDLEBOX_RANGE} tcp dport 5060 redirect to :5060
+    ip daddr ${MIDDLEBOX_RANGE} tcp dport { ${MIDDLEBOX_PORTS.join(', ')} } dnat to 127.0.0.1
   }
 }`;
 
@@ -396,6 +404,7 @@ export async function createLab(): Promise<Lab> {
     fs.mkdirSync(www);
     fs.writeFileSync(path.join(www, 'index.html'), `<!doctype html><html><head><title>${WEB_TITLE}</title></head><body>lab</body></html>\n`);
     nft(host('quiet-a').ns, DROP_ALL_IP);
+    inNs(host('mid').ns, 'sysctl', ['-qw', 'net.ipv4.conf.all.route_localnet=1', 'net.ipv4.conf.eth0.route_localnet=1']);
     nft(host('mid').ns, MIDDLEBOX_NAT);
     fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
     sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'ssh_host_ed25519_key')]);
@@ -415,8 +424,7 @@ export async function createLab(): Promise<Lab> {
       web: () => spawnIn(host('web').ns, PYTHON, ['-m', 'http.server', '80', '--bind', host('web').ip, '--directory', www]),
       redis: () => spawnIn(host('redis').ns, 'redis-server', ['--bind', host('redis').ip, '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no']),
       printer: () => spawnIn(host('printer').ns, PYTHON, acceptAndClose(host('printer').ip, 9100)),
-      // Redirected connections arrive at mid's own address: it listens on all of them.
-      mid: () => spawnIn(host('mid').ns, PYTHON, acceptAndClose('0.0.0.0', 5060)),
+      mid: () => MIDDLEBOX_PORTS.forEach((port) => spawnIn(host('mid').ns, PYTHON, acceptAndClose('127.0.0.1', port))),
       ssh: () => spawnIn(host('ssh').ns, '/usr/sbin/sshd', ['-D', '-e', '-f', '/dev/null', '-o', `ListenAddress=${host('ssh').ip}:2222`,
         '-o', `HostKey=${path.join(dir, 'ssh_host_ed25519_key')}`, '-o', `PidFile=${path.join(dir, 'sshd.pid')}`]),
       pg: () => spawnIn(host('pg').ns, 'runuser', ['-u', 'postgres', '--', path.join(pgBin(), 'postgres'), '-D', pgData,
@@ -525,9 +533,10 @@ export async function createLab(): Promise<Lab> {
   }
 }
 
-/** Every service open; the RST host refusing (the neighbour-only host is checked apart: it is silent). */
+/** Every service open; the RST hosts refusing (the neighbour-only host is checked apart: it is silent); mid's range answering. */
 function readinessTargets(hosts: LabHost[]): ProbeTarget[] {
   return hosts.flatMap((h): ProbeTarget[] => {
+    if (h.name === 'mid') return [{ ip: h.ip, port: 443, expect: 'refused' }, ...MIDDLEBOX_PORTS.map((port) => ({ ip: '198.18.20.230', port, expect: 'open' as const }))];
     if (h.quiet === 'rst') return [{ ip: h.ip, port: 80, expect: 'refused' }];
     // 9100 is never probed from the agent's side (its counters must stay 0): the printer is checked by its RST on 80.
     return h.services.map((s) => (s.kind === 'raw9100' ? { ip: s.ip, port: 80, expect: 'refused' } : { ip: s.ip, port: s.port, expect: 'open' }));
