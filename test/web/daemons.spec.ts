@@ -151,7 +151,35 @@ describe('web application: the Daemons page (Chromium)', function () {
     await waitFor('the cancelled run shown as the last one', async () => (await c.locator('.session').count()) === 0
       && (await c.locator('.run-outcome').textContent())!.startsWith('Network scan cancelled'));
     expect((await sessions())[0]).to.include({ id: work.session_id, phase: 'Cancelled' });
+
+    // Revoked, the subnet is a suggestion again.
+    await c.getByRole('button', { name: 'Revoke 198.18.1.0/24' }).click();
+    await c.locator('.targets.suggested code', { hasText: '198.18.1.0/24' }).waitFor();
+    expect(await c.locator('.targets.approved').count()).to.equal(0);
+    expect(expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/targets`, { auth: session })).approved).to.deep.equal([]);
     expectNoProblems(w!);
+  });
+
+  it('a Viewer sees the agent, its targets, the running session and the last run, with no button to change them', async () => {
+    await agentOnTwoSubnets();
+    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: session, body: { subnet_id: lan.id } }));
+    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: session }), 201);
+    const [work] = await requestWork();
+    await update(work, { phase: 'Complete', progress: 100, finished_at: now(), report: REPORT });
+    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: session }), 201);
+    const [running] = await requestWork();
+    await update(running, { phase: 'Scanning', progress: 70, started_at: now() });
+    const viewer = { email: `viewer-${d.id.slice(0, 8)}@example.test`, password: world.user.password };
+    expectOk(await call(world.app.url, 'POST', '/api/v1/users', { auth: session, body: { ...viewer, permissions: 'Viewer', network_ids: [world.user.networkId] } }), 201);
+
+    w = await openPage(world.browser, world.app.url);
+    await signIn(w.page, world.app.url, viewer, '/daemons');
+    const c = card(w.page);
+    await c.locator('.session progress[value="70"]').waitFor();
+    expect(await c.locator('.targets.approved code').allTextContents()).to.deep.equal(['198.18.1.0/24']);
+    expect(await c.locator('.daemon-report dd[data-field="addresses_tried"]').textContent()).to.equal('254');
+    expect(await w.page.locator('#outlet button').count()).to.equal(0); // no Approve, Revoke, Scan now, Cancel, nor Create key
+    expectNoProblems(w);
   });
 
   it('the empty map, the empty hosts list and the Daemons page say how to start an agent, with the command; a key made there fills it in', async () => {
