@@ -2137,6 +2137,10 @@ export type components = {
             subnet_id: string;
             ip_address: string & (unknown | unknown);
             mac_address: string | null;
+            /** @description The MAC's vendor from the OUI database (read-only, from discovery) */
+            mac_vendor: string | null;
+            /** @description A locally administered (randomised) MAC: never used alone to identify a host (read-only, from discovery) */
+            mac_random: boolean | null;
             name: string | null;
             position: number;
         };
@@ -2279,6 +2283,8 @@ export type components = {
             lldp_sys_desc: string | null;
             lldp_sys_name: string | null;
             neighbor: components["schemas"]["InterfaceNeighbor"];
+            /** @description MACs the switch's forwarding table (BRIDGE/Q-BRIDGE) learned on this port; read-only, from discovery */
+            fdb_macs: string[];
         };
         Host: {
             /** Format: uuid */
@@ -2300,6 +2306,21 @@ export type components = {
             } & {
                 [key: string]: unknown;
             })[];
+            /**
+             * @description Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)
+             * @enum {string|null}
+             */
+            hostname_source: "ptr" | "mdns" | "snmp" | null;
+            /** @description SNMP sysDescr (read-only, from discovery) */
+            sys_descr: string | null;
+            /** @description SNMP sysObjectID (read-only, from discovery) */
+            sys_object_id: string | null;
+            /** @description SNMP sysLocation (read-only, from discovery) */
+            sys_location: string | null;
+            /** @description SNMP sysContact (read-only, from discovery) */
+            sys_contact: string | null;
+            /** @description LLDP chassis id of the host itself (read-only, from discovery) */
+            chassis_id: string | null;
             /** @description Not in history states */
             ip_addresses?: components["schemas"]["IPAddress"][];
             /** @description Not in history states */
@@ -10262,6 +10283,21 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         };
+                        /**
+                         * @description Our agent: where `hostname` came from (a PTR record, mDNS, SNMP sysName); Scanopy daemons send none
+                         * @enum {string|null}
+                         */
+                        hostname_source?: "ptr" | "mdns" | "snmp" | null;
+                        /** @description SNMP sysDescr */
+                        sys_descr?: string | null;
+                        /** @description SNMP sysObjectID */
+                        sys_object_id?: string | null;
+                        /** @description SNMP sysLocation */
+                        sys_location?: string | null;
+                        /** @description SNMP sysContact */
+                        sys_contact?: string | null;
+                        /** @description The host's own LLDP chassis id (often its base MAC) */
+                        chassis_id?: string | null;
                     } & {
                         [key: string]: unknown;
                     };
@@ -10275,6 +10311,10 @@ export interface operations {
                         mac_address?: string | null;
                         name?: string | null;
                         position?: number;
+                        /** @description Our agent: the MAC's vendor, from the OUI database */
+                        mac_vendor?: string | null;
+                        /** @description Our agent: the MAC is locally administered (bit 0x02 of the first octet); never identity alone */
+                        mac_random?: boolean | null;
                     } & {
                         [key: string]: unknown;
                     })[];
@@ -10321,7 +10361,54 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     })[];
-                    if_entries?: unknown[];
+                    /** @default [] */
+                    if_entries?: ({
+                        if_index: number;
+                        if_descr?: string | null;
+                        if_name?: string | null;
+                        if_alias?: string | null;
+                        if_type?: number | null;
+                        speed_bps?: number | null;
+                        /** @enum {string|null} */
+                        admin_status?: "Up" | "Down" | "Testing" | null;
+                        /** @enum {string|null} */
+                        oper_status?: "Up" | "Down" | "Testing" | "Unknown" | "Dormant" | "NotPresent" | "LowerLayerDown" | null;
+                        mac_address?: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The reported address (daemon `interfaces[].id`) this port carries
+                         */
+                        interface_id?: string | null;
+                        lldp_chassis_id?: string | null;
+                        lldp_port_id?: string | null;
+                        lldp_port_desc?: string | null;
+                        lldp_sys_name?: string | null;
+                        lldp_sys_desc?: string | null;
+                        lldp_mgmt_addr?: string | null;
+                        cdp_device_id?: string | null;
+                        cdp_port_id?: string | null;
+                        cdp_platform?: string | null;
+                        cdp_address?: string | null;
+                        /** @description Our agent: MACs the switch's forwarding table (BRIDGE/Q-BRIDGE) learned on this port */
+                        fdb_macs?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Our agent: each SNMP collection "complete" or "partial" (a walk cut short) */
+                    collections?: ({
+                        /** @enum {string} */
+                        system?: "complete" | "partial";
+                        /** @enum {string} */
+                        if_table?: "complete" | "partial";
+                        /** @enum {string} */
+                        fdb?: "complete" | "partial";
+                        /** @enum {string} */
+                        lldp?: "complete" | "partial";
+                        /** @enum {string} */
+                        arp?: "complete" | "partial";
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
                 } & {
                     [key: string]: unknown;
                 };
