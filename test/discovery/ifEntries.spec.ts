@@ -65,6 +65,13 @@ describe('discovery: SNMP interfaces, names and vendors from daemon reports', ()
     expect(answer.if_entries.map((e: any) => [e.id, e.if_index, e.interface_id])).to.deep.equal([[stored[0].id, 1, answer.interfaces[0].id], [stored[1].id, 2, null]]);
   });
 
+  it('an entry naming a reported address by its daemon id (`interface_id`) is linked to it, whatever MAC it has', async () => {
+    const r = switchReport([], {}, { interfaces: [{ subnet_id: lan.id, ip_address: '10.1.0.2', mac_address: SWITCH_MAC }, { subnet_id: dmz.id, ip_address: '10.2.0.2' }] });
+    const answer = await postHost(d, { ...r, if_entries: [ifEntry(7, { interface_id: r.interfaces[1]!.id })] });
+    const dmzAddress = answer.interfaces.find((i: any) => i.ip_address === '10.2.0.2');
+    expect((await interfacesOf(answer.id))[0].ip_address_id).to.equal(dmzAddress.id);
+  });
+
   it('a later walk: unchanged entries make no history state; a changed one makes one, and what it leaves null stays', async () => {
     const entries = [ifEntry(1, { if_alias: 'uplink', lldp_sys_name: 'core' }), ifEntry(2), ifEntry(3)];
     const first = await postHost(d, switchReport(entries));

@@ -21,9 +21,9 @@
 // the next run, issue 24.7), after step 4, in one statement per round.
 // Unchanged hosts skip steps 2–4: each host keeps the digest of the last report applied to it in
 // full, and the answer it got (table host_discovery_digests, forgotten by triggers on any write
-// that could change the outcome; migration 0006). A report with that digest, alone in its batch to
-// name its machine, moves the host's last_seen_at and gets the stored answer: one statement for all
-// of them, right after step 1.
+// that could change the outcome; migration 0006, and 0020 for interfaces). A report with that
+// digest, alone in its batch to name its machine, moves the host's last_seen_at and gets the
+// stored answer: one statement for all of them, right after step 1.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
@@ -434,7 +434,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   // Interfaces (SNMP if_entries): one per if_index (the first reported wins), merged into the stored
   // one; an entry the report leaves out stays (a walk cut short never erases). New ones get fresh
   // ids: an entry is its host's if_index, and daemons never refer to one by id.
-  const ipRowOfReported = new Map(m.reportedIps.map((i) => [i.id, ipPlan[m.ips.findIndex((x) => ipKey(x) === ipKey(i))]!.row.id as string]));
+  const plannedIpOfKey = new Map(m.ips.map((i, k) => [ipKey(i), ipPlan[k]!.row.id as string]));
+  const ipRowOfReported = new Map(m.reportedIps.map((i) => [i.id, plannedIpOfKey.get(ipKey(i))!]));
   const ipOfMac = new Map<string, string>();
   for (const row of [...ipPlan.map((p) => p.row), ...(stored?.ip_addresses ?? [])]) {
     if (row.mac_address && !ipOfMac.has(row.mac_address as string)) ipOfMac.set(row.mac_address as string, row.id as string);
