@@ -38,13 +38,13 @@ export interface AgentDeps {
   out?: (text: string) => void;
 }
 
-export const consoleLog = (level: 'info' | 'warn' | 'error' = 'info'): Log => {
-  const order = ['info', 'warn', 'error'];
+export const consoleLog = (level: string = process.env.AGENT_LOG_LEVEL || 'info'): Log => {
+  const order = ['debug', 'info', 'warn', 'error'];
   const write = (l: string) => (msg: string, extra?: Record<string, unknown>) => {
     if (order.indexOf(l) < order.indexOf(level)) return;
     process.stderr.write(`${new Date().toISOString()} ${l.toUpperCase()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
   };
-  return { info: write('info'), warn: write('warn'), error: write('error') };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 };
 
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
@@ -112,7 +112,7 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
   save();
   const scanNetwork = deps.scanNetwork ?? (await defaultScanNetwork());
   const key = config.key ?? (state as AgentState & { apiKey?: string }).apiKey ?? null;
-  const clientFor = (k: string) => new ServerClient({ server: config.server, key: k, daemonId: state.daemonId!, fetch: deps.fetch, backoffScale: deps.backoffScale, signal: stop });
+  const clientFor = (k: string) => new ServerClient({ server: config.server, key: k, daemonId: state.daemonId!, fetch: deps.fetch, backoffScale: deps.backoffScale, signal: stop, log });
   const runnerDeps = (transport: Transport, listenPort: number | null): RunnerDeps => ({
     transport, scanNetwork, state, saveState: save, config, networkId: state.networkId!, daemonId: state.daemonId!, log, listenPort,
     progressMinMs: deps.progressMinMs, keepAliveMs: deps.keepAliveMs,

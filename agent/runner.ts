@@ -25,6 +25,8 @@ export interface Transport {
 }
 
 export interface Log {
+  /** Every call to the server with its time (AGENT_LOG_LEVEL=debug). */
+  debug?(msg: string, extra?: Record<string, unknown>): void;
   info(msg: string, extra?: Record<string, unknown>): void;
   warn(msg: string, extra?: Record<string, unknown>): void;
   error(msg: string, extra?: Record<string, unknown>): void;
@@ -35,7 +37,7 @@ export interface RunnerDeps {
   scanNetwork: ScanNetwork;
   state: AgentState;
   saveState: () => void;
-  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts'>;
+  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'>;
   networkId: string;
   daemonId: string;
   log: Log;
@@ -80,9 +82,6 @@ export function runReport(report: ScanReport | undefined, warnings: string[], in
     probes_sent: report?.probesSent ?? 0,
   };
 }
-
-/** The full port range is spread over this many runs (one slice per run, after the light set). */
-export const FULL_RANGE_SLICES = 7;
 
 export function cidrContains(cidr: string, ip: string): boolean {
   const [net, prefixText] = cidr.split('/');
@@ -219,7 +218,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
       targets,
       budget: { probesPerSecond: deps.config.pps, maxOpenSockets: deps.config.sockets },
       probeRawSocketPorts: (dt as { probe_raw_socket_ports?: boolean }).probe_raw_socket_ports === true || deps.config.probeRawSocketPorts,
-      fullRangeSlice: { index: runIndex % FULL_RANGE_SLICES, of: FULL_RANGE_SLICES },
+      fullRangeSlice: deps.config.fullRangeRuns > 0 ? { index: runIndex % deps.config.fullRangeRuns, of: deps.config.fullRangeRuns } : undefined,
       known,
       signal,
       onProgress: (percent) => {

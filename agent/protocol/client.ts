@@ -77,6 +77,7 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Stops retrying (the agent is stopping); a call under way still completes. */
   signal?: AbortSignal;
+  log?: { debug?(msg: string, extra?: Record<string, unknown>): void };
 }
 
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
@@ -99,8 +100,27 @@ export class ServerClient {
     this.base = opts.server.replace(/\/+$/, '');
   }
 
-  /** One call, no retry: the envelope's data, or a ServerError. */
+  /**
+   * One call: the envelope's data, or a ServerError. A connection the server had already closed
+   * (a kept-alive socket reused just as it timed out) is tried once more at once: every daemon call
+   * is idempotent (updates replace, reports merge).
+   */
   async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const started = performance.now();
+    try {
+      const data = await this.callOnce<T>(method, path, body).catch((err) => {
+        if (err instanceof ServerError && err.isNetwork && /UND_ERR_SOCKET|ECONNRESET|EPIPE|other side closed/.test(err.message)) return this.callOnce<T>(method, path, body);
+        throw err;
+      });
+      this.opts.log?.debug?.('call', { method, path, ms: Math.round(performance.now() - started) });
+      return data;
+    } catch (err) {
+      this.opts.log?.debug?.('call failed', { method, path, ms: Math.round(performance.now() - started), err: (err as Error).message });
+      throw err;
+    }
+  }
+
+  private async callOnce<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.opts.key}`,
       'X-Daemon-ID': this.daemonId,
@@ -118,7 +138,10 @@ export class ServerClient {
       });
       text = await res.text();
     } catch (err) {
-      throw new ServerError(method, path, null, null, (err as Error).message);
+      // fetch says only "fetch failed": the cause (ECONNREFUSED, ENOBUFS, a timeout) is what helps.
+      const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+      const detail = cause ? `: ${cause.code ?? cause.message ?? String(cause)}` : '';
+      throw new ServerError(method, path, null, null, `${(err as Error).message}${detail}`);
     }
     let parsed: unknown;
     try {

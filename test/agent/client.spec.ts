@@ -74,7 +74,7 @@ describe('agent: the server client', () => {
     expect(await failure(refused.c.register({} as any))).to.include({ code: 'auth_demo_mode' });
     expect(refused.seen).to.have.length(1);
 
-    const work = client([new Error('ECONNREFUSED'), new Error('ECONNRESET'), { status: 200, body: { success: true, data: [null, true], meta: META } }]);
+    const work = client([new Error('ECONNREFUSED'), new Error('EHOSTUNREACH'), { status: 200, body: { success: true, data: [null, true], meta: META } }]);
     expect(await work.c.requestWork({ name: 'a', mode: 'daemon_poll', version: AGENT_VERSION })).to.deep.equal([null, true]);
     expect(work.seen).to.have.length(3);
     const gone = client([{ status: 404, body: { success: false, error: 'gone', code: 'entity_not_found', meta: META } }]);
@@ -94,9 +94,14 @@ describe('agent: the server client', () => {
     const payload = (phase: string) => ({ session_id: 's', phase }) as any;
     const terminal = client([new Error('ECONNRESET'), { status: 200, body: { success: true, data: null, meta: META } }]);
     expect(await terminal.c.update(payload('Complete'))).to.equal(null);
-    const progress = client([new Error('ECONNRESET'), { status: 200, body: { success: true, data: null, meta: META } }]);
+    const progress = client([new Error('ECONNREFUSED'), { status: 200, body: { success: true, data: null, meta: META } }]);
     await failure(progress.c.update(payload('Scanning')));
     expect(progress.seen).to.have.length(1);
+    // A kept-alive connection the server had just closed: any call is sent again at once (fetch's cause UND_ERR_SOCKET).
+    const closed = Object.assign(new Error('fetch failed'), { cause: { code: 'UND_ERR_SOCKET' } });
+    const reused = client([closed, { status: 200, body: { success: true, data: null, meta: META } }]);
+    expect(await reused.c.update(payload('Scanning'))).to.equal(null);
+    expect(reused.seen).to.have.length(2);
     // Five tries at most (§1.1 step 4).
     const down = client(Array.from({ length: 10 }, () => new Error('ECONNREFUSED')));
     await failure(down.c.postEntity('/api/v1/hosts/discovery', {}));

@@ -166,6 +166,8 @@ describe('agent: the protocol side', function () {
       bad(['--server', 'http://s', '--key', 'k', '--frobnicate'], /unknown argument '--frobnicate'/);
       bad(['--server', 'http://s', '--key', 'k', '--once'], /--once needs --targets/);
       bad(['--server', 'http://s', '--key', 'k', '--mode', 'push'], /--mode/);
+      bad(['--server', 'http://s', '--key', 'k', '--full-range-runs', '-1'], /--full-range-runs/);
+      expect(parseConfig(['--server', 'http://s', '--key', 'k', '--full-range-runs', '0'], {}).fullRangeRuns).to.equal(0);
     });
 
     it('daemon_poll and --once need the network (once; it is remembered): a usage error before any contact', async () => {
@@ -444,7 +446,7 @@ describe('agent: the protocol side', function () {
       expect(await runAgent(once, deps({ scanNetwork: scan }))).to.equal(0);
       expect(scan.calls).to.have.length(2);
       expect(scan.calls[1]!.known).to.deep.equal({ '198.18.10.11': [22, 80] }); // probed again: a stopped service is noticed
-      expect(scan.calls[1]!.fullRangeSlice).to.deep.equal({ index: 1, of: 7 });
+      expect(scan.calls.map((c) => c.fullRangeSlice)).to.deep.equal([{ index: 0, of: 64 }, { index: 1, of: 64 }]); // ports 1–1023, then the next 1,024
       const after = await counts();
       // Only the two new sessions' own rows may differ (a session is no inventory).
       const inventory = (c: Record<string, number>) => Object.fromEntries(Object.entries(c).filter(([k]) => !k.startsWith('discovery')));

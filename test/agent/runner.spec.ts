@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { WorkPayload } from '../../agent/protocol/client.js';
 import { hostRequest, networkDiscoveryType, redactDiscoveryType } from '../../agent/protocol/entities.js';
 import { runSession, type RunnerDeps, type Transport } from '../../agent/runner.js';
-import type { FoundHost, ScanNetwork, ScanReport } from '../../agent/scan/types.js';
+import type { FoundHost, ScanNetwork, ScanOptions, ScanReport } from '../../agent/scan/types.js';
 import { describeInterface, selfHostId, type LocalHost } from '../../agent/selfReport.js';
 import { emptyState } from '../../agent/state.js';
 
@@ -30,7 +30,7 @@ function recordingTransport() {
 
 function deps(transport: Transport, scanNetwork: ScanNetwork, extra: Partial<RunnerDeps> = {}): RunnerDeps {
   return {
-    transport, scanNetwork, state: emptyState(), saveState() {}, config: { targets: ['198.18.10.0/24'], pps: 10, sockets: 2, probeRawSocketPorts: false },
+    transport, scanNetwork, state: emptyState(), saveState() {}, config: { targets: ['198.18.10.0/24'], pps: 10, sockets: 2, probeRawSocketPorts: false, fullRangeRuns: 64 },
     networkId: NETWORK, daemonId: DAEMON, log: silent, listenPort: null, ...extra,
   };
 }
@@ -113,6 +113,15 @@ describe('agent: the session runner', () => {
     await runSession(work(networkDiscoveryType(null)), controller.signal, deps(cancelled.transport, stopped));
     expect(cancelled.updates.at(-1)).to.include({ phase: 'Cancelled' });
     expect(cancelled.updates.at(-1)!.report!.incomplete).to.deep.equal(['the run was cancelled after 17 addresses: hosts not yet probed are missing from it']);
+  });
+
+  it('the full range is spread over the runs (the run counter picks the slice); --full-range-runs 0 keeps to the light set', async () => {
+    const asked: Array<ScanOptions['fullRangeSlice']> = [];
+    const scan: ScanNetwork = async (o) => { asked.push(o.fullRangeSlice); return report(); };
+    const state = emptyState();
+    for (let i = 0; i < 3; i++) await runSession(work(networkDiscoveryType(null)), new AbortController().signal, deps(recordingTransport().transport, scan, { state }));
+    await runSession(work(networkDiscoveryType(null)), new AbortController().signal, deps(recordingTransport().transport, scan, { state, config: { targets: ['198.18.10.0/24'], pps: 10, sockets: 2, probeRawSocketPorts: false, fullRangeRuns: 0 } }));
+    expect(asked).to.deep.equal([{ index: 0, of: 64 }, { index: 1, of: 64 }, { index: 2, of: 64 }, undefined]);
   });
 
   it('SNMP communities never leave the agent in reports (metadata redacted)', () => {
