@@ -9,6 +9,7 @@ import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
+import { layoutGraph } from '../../src/modules/topology/layout.js';
 
 const MAC = {
   core: '00:1B:21:00:00:01', access: '00:1B:21:00:00:02', server: '00:16:3E:00:00:10', laptop: '3C:22:FB:00:00:11',
@@ -54,7 +55,10 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
     const coreChassis = '00:1B:21:FF:FF:FF';
     await postHost(d, report('core', '10.1.0.1', MAC.core, [port(1, { lldp_sys_name: 'access.lan', lldp_port_id: 'Gi0/24' }), port(2)], { chassis_id: coreChassis }));
     // The other end of that link names core by its chassis id and the port by its description.
-    await postHost(d, report('access', '10.1.0.2', MAC.access, [port(24, { lldp_chassis_id: coreChassis, lldp_port_id: 'GigabitEthernet0/1' }), port(3)], { hostname: 'access.lan' }));
+    // Its Gi0/3 learned db's MAC too: LLDP already says where db is, and no second link is drawn.
+    await postHost(d, report('access', '10.1.0.2', MAC.access, [
+      port(24, { lldp_chassis_id: coreChassis, lldp_port_id: 'GigabitEthernet0/1' }), port(3, { fdb_macs: ['00:0B:86:00:00:21'] }),
+    ], { hostname: 'access.lan' }));
     // Hosts running lldpd, on ports whose switch reports no neighbour there.
     await postHost(d, report('ap', '10.1.0.20', '00:0B:86:00:00:20', [{ if_index: 1, if_name: 'eth0', lldp_chassis_id: coreChassis.toLowerCase(), lldp_port_id: 'Gi0/2' }]));
     await postHost(d, report('db', '10.1.0.21', '00:0B:86:00:00:21', [{ if_index: 1, if_name: 'eth0', lldp_chassis_id: MAC.access, lldp_port_id: '3', lldp_port_desc: 'Gi0/3' }]));
@@ -96,6 +100,9 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
     expect(server).to.include({ kind: 'interface', entity_kind: 'ip_address' });
     const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${server.parent_id.slice('host:'.length)}`, { auth: t.owner }));
     expect(server.entity_id).to.equal(host.ip_addresses[0].id);
+    // The wiring-diagram layout places every node, the ports drawn from addresses too.
+    const positions = await layoutGraph(view.nodes, view.edges);
+    expect(Object.keys(positions).sort()).to.deep.equal(view.nodes.map((n: any) => n.id).sort());
   });
 
   it('a host that moves to another port moves in the view with the next walk; a walk cut short keeps the last placement', async () => {

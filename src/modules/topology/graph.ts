@@ -425,7 +425,10 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   }
   // Whose MAC a port learned: an interface of another host, else a port drawn from another host's address.
   const ownerOf = (mac: string, hostOfPort: string) => owners.get(mac)?.find((o) => o.host_id !== hostOfPort);
-  placeByForwardingTables(s, interfaces, neighbour, ownerOf, (port, owner) => link(port, owner, { evidence: 'forwarding_table' }));
+  placeByForwardingTables(s, interfaces, neighbour, ownerOf, (port, owner) => {
+    // LLDP already joins this port to the owner's host (through another of its ports, maybe): that link says it.
+    if (neighbour.get(port.id)?.host_id !== owner.host_id) link(port, owner, { evidence: 'forwarding_table' });
+  });
 
   const ports = [...drawnPorts];
   const withPorts = new Set(ports.map((i) => i.host_id as string));
