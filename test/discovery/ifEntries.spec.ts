@@ -9,6 +9,7 @@ import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postHost, postSubnet, type ReportOptions } from './reports.js';
+import { isLocallyAdministered } from '../../src/modules/discovery/plan.js';
 
 const SWITCH_MAC = '00:1B:21:00:00:01';
 /** A locally administered MAC (first octet 0xDA: bit 0x02 set), as a phone randomises it. */
@@ -160,5 +161,13 @@ describe('discovery: SNMP interfaces, names and vendors from daemon reports', ()
     // A universally administered MAC still is (reference §2.2.1).
     const server = await at(lan, '10.1.0.60', SWITCH_MAC);
     expect((await at(dmz, '10.2.0.60', SWITCH_MAC)).id).to.equal(server.id);
+  });
+});
+
+describe('discovery: locally administered MACs (pure)', () => {
+  it('bit 0x02 of the first octet, whatever the case', () => {
+    expect(['02:00:00:00:00:01', 'da:a1:19:00:00:07', 'AA:BB:CC:00:00:01', '0E:00:00:00:00:00'].map(isLocallyAdministered)).to.deep.equal([true, true, true, true]);
+    expect(['00:1B:21:00:00:01', 'A8:BB:CC:00:00:01', '01:00:5E:00:00:01', 'fc:00:00:00:00:00'].map(isLocallyAdministered)).to.deep.equal([false, false, false, false]);
+    expect([null, undefined, ''].map(isLocallyAdministered)).to.deep.equal([false, false, false]);
   });
 });
