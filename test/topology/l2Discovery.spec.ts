@@ -100,6 +100,11 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
     expect(server).to.include({ kind: 'interface', entity_kind: 'ip_address' });
     const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${server.parent_id.slice('host:'.length)}`, { auth: t.owner }));
     expect(server.entity_id).to.equal(host.ip_addresses[0].id);
+    // Dragging the server pins it with its ports, the one drawn from its address too.
+    const pinned = expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', {
+      auth: t.owner, body: { network_id: net, view: 'l2', positions: { [server.parent_id]: { x: 10, y: 20 }, [server.id]: { x: 12, y: 40 } } },
+    }));
+    expect(pinned.pinned.sort()).to.deep.equal([server.parent_id, server.id].sort());
     // The wiring-diagram layout places every node, the ports drawn from addresses too.
     const positions = await layoutGraph(view.nodes, view.edges);
     expect(Object.keys(positions).sort()).to.deep.equal(view.nodes.map((n: any) => n.id).sort());

@@ -584,7 +584,9 @@ async function checkPins(db: Db, organizationId: string, networkId: string, view
   for (const [kind, ids] of byKind) {
     const table = PIN_KINDS[view][kind]!;
     const [column, scopeId] = table === 'tags' ? ['organization_id', organizationId] : ['network_id', networkId];
-    const found = new Set((await db.query<{ id: string }>(`select id::text from ${table} where ${column} = ? and id = any(?::uuid[])`, [scopeId, ids])).map((r) => r.id));
+    // An l2 port may be drawn from an address (a host placed only by a forwarding table: graph.ts).
+    const from = view === 'l2' && kind === 'interface' ? `(select id, network_id from interfaces union all select id, network_id from ip_addresses) t` : table;
+    const found = new Set((await db.query<{ id: string }>(`select id::text from ${from} where ${column} = ? and id = any(?::uuid[])`, [scopeId, ids])).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing) refuse(`${kind}:${missing}`, `no ${kind.replace('_', ' ')} of this network has this id`);
   }
