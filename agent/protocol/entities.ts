@@ -114,6 +114,16 @@ function portEntity(hostId: string, number: number, protocol: 'Tcp' | 'Udp', dat
   return { id: stableUuid(hostId, 'port', protocol, String(number)), created_at: date, updated_at: date, host_id: NIL, network_id: NIL, number, protocol, type: 'Custom' };
 }
 
+/**
+ * The match's reason, with the facts it read (title, product, version, os…): a 0.14 service has no
+ * other field for them, and they are what an operator wants to see next to the rule.
+ */
+export function reasonText(svc: FoundService): string {
+  const facts = Object.entries(svc.facts ?? {}).filter(([, v]) => v !== '');
+  const text = facts.length ? `${svc.reason} (${facts.map(([k, v]) => `${k}: ${v}`).join('; ')})` : svc.reason;
+  return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
+}
+
 function serviceEntity(
   ctx: HostContext, hostId: string, interfaceId: string, svc: FoundService, position: number, portId: string, metadata: Record<string, unknown>,
 ) {
@@ -125,7 +135,7 @@ function serviceEntity(
       id: stableUuid(id, 'binding', portId), created_at: ctx.date, updated_at: ctx.date, interface_id: interfaceId, network_id: NIL, port_id: portId,
       service_id: NIL, type: 'Port',
     }],
-    source: { type: 'DiscoveryWithMatch', metadata: [metadata], details: { confidence: svc.confidence, reason: { type: 'reason', data: svc.reason } } },
+    source: { type: 'DiscoveryWithMatch', metadata: [metadata], details: { confidence: svc.confidence, reason: { type: 'reason', data: reasonText(svc) } } },
   };
 }
 

@@ -41,7 +41,10 @@ function foundHosts(target: ScanOptions['targets'][number]): FoundHost[] {
       evidence: [{ kind: 'neighbour', mac: 'AA:BB:CC:00:00:11' }, { kind: 'tcp_open', port: 80 }],
       openPorts: [{ port: 22, protocol: 'Tcp' }, { port: 80, protocol: 'Tcp' }],
       services: [
-        { rule: 'http-title', name: 'HTTP', definition: 'HTTP', port: 80, protocol: 'Tcp', confidence: 'High', reason: 'rule http-title: probe "GET / HTTP/1.1" on 80/tcp answered "<title>Lab web</title>"' },
+        {
+          rule: 'http-title', name: 'HTTP', definition: 'HTTP', port: 80, protocol: 'Tcp', confidence: 'High', reason: 'rule http-title: probe "GET / HTTP/1.1" on 80/tcp answered "Server: nginx"',
+          facts: { title: 'Lab web', server: 'nginx' },
+        },
         { rule: 'ssh-banner', name: 'SSH', definition: 'SSH', port: 22, protocol: 'Tcp', confidence: 'High', reason: 'rule ssh-banner: NULL probe on 22/tcp answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"' },
       ],
     },
@@ -421,7 +424,7 @@ describe('agent: the protocol side', function () {
       const services = expectOk(await call(app.url, 'GET', '/api/v1/services?limit=100', { auth: t.owner }));
       const reasons = services.filter((s: any) => s.host_id === web.id).map((s: any) => [s.service_definition, s.source.details.confidence, s.source.details.reason.data]).sort();
       expect(reasons).to.deep.equal([
-        ['HTTP', 'High', 'rule http-title: probe "GET / HTTP/1.1" on 80/tcp answered "<title>Lab web</title>"'],
+        ['HTTP', 'High', 'rule http-title: probe "GET / HTTP/1.1" on 80/tcp answered "Server: nginx" (title: Lab web; server: nginx)'],
         ['SSH', 'High', 'rule ssh-banner: NULL probe on 22/tcp answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"'],
       ]);
       const subnet = (await sql(app, `select id, cidr::text as cidr from subnets where cidr = ?::cidr`, [TARGET]))[0]!;
