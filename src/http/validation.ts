@@ -45,7 +45,8 @@ export function knownKeysAt(schema: Joi.Schema | undefined, path: ReadonlyArray<
     if (typeof step === 'number') d = d.items?.[0];
     else d = d.keys?.[step];
   }
-  return d?.keys ? Object.keys(d.keys) : [];
+  // Stripped keys (server-owned fields a client may echo back) are never worth suggesting.
+  return d?.keys ? Object.keys(d.keys).filter((k) => d.keys[k].flags?.result !== 'strip') : [];
 }
 
 const where = (location: 'body' | 'query' | 'params', path: string) => (location === 'body' ? path || 'body' : path ? `${location}.${path}` : location);
