@@ -39,6 +39,7 @@ import {
   acceptBindings, bindingFacts, canonical, claimStoredHosts, IF_ENTRY_COLUMNS, isLocallyAdministered, loneReports, matchChildren, mergeIfEntry,
   mergeSource, newSource, nextRound, type BindingFact,
 } from './plan.js';
+import { adoptSelfReportedHosts } from './selfReport.js';
 import {
   discoveryFromDaemon, discoveryToDaemon,
   type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
@@ -713,6 +714,10 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       await rememberDigests(tx, ctx, applied);
       pending = later;
     }
+    await adoptSelfReportedHosts(tx, ctx, positions.flatMap((k) => {
+      const result = results[k];
+      return result && !(result instanceof AppError) ? [{ request: requests[k]!, hostId: result.id }] : [];
+    }));
   });
   return results;
 }

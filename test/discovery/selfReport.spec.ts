@@ -1,0 +1,61 @@
+// A daemon's own host (src/modules/discovery/selfReport.ts): a self-report naming another host than
+// the placeholder register made leaves no empty placeholder behind, and the daemon points at it.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { call, expectOk } from '../support/client.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
+import { hostReport, postHost, postSubnet } from './reports.js';
+
+describe('discovery: a daemon’s self-reported host', () => {
+  let app: TestApp;
+  let t: Tenant;
+  let d: DaemonClient;
+  let placeholder: string;
+  let subnetId: string;
+
+  const selfReport = (hostId: string, ip: string) => hostReport(d, t.defaultNetworkId, {
+    hostId, name: 'agent-host', interfaces: [{ subnet_id: subnetId, ip_address: ip, mac_address: '00:1B:21:00:00:01' }],
+    metadata: [{ type: 'SelfReport', host_id: placeholder, daemon_id: d.id, date: '2026-11-25T10:00:00Z' }],
+  });
+  const daemonHost = async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}`, { auth: t.owner })).host_id;
+  const hostExists = async (id: string) => (await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: t.owner })).status === 200;
+
+  beforeEach(async () => {
+    app = await startTestApp();
+    t = await registerTenant(app.url, 'selfreport');
+    d = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    placeholder = (await registerDaemon(d, t.defaultNetworkId)).host_id;
+    subnetId = (await postSubnet(d, t.defaultNetworkId, '198.18.10.0/24')).id;
+  });
+  afterEach(() => app.close());
+
+  it('a self-report under another host id: the daemon adopts that host and the empty placeholder is deleted', async () => {
+    const own = randomUUID();
+    const stored = await postHost(d, selfReport(own, '198.18.10.2'));
+    expect(stored.id).to.equal(own);
+    expect(await daemonHost()).to.equal(own);
+    expect(await hostExists(placeholder)).to.equal(false);
+    const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts', { auth: t.owner }));
+    expect(hosts.map((h: any) => h.id)).to.deep.equal([own]);
+  });
+
+  it('a self-report under the placeholder’s id (Scanopy’s way) keeps it; a placeholder someone added to is never deleted', async () => {
+    await postHost(d, selfReport(placeholder, '198.18.10.2'));
+    expect(await daemonHost()).to.equal(placeholder);
+    expect(await hostExists(placeholder)).to.equal(true);
+
+    // A second daemon whose placeholder an operator gave a port before its self-report named another host.
+    const e = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    const second = (await registerDaemon(e, t.defaultNetworkId)).host_id;
+    expectOk(await call(app.url, 'POST', '/api/v1/ports', { auth: t.owner, body: { host_id: second, number: 22, protocol: 'Tcp' } }), 201);
+    const other = randomUUID();
+    await postHost(e, hostReport(e, t.defaultNetworkId, {
+      hostId: other, name: 'second', interfaces: [{ subnet_id: subnetId, ip_address: '198.18.10.3' }],
+      metadata: [{ type: 'SelfReport', host_id: second, daemon_id: e.id, date: '2026-11-25T10:00:00Z' }],
+    }));
+    expect(expectOk(await call(app.url, 'GET', `/api/v1/daemons/${e.id}`, { auth: t.owner })).host_id).to.equal(other);
+    expect(await hostExists(second)).to.equal(true);
+  });
+});
