@@ -1,8 +1,10 @@
 // The agent's configuration: command-line flags, each also an environment variable (AGENT_<FLAG>,
 // flags win). Validation is strict: a bad value is a UsageError (the CLI prints it and exits 2),
 // never a guess, because a wrong target means probing something nobody asked for.
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { CredentialError, parseV3, type SnmpCredential } from './snmp/credentials.js';
 
 /**
  * The version the agent announces. The protocol generation it speaks is Scanopy 0.14.13 (the server
@@ -37,6 +39,14 @@ export interface AgentConfig {
   probeRawSocketPorts: boolean;
   /** The full port range is spread over this many runs (one slice per run besides the light set); 0: light set only. */
   fullRangeRuns: number;
+  /** SNMP credentials tried on every live host (--snmp-community a,b; --snmp-v3 user:auth:pass:priv:pass,…), after the server's. */
+  snmp: SnmpCredential[];
+  /** A resolver for PTR names (inside the targets or loopback); null: no PTR lookup (the system resolver is never used). */
+  dns: string | null;
+  /** Ask each live host for its name over unicast mDNS. */
+  mdns: boolean;
+  /** Docker / Podman Engine APIs to read (unix socket paths or http(s) URLs); default the usual socket when it exists. */
+  docker: string[];
 }
 
 export class UsageError extends Error {}
@@ -55,16 +65,20 @@ export const DEFAULT_FULL_RANGE_RUNS = 64;
 const FLAGS = {
   server: 'string', key: 'string', network: 'string', mode: 'string', listen: 'string', targets: 'string', once: 'boolean',
   state: 'string', name: 'string', pps: 'string', sockets: 'string', interval: 'string', explain: 'string',
-  'probe-raw-socket-ports': 'boolean', 'full-range-runs': 'string', help: 'boolean',
+  'snmp-community': 'string', 'snmp-v3': 'string', dns: 'string', mdns: 'boolean',
+  'probe-raw-socket-ports': 'boolean', 'full-range-runs': 'string', docker: 'string', help: 'boolean',
 } as const;
 type Flag = keyof typeof FLAGS;
 
 export const USAGE = `Usage: npm run agent -- --server <url> --key <scp_d_…> [--network <uuid>] [--mode daemon_poll|server_poll]
        [--listen <addr:port>] [--targets <cidr,…>] [--once] [--state <file>] [--name <name>]
        [--pps N] [--sockets N] [--interval <seconds>] [--full-range-runs N] [--probe-raw-socket-ports] [--explain <address>]
+       [--snmp-community <c,…>] [--snmp-v3 <user[:authproto:authpass[:privproto:privpass]],…>] [--dns <resolver ip[:port]>] [--mdns]
+       [--docker <socket path or http(s) URL,…|none>]
+SNMP, PTR and mDNS go only to live hosts of the targets (PTR: only to the --dns resolver).
 Each flag is also an environment variable: AGENT_SERVER, AGENT_KEY, AGENT_NETWORK, AGENT_MODE, AGENT_LISTEN,
 AGENT_TARGETS, AGENT_ONCE=1, AGENT_STATE, AGENT_NAME, AGENT_PPS, AGENT_SOCKETS, AGENT_INTERVAL, AGENT_FULL_RANGE_RUNS,
-AGENT_EXPLAIN.
+AGENT_EXPLAIN, AGENT_DOCKER.
 The agent probes only the targets it is given (--targets, or subnets approved for it on the server).`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -104,6 +118,43 @@ function fullRangeRuns(text: string | null): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--full-range-runs must be a whole number from 0 (light set only) to 65535, not '${text}'`);
   return n;
+}
+
+/**
+ * --docker: Engine APIs (Docker's or Podman's, e.g. /run/podman/podman.sock), comma-separated: a
+ * socket path (or unix://path) or an http(s) URL; "none" reads none. Unset: /var/run/docker.sock
+ * when it exists. Only read: the agent never execs, creates or changes anything there.
+ */
+export function dockerEndpoints(text: string | null, exists: (path: string) => boolean = existsSync): string[] {
+  if (text === null) return exists('/var/run/docker.sock') ? ['/var/run/docker.sock'] : [];
+  if (text.trim() === 'none') return [];
+  const endpoints = text.split(',').map((t) => t.trim()).filter(Boolean);
+  for (const e of endpoints) {
+    if (e.startsWith('/') || /^unix:\/\/\//.test(e)) continue;
+    let url: URL | null = null;
+    try { url = new URL(e); } catch { /* reported below */ }
+    if (!url || !['http:', 'https:'].includes(url.protocol)) throw new UsageError(`--docker must be a socket path (/run/podman/podman.sock) or an http(s) URL, not '${e}'`);
+  }
+  return [...new Set(endpoints)];
+}
+
+function snmpCredentials(communities: string | null, v3: string | null): SnmpCredential[] {
+  const list: SnmpCredential[] = (communities ?? '').split(',').filter((c) => c).map((community) => ({ version: 'v2c', community }));
+  try {
+    for (const user of (v3 ?? '').split(',').filter((u) => u)) list.push(parseV3(user));
+  } catch (err) {
+    if (err instanceof CredentialError) throw new UsageError(err.message);
+    throw err;
+  }
+  return list;
+}
+
+/** "ip" or "ip:port": a resolver the operator names (the agent never asks the system's). */
+function dnsServer(text: string | null): string | null {
+  if (text === null) return null;
+  const m = /^([\d.]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m || ipv4ToInt(m[1]!) === null || (m[2] && Number(m[2]) > 65535)) throw new UsageError(`--dns must be an IPv4 address (optionally :port), not '${text}'`);
+  return text;
 }
 
 function parseListen(text: string): { host: string; port: number } {
@@ -176,5 +227,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     explain,
     probeRawSocketPorts: given.get('probe-raw-socket-ports') === true,
     fullRangeRuns: fullRangeRuns(str('full-range-runs')),
+    snmp: snmpCredentials(str('snmp-community'), str('snmp-v3')),
+    dns: dnsServer(str('dns')),
+    mdns: given.get('mdns') === true,
+    docker: dockerEndpoints(str('docker')),
   };
 }

@@ -12,6 +12,7 @@ import { ServerClient, ServerError, type WorkPayload } from './protocol/client.j
 import { networkDiscoveryType, NIL } from './protocol/entities.js';
 import { ServerPollApi } from './protocol/serverPollApi.js';
 import { runSession, type Log, type RunnerDeps, type SessionResult, type Transport } from './runner.js';
+import { anyDockerAnswers } from './docker.js';
 import type { ScanNetwork } from './scan/types.js';
 import type { LocalHost } from './selfReport.js';
 import { loadState, saveState, type AgentState } from './state.js';
@@ -79,7 +80,7 @@ async function announce(client: ServerClient, config: AgentConfig, state: AgentS
   }
   const answer = await client.register({
     daemon_id: client.daemonId, network_id: state.networkId!, name: config.name, mode: 'daemon_poll',
-    capabilities: { has_docker_socket: false, interfaced_subnet_ids: [] }, user_id: NIL, version: AGENT_VERSION,
+    capabilities: { has_docker_socket: await anyDockerAnswers(config.docker ?? []), interfaced_subnet_ids: [] }, user_id: NIL, version: AGENT_VERSION,
   });
   log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id });
 }
@@ -188,7 +189,7 @@ interface ServerPollContext {
 async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollContext): Promise<number> {
   const { state, log, stop } = ctx;
   let key = ctx.key;
-  let capabilities = { has_docker_socket: false, interfaced_subnet_ids: [] as string[] };
+  let capabilities = { has_docker_socket: await anyDockerAnswers(config.docker ?? []), interfaced_subnet_ids: [] as string[] };
   let port = 0;
   const api: ServerPollApi = new ServerPollApi({
     key: () => key,

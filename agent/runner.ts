@@ -8,7 +8,9 @@ import { ipv4ToInt } from './config.js';
 import type { DiscoveryType, RunReport, WorkPayload } from './protocol/client.js';
 import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
+import { anyDockerAnswers, runDocker, type DockerDeps } from './docker.js';
 import { readLocalHost, selfHostRequest, selfSubnets, type LocalHost } from './selfReport.js';
+import { mergeCredentials } from './snmp/credentials.js';
 import type { AgentState } from './state.js';
 
 export interface Transport {
@@ -32,12 +34,12 @@ export interface Log {
   error(msg: string, extra?: Record<string, unknown>): void;
 }
 
-export interface RunnerDeps {
+export interface RunnerDeps extends DockerDeps {
   transport: Transport;
   scanNetwork: ScanNetwork;
   state: AgentState;
   saveState: () => void;
-  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'>;
+  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'> & Partial<Pick<AgentConfig, 'docker' | 'snmp' | 'dns' | 'mdns'>>;
   networkId: string;
   daemonId: string;
   log: Log;
@@ -137,14 +139,16 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
       const ids = new Map<string, string>();
       for (const subnet of selfSubnets(local, ctx)) ids.set(subnet.cidr, (await deps.transport.postSubnet(subnet)).id);
       await start();
-      // No Docker discovery in this agent: never claim a socket (the server would queue Docker work).
-      await deps.transport.updateCapabilities({ has_docker_socket: false, interfaced_subnet_ids: [...new Set(ids.values())] });
+      // A Docker socket is claimed only when a configured endpoint answers /_ping (the server then queues Docker work).
+      const hasDocker = await anyDockerAnswers(deps.config.docker ?? []);
+      await deps.transport.updateCapabilities({ has_docker_socket: hasDocker, interfaced_subnet_ids: [...new Set(ids.values())] });
       await deps.transport.postHost(selfHostRequest(local, ctx, ids));
       return await finish('Complete', null, { warnings: [], hostsReported: 1 });
     }
+    if (work.discovery_type.type === 'Docker') return await runDocker(work, signal, deps, { start, finish });
     if (work.discovery_type.type === 'Network') return await runNetwork(work, signal, deps, { start, send, finish, payload, setProgress: (p) => { progress = p; } });
     await start();
-    return await finish('Failed', `${work.discovery_type.type} discovery is not supported by this agent (SelfReport and Network are)`, { warnings: [], hostsReported: 0 });
+    return await finish('Failed', `${work.discovery_type.type} discovery is not supported by this agent (SelfReport, Network and Docker are)`, { warnings: [], hostsReported: 0 });
   } catch (err) {
     if (signal.aborted) return finish('Cancelled', null, { warnings: [], hostsReported: 0 });
     if (!startedAt) await start();
@@ -220,6 +224,9 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
       probeRawSocketPorts: (dt as { probe_raw_socket_ports?: boolean }).probe_raw_socket_ports === true || deps.config.probeRawSocketPorts,
       fullRangeSlice: deps.config.fullRangeRuns > 0 ? { index: runIndex % deps.config.fullRangeRuns, of: deps.config.fullRangeRuns } : undefined,
       known,
+      snmp: mergeCredentials((dt as { snmp_credentials?: unknown }).snmp_credentials, deps.config.snmp ?? []),
+      dnsServer: deps.config.dns ?? undefined,
+      mdns: deps.config.mdns,
       signal,
       onProgress: (percent) => {
         current = Math.max(current, Math.min(99, Math.floor(percent)));
@@ -268,7 +275,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   deps.saveState();
   if (reportFailures.length) warnings.push(`${reportFailures.length} host report(s) not accepted by the server: ${reportFailures.slice(0, 3).join('; ')}`);
   for (const w of warnings) deps.log.warn(w, { session_id: work.session_id });
-  const summary = runReport(report, warnings, reportFailures.map((f) => `host not stored: ${f}`));
+  const summary = runReport(report, warnings, [...(report.incomplete ?? []), ...reportFailures.map((f) => `host not stored: ${f}`)]);
   if (reportFailures.length && !hostsReported) return steps.finish('Failed', warnings.at(-1)!, { warnings, hostsReported, report }, summary);
   return steps.finish('Complete', warningText(warnings), { warnings, hostsReported, report }, summary);
 }
