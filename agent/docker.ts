@@ -62,7 +62,7 @@ export interface DockerSnapshot {
 
 /**
  * What the engine says, with GET requests only: /info, /networks, /containers/json (running ones)
- * and /containers/{id}/json for each. A container gone between list and inspect is left out.
+ * and /containers/{id}/json for each. A container gone or stopped between list and inspect is left out.
  */
 export async function readDocker(endpoint: DockerEndpoint): Promise<DockerSnapshot> {
   const docker = new Docker(endpoint.options);
@@ -72,7 +72,9 @@ export async function readDocker(endpoint: DockerEndpoint): Promise<DockerSnapsh
   const containers: Docker.ContainerInspectInfo[] = [];
   for (const c of listed) {
     try {
-      containers.push(await docker.getContainer(c.Id).inspect());
+      const inspected = await docker.getContainer(c.Id).inspect();
+      // Stopped meanwhile: it has no address any more, and it is not running anything.
+      if (inspected.State?.Running) containers.push(inspected);
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode !== 404) throw err;
     }

@@ -108,8 +108,8 @@ function endpointSettings(spec: ContainerSpec, name: string, [ip, mac]: [string,
 }
 
 /** ContainerInspect (GET /containers/{id}/json), as v1.43 answers it (fields the agent does not read trimmed). */
-function inspect(spec: ContainerSpec) {
-  return {
+function inspect(spec: ContainerSpec, exited = false) {
+  const full = {
     Id: spec.id, Created: '2026-11-24T16:02:11.204911523Z', Path: spec.command[0], Args: spec.command.slice(1),
     State: { Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 4242, ExitCode: 0, Error: '',
       StartedAt: '2026-11-24T16:02:12.011357229Z', FinishedAt: '0001-01-01T00:00:00Z' },
@@ -131,20 +131,28 @@ function inspect(spec: ContainerSpec) {
       Networks: Object.fromEntries(Object.entries(spec.endpoints).map(([name, e]) => [name, endpointSettings(spec, name, e)])),
     },
   };
+  if (!exited) return full;
+  // A stopped container keeps its configuration; the engine frees its addresses and port bindings.
+  for (const ep of Object.values(full.NetworkSettings.Networks)) Object.assign(ep, { IPAddress: '', IPPrefixLen: 0, Gateway: '', MacAddress: '', EndpointID: '' });
+  return {
+    ...full,
+    State: { ...full.State, Status: 'exited', Running: false, Pid: 0, ExitCode: 0, FinishedAt: '2026-11-25T08:14:03.120955116Z' },
+    NetworkSettings: { ...full.NetworkSettings, Ports: {}, SandboxKey: '' },
+  };
 }
 
 /** ContainerList's summary (GET /containers/json): what the engine derives from the same container. */
-function summary(spec: ContainerSpec) {
+function summary(spec: ContainerSpec, exited = false) {
   const ports = Object.entries(spec.published).flatMap(([p, bindings]) => {
     const [port, type] = p.split('/');
     return bindings.length
       ? bindings.map((b) => ({ IP: b.HostIp, PrivatePort: Number(port), PublicPort: Number(b.HostPort), Type: type }))
       : [{ PrivatePort: Number(port), Type: type }];
   });
-  const full = inspect(spec);
+  const full = inspect(spec, exited);
   return {
     Id: spec.id, Names: [`/${spec.name}`], Image: spec.image, ImageID: spec.imageId, Command: spec.command.join(' '), Created: 1_795_708_931,
-    Ports: ports, Labels: spec.labels, State: 'running', Status: 'Up 2 hours', HostConfig: { NetworkMode: spec.networkMode },
+    Ports: exited ? [] : ports, Labels: spec.labels, State: exited ? 'exited' : 'running', Status: exited ? 'Exited (0) 3 minutes ago' : 'Up 2 hours', HostConfig: { NetworkMode: spec.networkMode },
     NetworkSettings: { Networks: full.NetworkSettings.Networks }, Mounts: [],
   };
 }
@@ -157,7 +165,7 @@ const VERSION = {
 export interface FakeDockerEngine {
   socketPath: string;
   requests: RecordedRequest[];
-  /** Stops a container: it leaves /containers/json (which lists running ones) and its inspect answers 404. */
+  /** Stops a container: /containers/json lists it only with all=1 (state exited, no address); inspect still answers, as Docker's does. */
   stop(name: string): void;
   close(): Promise<void>;
 }
@@ -193,11 +201,14 @@ export async function startFakeDockerEngine(): Promise<FakeDockerEngine> {
         NCPU: 4, MemTotal: 8_322_211_840, KernelVersion: VERSION.KernelVersion,
       });
     }
-    if (path === '/containers/json') return json(res, 200, running().map(summary));
+    if (path === '/containers/json') {
+      const all = ['1', 'true'].includes(new URL(req.url ?? '/', 'http://docker').searchParams.get('all') ?? '');
+      return json(res, 200, CONTAINERS.filter((c) => all || !stopped.has(c.name)).map((c) => summary(c, stopped.has(c.name))));
+    }
     const container = /^\/containers\/([^/]+)\/json$/.exec(path);
     if (container) {
-      const spec = running().find((c) => c.id === container[1] || c.id.startsWith(container[1]!) || c.name === container[1]);
-      return spec ? json(res, 200, inspect(spec)) : json(res, 404, { message: `No such container: ${container[1]}` });
+      const spec = CONTAINERS.find((c) => c.id === container[1] || c.id.startsWith(container[1]!) || c.name === container[1]);
+      return spec ? json(res, 200, inspect(spec, stopped.has(spec.name))) : json(res, 404, { message: `No such container: ${container[1]}` });
     }
     if (path === '/networks') return json(res, 200, NETWORKS);
     const net = /^\/networks\/([^/]+)$/.exec(path);
