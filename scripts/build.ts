@@ -41,7 +41,13 @@ export async function buildAgent(): Promise<void> {
     platform: 'node',
     format: 'esm',
     target: 'node22',
-    banner: { js: "import { createRequire as __agentRequire } from 'node:module'; const require = __agentRequire(import.meta.url);" },
+    // CommonJS code bundled in (dockerode's ssh2 reads __dirname when loaded) needs require and __dirname.
+    banner: {
+      js: "import { createRequire as __agentRequire } from 'node:module'; import { dirname as __agentDirname } from 'node:path'; import { fileURLToPath as __agentPath } from 'node:url'; "
+        + 'const require = __agentRequire(import.meta.url); const __filename = __agentPath(import.meta.url); const __dirname = __agentDirname(__filename);',
+    },
+    // ssh2's optional native addons are required in try/catch: left out, its JS code runs.
+    external: ['*.node'],
     logLevel: 'warning',
   });
 }
