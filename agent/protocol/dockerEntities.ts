@@ -36,8 +36,10 @@ export type PublishedCheck = Map<string, boolean>;
 
 /** A local socket: the agent's own host (the SelfReport's id); a remote engine: its engine ID. */
 export function dockerHostIdentity(snapshot: DockerSnapshot, local: LocalHost | null, networkId: string, daemonId: string): DockerHostIdentity {
-  const hostId = local ? selfHostId(local, networkId, daemonId) : stableUuid('docker-host', networkId, snapshot.info.ID);
-  return { hostId, name: local?.hostname ?? snapshot.info.Name, dockerServiceId: stableUuid(hostId, 'service', 'docker', snapshot.info.ID) };
+  // Podman's compatible /info may leave ID empty: then the engine's name, else where it was reached.
+  const engine = snapshot.info.ID || snapshot.info.Name || snapshot.endpoint.text;
+  const hostId = local ? selfHostId(local, networkId, daemonId) : stableUuid('docker-host', networkId, engine);
+  return { hostId, name: local?.hostname ?? (snapshot.info.Name || snapshot.endpoint.text), dockerServiceId: stableUuid(hostId, 'service', 'docker', engine) };
 }
 
 const SUBNET_TYPES: Record<string, string> = { bridge: 'DockerBridge', overlay: 'DockerBridge', macvlan: 'MacVlan', ipvlan: 'IpVlan' };

@@ -218,6 +218,27 @@ describe('agent: Docker discovery, read-only', function () {
   // server needs a rule for Docker sessions (docs/agent.md, "Docker").
   it('a container that stopped is gone from the server\'s inventory after the next Docker run (needs a server rule)');
 
+  it('several endpoints (a socket and an http URL): each a Docker host, the default bridge CIDR kept once per Docker host, containers apart', async () => {
+    await engine.close();
+    engine = await startFakeDockerEngine({ tcp: true });
+    const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+    const sessions: SessionResult[] = [];
+    running.push(runAgent(config({ key, docker: [engine.socketPath, engine.url!] }), deps({ onSession: (s) => sessions.push(s) })));
+    await waitFor('three sessions', async () => sessions.length >= 3);
+    expect(sessions[1]!.terminal).to.include({ phase: 'Complete', error: null });
+    // The same engine reached twice stands for two Docker hosts: the local one (the agent's host) and a remote one.
+    const subnets = expectOk(await call(app.url, 'GET', `/api/v1/subnets?network_id=${t.defaultNetworkId}&limit=1000`, { auth: t.owner })) as any[];
+    expect(subnets.filter((x) => x.cidr === BRIDGE)).to.have.length(2);
+    expect(subnets.filter((x) => x.cidr === SHOP)).to.have.length(2);
+    const list = expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${t.defaultNetworkId}&limit=1000`, { auth: t.owner })) as any[];
+    const named = (name: string) => list.filter((h) => h.name === name);
+    expect(named('cache')).to.have.length(2);
+    expect(named('docker-01')).to.have.length(2); // the agent's host (LOCAL's hostname) and the remote engine (its /info Name)
+    const remote = await Promise.all(named('docker-01').map(async (h) => expectOk(await call(app.url, 'GET', `/api/v1/hosts/${h.id}`, { auth: t.owner }))));
+    expect(remote.map((h) => h.ip_addresses.length).sort()).to.deep.equal([0, 1]); // a remote engine's host: no address known
+    expect(engine.requests.filter((r) => r.method !== 'GET')).to.deep.equal([]);
+  });
+
   it('published ports are checked from outside only when the published address is inside --targets', async () => {
     const posted: HostRequest[] = [];
     const transport: Transport = {

@@ -10,6 +10,7 @@
 // network with no container.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -164,6 +165,8 @@ const VERSION = {
 
 export interface FakeDockerEngine {
   socketPath: string;
+  /** http://127.0.0.1:port when started with tcp (a remote engine, or a socket proxy); else null. */
+  url: string | null;
   requests: RecordedRequest[];
   /** Stops a container: /containers/json lists it only with all=1 (state exited, no address); inspect still answers, as Docker's does. */
   stop(name: string): void;
@@ -175,7 +178,8 @@ const json = (res: import('node:http').ServerResponse, status: number, body: unk
   res.end(JSON.stringify(body));
 };
 
-export async function startFakeDockerEngine(): Promise<FakeDockerEngine> {
+/** The engine on a unix socket; with `tcp`, the same engine also on 127.0.0.1 (loopback only). */
+export async function startFakeDockerEngine(options: { tcp?: boolean } = {}): Promise<FakeDockerEngine> {
   const dir = mkdtempSync(join(tmpdir(), 'fake-docker-'));
   const socketPath = join(dir, 'docker.sock');
   const requests: RecordedRequest[] = [];
@@ -219,21 +223,35 @@ export async function startFakeDockerEngine(): Promise<FakeDockerEngine> {
     return notFound();
   };
 
-  const server: Server = createServer((req, res) => {
-    req.resume(); // a body (of a POST) is read and dropped
-    req.on('end', () => handle(req, res));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, resolve);
-  });
+  const listen = async (at: string | { host: string; port: number }) => {
+    const server: Server = createServer((req, res) => {
+      req.resume(); // a body (of a POST) is read and dropped
+      req.on('end', () => handle(req, res));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      if (typeof at === 'string') server.listen(at, resolve);
+      else server.listen(at.port, at.host, resolve);
+    });
+    return server;
+  };
+  const servers = [await listen(socketPath)];
+  let url: string | null = null;
+  if (options.tcp) {
+    const tcp = await listen({ host: '127.0.0.1', port: 0 });
+    servers.push(tcp);
+    url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}`;
+  }
   return {
     socketPath,
+    url,
     requests,
     stop: (name) => { stopped.add(name); },
     close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const server of servers) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
