@@ -246,15 +246,23 @@ describe('agent: Docker discovery, read-only', function () {
       update: async () => {}, updateCapabilities: async () => {},
     };
     const checked: string[] = [];
-    const run = async (targets: string[]) => {
+    const run = async (targets: string[], docker = [engine.socketPath]) => {
       posted.length = 0;
       const runnerDeps: RunnerDeps = {
         transport, scanNetwork: noScan, state: emptyState(), saveState() {}, networkId: t.defaultNetworkId, daemonId: randomUUID(), log: silent, listenPort: null,
-        readLocal: () => LOCAL, config: { targets, pps: 10, sockets: 2, probeRawSocketPorts: false, fullRangeRuns: 0, docker: [engine.socketPath] },
+        readLocal: () => LOCAL, config: { targets, pps: 10, sockets: 2, probeRawSocketPorts: false, fullRangeRuns: 0, docker },
         checkPublishedPort: async (ip, port) => { checked.push(`${ip}:${port}`); return port === 8080; },
       };
       return runSession({ session_id: randomUUID(), discovery_type: { type: 'Docker', host_id: null, host_naming_fallback: 'BestService' } }, new AbortController().signal, runnerDeps);
     };
+    // An endpoint that does not answer is a warning; the others are still reported; none read: Failed.
+    const failing = await run([], ['/nonexistent/docker.sock']);
+    expect(failing.terminal).to.include({ phase: 'Failed' });
+    expect(failing.terminal.error).to.match(/Docker at \/nonexistent\/docker.sock not read/);
+    const partial = await run([], ['/nonexistent/docker.sock', engine.socketPath]);
+    expect(partial.terminal.phase).to.equal('Complete');
+    expect(partial.terminal.error).to.match(/^Warning: Docker at \/nonexistent\/docker.sock not read/);
+    expect(posted.map((r) => r.host.name)).to.include('shop-web-1');
     // No targets, or targets elsewhere: nothing is sent to any published port.
     expect((await run([])).terminal.phase).to.equal('Complete');
     expect((await run(['198.18.10.0/24'])).terminal.phase).to.equal('Complete');
