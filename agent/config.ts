@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { CredentialError, parseV3, type SnmpCredential } from './snmp/credentials.js';
 
 /**
  * The version the agent announces. The protocol generation it speaks is Scanopy 0.14.13 (the server
@@ -38,6 +39,12 @@ export interface AgentConfig {
   probeRawSocketPorts: boolean;
   /** The full port range is spread over this many runs (one slice per run besides the light set); 0: light set only. */
   fullRangeRuns: number;
+  /** SNMP credentials tried on every live host (--snmp-community a,b; --snmp-v3 user:auth:pass:priv:pass,…), after the server's. */
+  snmp: SnmpCredential[];
+  /** A resolver for PTR names (inside the targets or loopback); null: no PTR lookup (the system resolver is never used). */
+  dns: string | null;
+  /** Ask each live host for its name over unicast mDNS. */
+  mdns: boolean;
   /** Docker / Podman Engine APIs to read (unix socket paths or http(s) URLs); default the usual socket when it exists. */
   docker: string[];
 }
@@ -58,6 +65,7 @@ export const DEFAULT_FULL_RANGE_RUNS = 64;
 const FLAGS = {
   server: 'string', key: 'string', network: 'string', mode: 'string', listen: 'string', targets: 'string', once: 'boolean',
   state: 'string', name: 'string', pps: 'string', sockets: 'string', interval: 'string', explain: 'string',
+  'snmp-community': 'string', 'snmp-v3': 'string', dns: 'string', mdns: 'boolean',
   'probe-raw-socket-ports': 'boolean', 'full-range-runs': 'string', docker: 'string', help: 'boolean',
 } as const;
 type Flag = keyof typeof FLAGS;
@@ -65,10 +73,12 @@ type Flag = keyof typeof FLAGS;
 export const USAGE = `Usage: npm run agent -- --server <url> --key <scp_d_…> [--network <uuid>] [--mode daemon_poll|server_poll]
        [--listen <addr:port>] [--targets <cidr,…>] [--once] [--state <file>] [--name <name>]
        [--pps N] [--sockets N] [--interval <seconds>] [--full-range-runs N] [--probe-raw-socket-ports] [--explain <address>]
+       [--snmp-community <c,…>] [--snmp-v3 <user[:authproto:authpass[:privproto:privpass]],…>] [--dns <resolver ip[:port]>] [--mdns]
        [--docker <socket path or http(s) URL,…|none>]
+SNMP, PTR and mDNS go only to live hosts of the targets (PTR: only to the --dns resolver).
 Each flag is also an environment variable: AGENT_SERVER, AGENT_KEY, AGENT_NETWORK, AGENT_MODE, AGENT_LISTEN,
 AGENT_TARGETS, AGENT_ONCE=1, AGENT_STATE, AGENT_NAME, AGENT_PPS, AGENT_SOCKETS, AGENT_INTERVAL, AGENT_FULL_RANGE_RUNS,
-AGENT_EXPLAIN, AGENT_DOCKER.
+AGENT_EXPLAIN, AGENT_DOCKER, AGENT_SNMP_COMMUNITY, AGENT_SNMP_V3, AGENT_DNS, AGENT_MDNS=1.
 The agent probes only the targets it is given (--targets, or subnets approved for it on the server).`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -128,6 +138,25 @@ export function dockerEndpoints(text: string | null, exists: (path: string) => b
   return [...new Set(endpoints)];
 }
 
+function snmpCredentials(communities: string | null, v3: string | null): SnmpCredential[] {
+  const list: SnmpCredential[] = (communities ?? '').split(',').filter((c) => c).map((community) => ({ version: 'v2c', community }));
+  try {
+    for (const user of (v3 ?? '').split(',').filter((u) => u)) list.push(parseV3(user));
+  } catch (err) {
+    if (err instanceof CredentialError) throw new UsageError(err.message);
+    throw err;
+  }
+  return list;
+}
+
+/** "ip" or "ip:port": a resolver the operator names (the agent never asks the system's). */
+function dnsServer(text: string | null): string | null {
+  if (text === null) return null;
+  const m = /^([\d.]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m || ipv4ToInt(m[1]!) === null || (m[2] && Number(m[2]) > 65535)) throw new UsageError(`--dns must be an IPv4 address (optionally :port), not '${text}'`);
+  return text;
+}
+
 function parseListen(text: string): { host: string; port: number } {
   const m = /^(.*):(\d{1,5})$/.exec(text);
   if (!m || Number(m[2]) > 65535) throw new UsageError(`--listen must be <address>:<port>, not '${text}'`);
@@ -139,7 +168,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const given = new Map<Flag, string | boolean>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
     if (!m || !(m[1]! in FLAGS)) throw new UsageError(`unknown argument '${arg}'`);
     const flag = m[1] as Flag;
     if (FLAGS[flag] === 'boolean') {
@@ -198,6 +227,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     explain,
     probeRawSocketPorts: given.get('probe-raw-socket-ports') === true,
     fullRangeRuns: fullRangeRuns(str('full-range-runs')),
+    snmp: snmpCredentials(str('snmp-community'), str('snmp-v3')),
+    dns: dnsServer(str('dns')),
+    mdns: given.get('mdns') === true,
     docker: dockerEndpoints(str('docker')),
   };
 }

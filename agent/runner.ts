@@ -10,6 +10,7 @@ import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
 import { anyDockerAnswers, runDocker, type DockerDeps } from './docker.js';
 import { readLocalHost, selfHostRequest, selfSubnets, type LocalHost } from './selfReport.js';
+import { mergeCredentials } from './snmp/credentials.js';
 import type { AgentState } from './state.js';
 
 export interface Transport {
@@ -38,7 +39,7 @@ export interface RunnerDeps extends DockerDeps {
   scanNetwork: ScanNetwork;
   state: AgentState;
   saveState: () => void;
-  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'> & Partial<Pick<AgentConfig, 'docker'>>;
+  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'> & Partial<Pick<AgentConfig, 'docker' | 'snmp' | 'dns' | 'mdns'>>;
   networkId: string;
   daemonId: string;
   log: Log;
@@ -223,6 +224,9 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
       probeRawSocketPorts: (dt as { probe_raw_socket_ports?: boolean }).probe_raw_socket_ports === true || deps.config.probeRawSocketPorts,
       fullRangeSlice: deps.config.fullRangeRuns > 0 ? { index: runIndex % deps.config.fullRangeRuns, of: deps.config.fullRangeRuns } : undefined,
       known,
+      snmp: mergeCredentials((dt as { snmp_credentials?: unknown }).snmp_credentials, deps.config.snmp ?? []),
+      dnsServer: deps.config.dns ?? undefined,
+      mdns: deps.config.mdns,
       signal,
       onProgress: (percent) => {
         current = Math.max(current, Math.min(99, Math.floor(percent)));
@@ -271,7 +275,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   deps.saveState();
   if (reportFailures.length) warnings.push(`${reportFailures.length} host report(s) not accepted by the server: ${reportFailures.slice(0, 3).join('; ')}`);
   for (const w of warnings) deps.log.warn(w, { session_id: work.session_id });
-  const summary = runReport(report, warnings, reportFailures.map((f) => `host not stored: ${f}`));
+  const summary = runReport(report, warnings, [...(report.incomplete ?? []), ...reportFailures.map((f) => `host not stored: ${f}`)]);
   if (reportFailures.length && !hostsReported) return steps.finish('Failed', warnings.at(-1)!, { warnings, hostsReported, report }, summary);
   return steps.finish('Complete', warningText(warnings), { warnings, hostsReported, report }, summary);
 }

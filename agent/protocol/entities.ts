@@ -3,7 +3,7 @@
 // dates from when the agent first found the address: an unchanged host gives a byte-identical
 // report, which the server's digest turns into two statements and no history.
 import { createHash } from 'node:crypto';
-import type { FoundHost, FoundService } from '../scan/types.js';
+import type { FoundHost, FoundService, SnmpInterface } from '../scan/types.js';
 import type { DiscoveryType } from './client.js';
 
 export const NIL = '00000000-0000-0000-0000-000000000000';
@@ -78,6 +78,10 @@ export interface HostRequest {
   interfaces: Array<Record<string, unknown>>;
   ports: Array<Record<string, unknown>>;
   services: Array<Record<string, unknown>>;
+  /** SNMP interfaces (Scanopy's IfEntry + our fdb_macs), when the host answered SNMP. */
+  if_entries?: Array<Record<string, unknown>>;
+  /** Each SNMP walk "complete" or "partial" (ours). */
+  collections?: Record<string, 'complete' | 'partial'>;
 }
 
 export interface HostContext {
@@ -92,7 +96,8 @@ export interface HostContext {
 
 /** The evidence as one honest line (sent as the description of a host found for the first time). */
 export function evidenceSummary(found: FoundHost): string {
-  const kinds = found.evidence.map((e) => ('port' in e ? `${e.kind} ${e.port}` : e.kind === 'neighbour' || e.kind === 'arp' ? `${e.kind} ${e.mac}` : e.kind));
+  const kinds = found.evidence.map((e) => ('port' in e ? `${e.kind} ${e.port}` : e.kind === 'neighbour' || e.kind === 'arp' ? `${e.kind} ${e.mac}`
+    : e.kind === 'snmp_arp' ? `the ARP table of ${e.device} (${e.mac})` : e.kind));
   return `Found by the NetInventory agent (alive by ${[...new Set(kinds)].join(', ') || 'no evidence'})`.slice(0, 500);
 }
 
@@ -139,6 +144,26 @@ function serviceEntity(
   };
 }
 
+/** The server keeps at most this many MACs per port (FDB_MACS_MAX) and entries per host. */
+const FDB_MACS_MAX = 4096;
+const IF_ENTRIES_MAX = 10_000;
+
+/** One SNMP interface as an IfEntry; `interfaceId` when it carries the reported address (its MAC is the host's). */
+export function ifEntry(iface: SnmpInterface, interfaceId: string | null): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    if_index: iface.ifIndex, if_descr: iface.descr, if_name: iface.name, if_alias: iface.alias, if_type: iface.type && iface.type > 0 ? iface.type : null,
+    speed_bps: iface.speedBps, admin_status: iface.adminStatus, oper_status: iface.operStatus, mac_address: iface.mac, interface_id: interfaceId,
+  };
+  if (iface.lldp) {
+    Object.assign(entry, {
+      lldp_chassis_id: iface.lldp.chassisId, lldp_port_id: iface.lldp.portId, lldp_port_desc: iface.lldp.portDesc,
+      lldp_sys_name: iface.lldp.sysName, lldp_sys_desc: iface.lldp.sysDesc, lldp_mgmt_addr: iface.lldp.mgmtAddr,
+    });
+  }
+  if (iface.fdbMacs) entry.fdb_macs = iface.fdbMacs.slice(0, FDB_MACS_MAX);
+  return entry;
+}
+
 /** One FoundHost as one host report: its address, MAC, open ports and recognised services (bound to port and interface). */
 export function hostRequest(found: FoundHost, ctx: HostContext): HostRequest {
   const hostId = stableUuid('host', ctx.networkId, ctx.subnetId, found.ip);
@@ -152,17 +177,28 @@ export function hostRequest(found: FoundHost, ctx: HostContext): HostRequest {
   };
   for (const p of [...found.openPorts].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol))) portOf(p.port, p.protocol);
   const services = found.services.map((svc, i) => serviceEntity(ctx, hostId, interfaceId, svc, i, portOf(svc.port, svc.protocol).id, metadata));
-  return {
+  const mac = found.mac ? found.mac.toUpperCase() : null;
+  const snmp = found.snmp;
+  const sys = snmp?.system;
+  const request: HostRequest = {
     host: {
       id: hostId, created_at: ctx.date, updated_at: ctx.date, name: hostName(found, (ctx.discoveryType as any).host_naming_fallback),
       hostname: found.hostname, network_id: ctx.networkId, description: ctx.description, source: { type: 'Discovery', metadata: [metadata] },
       virtualization: null, hidden: false, tags: [],
+      ...(found.hostnameSource && found.hostname ? { hostname_source: found.hostnameSource } : {}),
+      ...(sys ? { sys_descr: sys.descr, sys_object_id: sys.objectId, sys_location: sys.location, sys_contact: sys.contact, chassis_id: sys.chassisId } : {}),
     },
     interfaces: [{
       id: interfaceId, created_at: ctx.date, updated_at: ctx.date, network_id: ctx.networkId, host_id: NIL, subnet_id: ctx.subnetId,
-      ip_address: found.ip, mac_address: found.mac ? found.mac.toUpperCase() : null, name: null, position: 0,
+      ip_address: found.ip, mac_address: mac, name: null, position: 0,
+      ...(mac ? { mac_vendor: found.macVendor ?? null, mac_random: found.macIsRandom ?? false } : {}),
     }],
     ports: [...ports.values()],
     services,
   };
+  if (snmp) {
+    request.if_entries = snmp.interfaces.slice(0, IF_ENTRIES_MAX).map((i) => ifEntry(i, mac && i.mac === mac ? interfaceId : null));
+    request.collections = { ...snmp.collections };
+  }
+  return request;
 }

@@ -4,6 +4,11 @@
 // then the ports and fingerprints of the live ones, a few hosts at a time so each is reported as
 // soon as it is done.
 import { identifyPort } from '../fingerprint/match.js';
+import { mdnsName, ptrResolver, type MdnsOptions } from '../names.js';
+import { collectSnmp } from '../snmp/collect.js';
+import { credentialsFor } from '../snmp/credentials.js';
+import type { SnmpLimits } from '../snmp/session.js';
+import { ouiTable, vendorOf } from '../vendors.js';
 import type { ProbeTimeouts } from '../fingerprint/probes.js';
 import { ProbeBudget, type Clock } from './budget.js';
 import { LIVENESS_PORTS, sweepPorts } from './liveness.js';
@@ -32,6 +37,10 @@ export interface ScanTuning {
    * system resolver may sit outside the targets, and nothing but the targets is ever sent to.
    */
   reverseDns?: (ip: string) => Promise<string | null>;
+  /** SNMP port, timeouts and walk caps (tests: a loopback port, short caps). */
+  snmpLimits?: Partial<SnmpLimits>;
+  /** mDNS port and window (tests: a loopback port). */
+  mdns?: MdnsOptions;
 }
 
 export const scanNetwork: ScanNetwork = (options) => runScan(options);
@@ -44,7 +53,8 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   const neighbours = tuning.readNeighbours ?? readNeighbours;
   const chunkSize = tuning.chunkSize ?? 256;
   const sweep = tuning.sweep ?? sweepPorts;
-  const report: ScanReport = { addressesTried: 0, aliveByEvidence: {}, hosts: [], warnings: [], probesSent: 0, cancelled: false };
+  const report: ScanReport = { addressesTried: 0, aliveByEvidence: {}, hosts: [], warnings: [], probesSent: 0, cancelled: false, incomplete: [] };
+  if (!tuning.reverseDns && options.dnsServer) tuning = { ...tuning, reverseDns: ptrResolver({ server: options.dnsServer }) };
 
   const total = expanded.reduce((n, t) => n + t.addresses.length, 0);
   let done = 0;
@@ -55,6 +65,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   };
   const record = async (host: FoundHost) => {
     report.hosts.push(host);
+    report.incomplete!.push(...(host.snmp?.incomplete ?? []));
     for (const kind of new Set(host.evidence.map((e) => e.kind))) report.aliveByEvidence[kind] = (report.aliveByEvidence[kind] ?? 0) + 1;
     await options.onHost?.(host);
   };
@@ -72,7 +83,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
         await eachAtOnce(chunk.map((ip, n) => ({ ip, alive: liveness[n] })), tuning.hostsAtOnce ?? 16, async ({ ip, alive }) => {
           const mac = isOnLink(ip, onLink) ? macs.get(ip) ?? null : null;
           const evidence: Evidence[] = [...alive.evidence, ...(mac ? [{ kind: 'neighbour' as const, mac }] : [])];
-          if (evidence.length || target.assumeUp) {
+          if (evidence.length || target.assumeUp || isDevice(target)) {
             const host = await probeHost(ip, mac, evidence, alive.open, target, options, budget, signal, tuning);
             if (host) {
               answering.push(host);
@@ -88,6 +99,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
       report.warnings.push(...verdict.warnings);
       for (const host of held) if (!verdict.phantoms.has(host.ip)) await record(host);
     }
+    await recordFromArp(report, expanded, record);
   } catch (err) {
     if (!signal?.aborted) throw err;
   }
@@ -105,22 +117,64 @@ async function probeHost(
     extraPorts: options.extraPorts, known: options.known?.[ip], fullRangeSlice: options.fullRangeSlice,
     probeRawSocketPorts: options.probeRawSocketPorts,
   }, tuning.ports).filter((p) => !LIVENESS_PORTS.includes(p));
-  const sweep = await (tuning.sweep ?? sweepPorts)(ip, ports, budget, signal);
-  const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence]);
+  // A device target (/32) with no liveness evidence gets SNMP only (a switch may answer nothing else).
+  const portsToo = livenessEvidence.length > 0 || target.assumeUp === true;
+  const sweep = portsToo ? await (tuning.sweep ?? sweepPorts)(ip, ports, budget, signal) : { evidence: [], open: [] };
+  const credentials = credentialsFor(options.snmp, ip);
+  const snmp = credentials.length ? await collectSnmp(ip, credentials, { budget, signal, limits: tuning.snmpLimits }) : null;
+  const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence, ...(snmp ? [{ kind: 'udp' as const, port: 161 }] : [])]);
   if (!evidence.length) return null; // assume-up probes every port but never invents a host
   const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
   const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts: tuning.probeTimeouts })));
   signal?.throwIfAborted();
-  const hostname = tuning.reverseDns ? await tuning.reverseDns(ip) : null;
   const host: FoundHost = {
-    ip, mac, hostname, evidence,
-    openPorts: open.map((port) => ({ port, protocol: 'Tcp' as const })),
+    ip, mac, hostname: null, evidence,
+    openPorts: [...open.map((port) => ({ port, protocol: 'Tcp' as const })), ...(snmp ? [{ port: 161, protocol: 'Udp' as const }] : [])],
     services: identities.flatMap((i) => (i.service ? [i.service] : [])),
     target,
   };
-  if (mac) host.macIsRandom = isRandomMac(mac);
-  if (hostname) host.hostnameSource = 'ptr';
+  if (snmp) host.snmp = snmp;
+  await nameHost(host, options, budget, signal, tuning);
+  await addVendor(host);
   return host;
+}
+
+const isDevice = (target: ScanTarget) => target.cidr.endsWith('/32');
+
+/** PTR (from the operator's resolver), else mDNS (asked of the host), else SNMP sysName. */
+async function nameHost(host: FoundHost, options: ScanOptions, budget: ProbeBudget, signal: AbortSignal | undefined, tuning: ScanTuning): Promise<void> {
+  const ptr = tuning.reverseDns ? await tuning.reverseDns(host.ip) : null;
+  const mdns = !ptr && options.mdns ? await budget.probe(() => mdnsName(host.ip, tuning.mdns), signal) : null;
+  const [hostname, source] = ptr ? [ptr, 'ptr' as const] : mdns ? [mdns, 'mdns' as const] : host.snmp?.system.name ? [host.snmp.system.name, 'snmp' as const] : [null, undefined];
+  host.hostname = hostname;
+  if (source) host.hostnameSource = source;
+}
+
+async function addVendor(host: FoundHost): Promise<void> {
+  if (!host.mac) return;
+  const facts = vendorOf(await ouiTable(), host.mac);
+  host.macIsRandom = facts.random || isRandomMac(host.mac);
+  host.macVendor = facts.vendor;
+}
+
+/**
+ * Hosts a device's ARP table (IP-MIB over SNMP) knows and the sweep did not find (behind a router,
+ * or silent): found from that table alone, nothing sent to them, and only inside the targets.
+ */
+async function recordFromArp(report: ScanReport, expanded: ReturnType<typeof expandTargets>, record: (h: FoundHost) => Promise<void>): Promise<void> {
+  const targetOf = new Map<string, ScanTarget>();
+  for (const { target, addresses } of expanded) for (const a of addresses) if (!targetOf.has(a)) targetOf.set(a, target);
+  const found = new Set(report.hosts.map((h) => h.ip));
+  for (const device of [...report.hosts]) {
+    for (const { ip, mac } of device.snmp?.arp ?? []) {
+      const target = targetOf.get(ip);
+      if (!target || found.has(ip)) continue;
+      found.add(ip);
+      const host: FoundHost = { ip, mac, hostname: null, evidence: [{ kind: 'snmp_arp', mac, device: device.ip }], openPorts: [], services: [], target };
+      await addVendor(host);
+      await record(host);
+    }
+  }
 }
 
 /** One evidence per kind (the lowest port): enough to say why, without a line per refused port. */

@@ -1,5 +1,6 @@
 // The contract between the agent's scanner (agent/scan, agent/fingerprint) and the rest of the
 // agent (agent/runner.ts turns a ScanReport into the daemon protocol's entities). Pure data.
+import type { SnmpCredentials } from '../snmp/credentials.js';
 
 /** One range the agent was told to scan: from --targets, or a subnet approved on the server. */
 export interface ScanTarget {
@@ -18,7 +19,50 @@ export type Evidence =
   | { kind: 'neighbour'; mac: string } // the kernel's neighbour table (on-link subnets only)
   | { kind: 'arp'; mac: string } // raw ARP (only with CAP_NET_RAW)
   | { kind: 'icmp' } // raw ICMP echo (only with CAP_NET_RAW)
-  | { kind: 'udp'; port: number }; // a UDP answer (SNMP, DNS, NTP)
+  | { kind: 'udp'; port: number } // a UDP answer (SNMP, DNS, NTP)
+  | { kind: 'snmp_arp'; mac: string; device: string }; // a device's ARP table (IP-MIB) over SNMP: nothing sent to the address itself
+
+/** LLDP: the neighbour a port sees (lldpRemTable, lldpRemManAddrTable). */
+export interface LldpNeighbour {
+  chassisId: string | null;
+  portId: string | null;
+  portDesc: string | null;
+  sysName: string | null;
+  sysDesc: string | null;
+  mgmtAddr: string | null;
+}
+
+/** One IF-MIB row (ifTable + ifXTable), with what the device's LLDP and forwarding tables say of it. */
+export interface SnmpInterface {
+  ifIndex: number;
+  descr: string | null;
+  name: string | null;
+  alias: string | null;
+  type: number | null;
+  speedBps: number | null;
+  adminStatus: 'Up' | 'Down' | 'Testing' | null;
+  operStatus: 'Up' | 'Down' | 'Testing' | 'Unknown' | 'Dormant' | 'NotPresent' | 'LowerLayerDown' | null;
+  mac: string | null;
+  lldp: LldpNeighbour | null;
+  /** MACs the forwarding table (BRIDGE or Q-BRIDGE) learned on this port; absent when the device has none. */
+  fdbMacs?: string[];
+}
+
+export type SnmpCollection = 'system' | 'if_table' | 'fdb' | 'lldp' | 'arp';
+
+/** What a device told over SNMP (agent/snmp/collect.ts). */
+export interface SnmpDevice {
+  /** Which credential answered (never the secret), e.g. "v2c community", "v3 user ops (authPriv)". */
+  credential: string;
+  system: { name: string | null; descr: string | null; objectId: string | null; location: string | null; contact: string | null; chassisId: string | null };
+  interfaces: SnmpInterface[];
+  /** IP-MIB ARP rows (any address: the scanner keeps those inside its targets). */
+  arp: Array<{ ip: string; mac: string }>;
+  /** Each walk: complete, or partial (cut short: what it got is still sent). */
+  collections: Partial<Record<SnmpCollection, 'complete' | 'partial'>>;
+  /** One line per cut walk: device, table, why. */
+  incomplete: string[];
+}
 
 export type Confidence = 'Low' | 'Medium' | 'High' | 'Certain';
 
@@ -45,12 +89,16 @@ export interface FoundHost {
   mac: string | null;
   /** True for a locally administered (random) MAC: flagged, never identity alone. */
   macIsRandom?: boolean;
-  /** PTR name when one resolves (and its source). */
+  /** The MAC's vendor (OUI), null when unknown or random. */
+  macVendor?: string | null;
+  /** The host's name: PTR, mDNS or SNMP sysName (hostnameSource says which). */
   hostname: string | null;
   hostnameSource?: 'ptr' | 'mdns' | 'snmp';
   evidence: Evidence[];
   openPorts: Array<{ port: number; protocol: 'Tcp' | 'Udp' }>;
   services: FoundService[];
+  /** What it told over SNMP, when a credential answered. */
+  snmp?: SnmpDevice;
   /** The target (CIDR) it belongs to. */
   target: ScanTarget;
 }
@@ -66,6 +114,8 @@ export interface ScanReport {
   /** Probes sent (TCP connects + UDP datagrams), for the budget and the bench. */
   probesSent: number;
   cancelled: boolean;
+  /** Collections left incomplete (an SNMP walk cut short), one line each naming device and table. */
+  incomplete?: string[];
 }
 
 export interface ScanBudget {
@@ -86,8 +136,12 @@ export interface ScanOptions {
   fullRangeSlice?: { index: number; of: number };
   /** Ports found open on a previous run, per address: always probed again (a stopped service is noticed). */
   known?: Record<string, number[]>;
-  /** SNMP communities to try (issue 25); empty: no SNMP. */
-  snmpCommunities?: string[];
+  /** SNMP credentials to try on each live host and device (issue 25); none: no SNMP. */
+  snmp?: SnmpCredentials;
+  /** A DNS resolver (inside the targets or loopback) for PTR names; none: no PTR lookup. */
+  dnsServer?: string;
+  /** Ask each live host for its name over unicast mDNS (UDP 5353 of the host itself). */
+  mdns?: boolean;
   signal?: AbortSignal;
   /** 0..100, called when it rises. */
   onProgress?: (percent: number) => void;
