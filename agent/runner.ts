@@ -132,15 +132,17 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
 
   try {
     if (work.discovery_type.type === 'SelfReport') {
-      const local = (deps.readLocal ?? readLocalHost)();
+      // A Docker socket is claimed only when a configured endpoint answers /_ping (the server then queues
+      // Docker work); then the Docker session reports the Docker bridges, per Docker host (as upstream, not here).
+      const hasDocker = await anyDockerAnswers(deps.config.docker ?? []);
+      const read = (deps.readLocal ?? readLocalHost)();
+      const local = hasDocker ? { ...read, interfaces: read.interfaces.filter((i) => i.subnetType !== 'DockerBridge') } : read;
       deps.state.selfSince ??= now().toISOString();
       deps.saveState();
       const ctx = { networkId: deps.networkId, daemonId: deps.daemonId, discoveryType: work.discovery_type, date: deps.state.selfSince, listenPort: deps.listenPort };
       const ids = new Map<string, string>();
       for (const subnet of selfSubnets(local, ctx)) ids.set(subnet.cidr, (await deps.transport.postSubnet(subnet)).id);
       await start();
-      // A Docker socket is claimed only when a configured endpoint answers /_ping (the server then queues Docker work).
-      const hasDocker = await anyDockerAnswers(deps.config.docker ?? []);
       await deps.transport.updateCapabilities({ has_docker_socket: hasDocker, interfaced_subnet_ids: [...new Set(ids.values())] });
       await deps.transport.postHost(selfHostRequest(local, ctx, ids));
       return await finish('Complete', null, { warnings: [], hostsReported: 1 });

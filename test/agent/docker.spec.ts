@@ -223,7 +223,9 @@ describe('agent: Docker discovery, read-only', function () {
     engine = await startFakeDockerEngine({ tcp: true });
     const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
     const sessions: SessionResult[] = [];
-    running.push(runAgent(config({ key, docker: [engine.socketPath, engine.url!] }), deps({ onSession: (s) => sessions.push(s) })));
+    // The agent's host has Docker's default bridge too: its SelfReport leaves it to the Docker session.
+    const withBridge: LocalHost = { ...LOCAL, interfaces: [...LOCAL.interfaces, { name: 'docker0', ip: '172.17.0.1', cidr: BRIDGE, mac: '02:42:5E:1A:7B:01', subnetType: 'DockerBridge' }] };
+    running.push(runAgent(config({ key, docker: [engine.socketPath, engine.url!] }), deps({ readLocal: () => withBridge, onSession: (s) => sessions.push(s) })));
     await waitFor('three sessions', async () => sessions.length >= 3);
     expect(sessions[1]!.terminal).to.include({ phase: 'Complete', error: null });
     // The same engine reached twice stands for two Docker hosts: the local one (the agent's host) and a remote one.
@@ -235,7 +237,8 @@ describe('agent: Docker discovery, read-only', function () {
     expect(named('cache')).to.have.length(2);
     expect(named('docker-01')).to.have.length(2); // the agent's host (LOCAL's hostname) and the remote engine (its /info Name)
     const remote = await Promise.all(named('docker-01').map(async (h) => expectOk(await call(app.url, 'GET', `/api/v1/hosts/${h.id}`, { auth: t.owner }))));
-    expect(remote.map((h) => h.ip_addresses.length).sort()).to.deep.equal([0, 1]); // a remote engine's host: no address known
+    // The agent's host: its LAN and bridge addresses (the bridge's on its own Docker host's 172.17.0.0/16); a remote engine's: none known.
+    expect(remote.map((h) => h.ip_addresses.map((a: any) => a.ip_address).sort())).to.have.deep.members([[], ['172.17.0.1', '172.25.0.4']]);
     expect(engine.requests.filter((r) => r.method !== 'GET')).to.deep.equal([]);
   });
 
