@@ -97,6 +97,10 @@ export interface Lab {
   agentNeighbours(): Record<string, string>;
   /** Runs a program inside a lab namespace and waits for it (throws on failure). */
   exec(ns: string, cmd: string, args: string[], opts?: { timeoutMs?: number }): string;
+  /** A new lab namespace (prefixed, torn down with the lab); its name. */
+  addNamespace(name: string): string;
+  /** Plugs a namespace into a segment's bridge as eth0 (address, MAC), the rest of the lab through the router. */
+  attachToSegment(ns: string, segment: 'A' | 'B', address: string, mac: string): void;
   /** Starts a long-running program inside a lab namespace (ended at destroy()). */
   spawnIn(ns: string, cmd: string, args: string[], opts?: SpawnOptions): ChildProcess;
   /** Stops a lab host's services (e.g. 'redis') and resolves when they no longer answer. */
@@ -461,6 +465,16 @@ export async function createLab(): Promise<Lab> {
       },
       exec: (ns, cmd, args, opts = {}) => sh('ip', ['netns', 'exec', ns, cmd, ...args], { timeoutMs: opts.timeoutMs }),
       spawnIn,
+      addNamespace(name) {
+        const ns = nsOf(name);
+        addNamespace(ns);
+        allNs.push(ns);
+        return ns;
+      },
+      attachToSegment(ns, segment, address, mac) {
+        attach(switchNs, ns, 'eth0', `p-${ns.slice(prefix.length)}`, segment === 'A' ? 'br-a' : 'br-b', `${address}/24`, mac);
+        ip('-n', ns, 'route', 'add', LAB_SPACE, 'via', segment === 'A' ? '198.18.10.1' : '198.18.20.1');
+      },
       async stopServices(name) {
         const h = host(name);
         const pids = sh('ip', ['netns', 'pids', h.ns], { allowFail: true }).split('\n').map(Number).filter((p) => p > 1);
@@ -570,5 +584,165 @@ export function assertIsolated(agentNs: string, serverLink: string): void {
   for (const r of routes('-6')) problems.push(`an IPv6 route to ${r.dst}`);
   if (problems.length) {
     throw new Error(`NETWORK SAFETY: the agent namespace ${agentNs} has ${problems.join(', ')}; only ${LAB_SPACE} and ${serverLink} may be routed. No probe sent.`);
+  }
+}
+
+// ---- issue 25: SNMP, LLDP, names (addL2) --------------------------------------------------------
+
+/** What addL2 adds to a lab, and the truth its test checks the server against. */
+export const L2 = {
+  /** Not `public`: Scanopy 0.14 would never read this device. */
+  community: 'lab-l2-c0mmunity',
+  v3: { user: 'labv3', authKey: 'lab-auth-pass', privKey: 'lab-priv-pass' },
+  /** The simulated switch (net-snmp's agent, test/lab/snmpSwitch.ts): v2c only. */
+  switch: { name: 'lab-sw1', ip: '198.18.10.50', mac: '00:1b:21:0a:00:50' },
+  /** A Linux host with snmpd (v3 only) and lldpd feeding its LLDP-MIB through AgentX. */
+  snmpd: { name: 'lab-snmpd', ip: '198.18.10.60', mac: '00:1b:21:0a:00:60' },
+  /** A phone-like host: a locally administered (random) MAC and an mDNS responder. */
+  phone: { ip: '198.18.10.80', mac: 'a2:1b:21:0a:00:80', mdnsName: 'phone.local' },
+  /** Known only from the switch's ARP table (no namespace answers there). */
+  arpOnly: { ip: '198.18.10.70', mac: '00:1b:21:0a:00:70' },
+  /** The PTR resolver (on the router's segment-A leg) and its records (web only: the switch is named by its sysName). */
+  dns: { ip: '198.18.10.1', ptr: { '198.18.10.11': 'web.lab.example' } as Record<string, string> },
+};
+
+export interface L2Lab {
+  /** The agent's flags for SNMP (both credentials), PTR and mDNS. */
+  agentArgs: string[];
+  /** The simulated switch's description as running now. */
+  switchSpec(): SwitchSpecLike;
+  /** Restarts the simulated switch with changes (e.g. { stopAfter: 8 }: it goes silent mid-walk); resolves when it answers. */
+  restartSwitch(extra: Partial<SwitchSpecLike>): Promise<void>;
+}
+
+/** test/lab/snmpSwitch.ts's SwitchSpec (imported as a type only: the lab runs it as a program). */
+export type SwitchSpecLike = import('./snmpSwitch.js').SwitchSpec;
+
+const reverseOf = (address: string) => `${address.split('.').reverse().join('.')}.in-addr.arpa`;
+
+/** A PTR-only DNS server (multicast-dns's codec over plain UDP 53): argv[1] = {ip, names: {reverse name: name}}. */
+const DNS_SCRIPT = `
+const { ip, names } = JSON.parse(process.argv[1]);
+const server = require('multicast-dns')({ multicast: false, port: 53, bind: ip });
+server.on('query', (q, rinfo) => {
+  const question = q.questions[0];
+  const name = question && question.type === 'PTR' ? names[question.name.toLowerCase()] : undefined;
+  server.respond({ id: q.id, flags: 0x8000, questions: q.questions, answers: name ? [{ name: question.name, type: 'PTR', ttl: 60, data: name }] : [] }, rinfo);
+});
+server.on('ready', () => console.log('dns ready on ' + ip + ':53'));
+`;
+
+/** An mDNS responder for one name (its own reverse name → name), answering each query to its sender (RFC 6762 §6.7). */
+const MDNS_SCRIPT = `
+const { reverse, name } = JSON.parse(process.argv[1]);
+const mdns = require('multicast-dns')({ multicast: false, port: 5353, bind: '0.0.0.0' });
+mdns.on('query', (q, rinfo) => {
+  const asked = q.questions.find((x) => x.name.toLowerCase() === reverse && (x.type === 'PTR' || x.type === 'ANY'));
+  if (asked) mdns.respond({ id: rinfo.port === 5353 ? 0 : q.id, questions: rinfo.port === 5353 ? [] : q.questions, answers: [{ name: reverse, type: 'PTR', ttl: 120, data: name }] }, rinfo);
+});
+mdns.on('ready', () => console.log('mdns ready: ' + name));
+`;
+
+/**
+ * Issue 25's part of the lab, on segment A: the simulated switch (its forwarding table learned the
+ * lab hosts' real MACs, its LLDP table names web and the snmpd host), a host with snmpd (SNMPv3 only,
+ * its user from createUser, keys and engine id persisted in the lab folder) whose LLDP-MIB lldpd fills
+ * through AgentX, lldpd on web and redis too (LLDP frames pass br-a: group_fwd_mask), a phone with a
+ * random MAC and an mDNS responder, and a PTR resolver on the router. Needs SNMP_PACKAGES.
+ */
+export async function addL2(lab: Lab): Promise<L2Lab> {
+  const host = (name: string) => lab.hosts.find((h) => h.name === name)!;
+  const dir = lab.dir;
+  // LLDP's group address (01:80:C2:00:00:0E) is not forwarded by a Linux bridge unless asked.
+  lab.exec(lab.switchNs, 'ip', ['link', 'set', 'br-a', 'type', 'bridge', 'group_fwd_mask', String(0x4000)]);
+
+  const simNs = lab.addNamespace('sim');
+  lab.attachToSegment(simNs, 'A', L2.switch.ip, L2.switch.mac);
+  const snmpdNs = lab.addNamespace('snmpd');
+  lab.attachToSegment(snmpdNs, 'A', L2.snmpd.ip, L2.snmpd.mac);
+  const phoneNs = lab.addNamespace('phone');
+  lab.attachToSegment(phoneNs, 'A', L2.phone.ip, L2.phone.mac);
+
+  // lldpd, each with its own system name (a UTS namespace of its own), control socket and pid file.
+  const lldpd = (ns: string, name: string, extra: string[] = []) => lab.spawnIn(ns, 'unshare', ['--uts', 'sh', '-c',
+    `hostname ${name} && exec lldpd -d -I eth0 -u ${path.join(dir, `lldpd-${name}.sock`)} -p ${path.join(dir, `lldpd-${name}.pid`)} ${extra.join(' ')}`]);
+
+  // snmpd: v3 only (no community), sysName set, AgentX master for lldpd's LLDP-MIB.
+  const agentx = path.join(dir, 'agentx.sock');
+  const persist = path.join(dir, 'snmp-var');
+  fs.mkdirSync(persist, { recursive: true, mode: 0o700 });
+  const conf = path.join(dir, 'snmpd.conf');
+  fs.writeFileSync(conf, [
+    `agentAddress udp:${L2.snmpd.ip}:161`, 'master agentx', `agentXSocket ${agentx}`, `sysName ${L2.snmpd.name}`,
+    'sysLocation lab segment A', 'sysContact lab@example.invalid',
+    // In the -c file: with -C snmpd reads no persistent file at start; it still writes the user's keys (usmUser) and engine id there.
+    `createUser ${L2.v3.user} SHA "${L2.v3.authKey}" AES "${L2.v3.privKey}"`, `rouser ${L2.v3.user} priv`, '',
+  ].join('\n'));
+  lab.spawnIn(snmpdNs, '/usr/sbin/snmpd', ['-f', '-Lo', '-C', '-c', conf, '-p', path.join(dir, 'snmpd.pid'), '-I', '-smux'], { env: { ...process.env, SNMP_PERSISTENT_DIR: persist } });
+  await until('snmpd answers SNMPv3', () => snmpOk(lab, snmpdNs, ['-v3', '-l', 'authPriv', '-u', L2.v3.user, '-a', 'SHA', '-A', L2.v3.authKey, '-x', 'AES', '-X', L2.v3.privKey, L2.snmpd.ip, '1.3.6.1.2.1.1.5.0']));
+  lldpd(snmpdNs, L2.snmpd.name, ['-x', '-X', agentx]);
+  lldpd(host('web').ns, 'web');
+  lldpd(host('redis').ns, 'redis');
+
+  // The simulated switch: port 1 web (LLDP names it as lldpd there announces itself: port id = its MAC), 2 the snmpd host (LLDP), 3 redis and the printer,
+  // 4 an uplink to an unmanaged switch (quiet-a, the phone, the ARP-only address). A MAC is learned on one port.
+  const mac = (m: string) => m.toUpperCase();
+  let spec: SwitchSpecLike = {
+    address: L2.switch.ip, port: 161, communities: [L2.community], sysName: L2.switch.name, sysDescr: 'Lab simulated switch (net-snmp agent)',
+    chassisMac: L2.switch.mac,
+    ports: [
+      { ifIndex: 1, name: 'ge-0/0/1', mac: '00:1b:21:0a:01:01', fdb: [mac(host('web').mac)], lldp: { chassisMac: host('web').mac, portId: host('web').mac, portDesc: 'eth0', sysName: 'web', mgmtAddr: host('web').ip } },
+      { ifIndex: 2, name: 'ge-0/0/2', mac: '00:1b:21:0a:01:02', fdb: [mac(L2.snmpd.mac)], lldp: { chassisMac: L2.snmpd.mac, portId: L2.snmpd.mac, portDesc: 'eth0', sysName: L2.snmpd.name, mgmtAddr: L2.snmpd.ip } },
+      { ifIndex: 3, name: 'ge-0/0/3', mac: '00:1b:21:0a:01:03', fdb: [mac(host('redis').mac), mac(host('printer').mac)] },
+      { ifIndex: 4, name: 'ge-0/0/4', alias: 'uplink', mac: '00:1b:21:0a:01:04', fdb: [host('quiet-a').mac, L2.phone.mac, L2.arpOnly.mac].map(mac) },
+    ],
+    arp: [{ ifIndex: 4, ip: L2.arpOnly.ip, mac: L2.arpOnly.mac }, { ifIndex: 4, ip: '198.19.99.9', mac: '00:1b:21:0a:99:09' }],
+    fdbMib: 'qbridge',
+  };
+  let sim: ChildProcess | null = null;
+  const startSwitch = async () => {
+    sim = lab.spawnIn(simNs, NODE, ['--import', 'tsx', path.join(ROOT, 'test/lab/snmpSwitch.ts'), JSON.stringify(spec)], { cwd: ROOT });
+    await until('the simulated switch answers', () => snmpOk(lab, snmpdNs, ['-v2c', '-c', L2.community, L2.switch.ip, '1.3.6.1.2.1.1.5.0']));
+  };
+  await startSwitch();
+
+  lab.spawnIn(lab.routerNs, NODE, ['-e', DNS_SCRIPT, JSON.stringify({ ip: L2.dns.ip, names: Object.fromEntries(Object.entries(L2.dns.ptr).map(([a, n]) => [reverseOf(a), n])) })], { cwd: ROOT });
+  lab.spawnIn(phoneNs, NODE, ['-e', MDNS_SCRIPT, JSON.stringify({ reverse: reverseOf(L2.phone.ip), name: L2.phone.mdnsName })], { cwd: ROOT });
+  // Asked from the snmpd host, of that resolver only (never the machine's).
+  const ptrCheck = `const r = new (require('node:dns').promises.Resolver)({ timeout: 500, tries: 1 }); r.setServers(['${L2.dns.ip}']);`
+    + `r.resolvePtr('${reverseOf('198.18.10.11')}').then((n) => console.log(n[0]), () => console.log(''));`;
+  await until('the PTR resolver answers', () => lab.exec(snmpdNs, NODE, ['-e', ptrCheck]).trim() === L2.dns.ptr['198.18.10.11']);
+
+  return {
+    agentArgs: ['--snmp-community', L2.community, '--snmp-v3', `${L2.v3.user}:sha:${L2.v3.authKey}:aes:${L2.v3.privKey}`, '--dns', L2.dns.ip, '--mdns'],
+    switchSpec: () => spec,
+    async restartSwitch(extra) {
+      const old = sim as ChildProcess | null;
+      if (old && old.exitCode === null) {
+        const gone = new Promise((r) => old.once('close', r));
+        old.kill('SIGKILL');
+        await gone;
+      }
+      spec = { ...spec, ...extra };
+      await startSwitch();
+    },
+  };
+}
+
+/** snmpget from a lab host (never from the agent's namespace or the machine's): true when it answers. */
+function snmpOk(lab: Lab, fromNs: string, args: string[]): boolean {
+  try {
+    lab.exec(fromNs, 'snmpget', ['-t', '1', '-r', '0', '-On', ...args], { timeoutMs: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(what: string, check: () => boolean, limitMs = 20_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`lab: ${what}: not within ${limitMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 300));
   }
 }

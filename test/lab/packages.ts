@@ -18,8 +18,10 @@ export const LAB_PACKAGES: Need[] = [
   { pkg: 'nftables', file: '/usr/sbin/nft' },
   { pkg: 'openssh-server', file: '/usr/sbin/sshd' },
 ];
-/** Issue 25 (SNMP) will want snmpd in the lab; not needed yet, installed only when asked for. */
-export const SNMP_PACKAGES: Need[] = [{ pkg: 'snmpd', file: '/usr/sbin/snmpd' }];
+/** Issue 25's L2 lab (test/lab/l2.spec.ts): snmpd with LLDP-MIB through lldpd's AgentX, snmpwalk to check it. */
+export const SNMP_PACKAGES: Need[] = [
+  { pkg: 'snmpd', file: '/usr/sbin/snmpd' }, { pkg: 'snmp', file: '/usr/bin/snmpwalk' }, { pkg: 'lldpd', file: '/usr/sbin/lldpd' },
+];
 export const BENCH_PACKAGES: Need[] = [{ pkg: 'nmap', file: '/usr/bin/nmap' }];
 
 const missing = (needs: Need[]) => needs.filter((n) => !fs.existsSync(n.file)).map((n) => n.pkg);

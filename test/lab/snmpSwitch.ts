@@ -44,6 +44,7 @@ const RO = snmp.MaxAccess['read-only'];
 const NA = snmp.MaxAccess['not-accessible'];
 const macBytes = (mac: string) => Buffer.from(mac.split(/[:-]/).map((h) => parseInt(h, 16)));
 const macParts = (mac: string) => [...macBytes(mac)];
+const MAC_RE = /^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$/i;
 
 interface Column { number: number; type: number }
 interface Row { index: number[]; values: Record<number, unknown> }
@@ -146,8 +147,9 @@ export function startSnmpSwitch(spec: SwitchSpec): Promise<RunningSwitch> {
     ports.map((p) => ({ index: [p.ifIndex + 1000], values: { 2: 5, 3: p.name, 4: p.descr ?? p.name } })));
   const withLldp = ports.filter((p) => p.lldp);
   table(mib, 'lldpRemTable', '1.0.8802.1.1.2.1.4.1.1', 3, [4, 5, 6, 7, 8, 9, 10].map((n) => ({ number: n, type: [4, 6].includes(n) ? T.Integer : T.OctetString })),
+    // A port id that is a MAC goes as subtype macAddress(3), as lldpd announces a port; else interfaceName(5).
     withLldp.map((p, i) => ({ index: [0, p.ifIndex + 1000, i + 1], values: {
-      4: 4, 5: macBytes(p.lldp!.chassisMac), 6: 5, 7: p.lldp!.portId, 8: p.lldp!.portDesc ?? '', 9: p.lldp!.sysName, 10: p.lldp!.sysDesc ?? '',
+      4: 4, 5: macBytes(p.lldp!.chassisMac), 6: MAC_RE.test(p.lldp!.portId) ? 3 : 5, 7: MAC_RE.test(p.lldp!.portId) ? macBytes(p.lldp!.portId) : p.lldp!.portId, 8: p.lldp!.portDesc ?? '', 9: p.lldp!.sysName, 10: p.lldp!.sysDesc ?? '',
     } })));
   table(mib, 'lldpRemManAddrTable', '1.0.8802.1.1.2.1.4.2.1', 9, [{ number: 3, type: T.Integer }],
     withLldp.flatMap((p, i) => (p.lldp!.mgmtAddr ? [{ index: [0, p.ifIndex + 1000, i + 1, 1, 4, ...p.lldp!.mgmtAddr.split('.').map(Number)], values: { 3: 2 } }] : [])));
