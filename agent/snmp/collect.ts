@@ -150,7 +150,8 @@ async function walkAll(ip: string, session: Session, device: SnmpDevice, limits:
   }
   const fdb = new Map<number, Set<string>>();
   const learn = (port: number | null, status: number | null, mac: string | null) => {
-    if (port === null || !mac || status === OID.FDB_STATUS_SELF) return;
+    // Port 0: not learned on a port (the switch's own MAC, or a row whose port column the walk never reached).
+    if (!port || !mac || status === OID.FDB_STATUS_SELF) return;
     const ifIndex = portIf.get(port) ?? port; // many agents number bridge ports as their ifIndex
     (fdb.get(ifIndex) ?? fdb.set(ifIndex, new Set()).get(ifIndex)!).add(mac);
   };

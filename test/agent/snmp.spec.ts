@@ -98,6 +98,19 @@ describe('agent SNMP: the simulated switch on loopback', function () {
     expect(sw!.requests()).to.be.lessThan(12); // not every walk waiting for its own timeout
   });
 
+  it('silent in the middle of the forwarding table: the MACs read so far kept (partial), none put on port 0 (the switch\'s own, whose port was never read)', async () => {
+    const strangers = Array.from({ length: 150 }, (_, i) => `00:50:56:01:00:${i.toString(16).padStart(2, '0')}`);
+    const base = spec(0);
+    // 12 requests: the system GET, the LLDP GET, ifTable, ifXTable, ARP and the bridge ports, then 3 GETBULKs of dot1qTpFdbTable.
+    await start({ ports: [...base.ports, { ifIndex: 4, name: 'uplink', mac: '00:1B:21:AA:00:14', fdb: strangers }], stopAfter: 12 });
+    const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST } }))!;
+    expect(device.collections.fdb).to.equal('partial');
+    const uplink = device.interfaces.find((i) => i.ifIndex === 4)!;
+    expect(uplink.fdbMacs!.length).to.be.within(1, 149); // cut inside the table (else this test proves nothing)
+    expect(device.interfaces.map((i) => i.ifIndex)).to.deep.equal([1, 2, 3, 4]);
+    expect(device.incomplete.join('\n')).to.match(/^127\.0\.0\.1 fdb: dot1qTpFdbTable \(/m);
+  });
+
   it('a walk over its row cap is cut short and partial', async () => {
     await start();
     const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST, walkRows: 5 } }))!;
