@@ -204,8 +204,10 @@ function freeServerLink(): { link: string; serverIp: string; agentIp: string } {
   for (const entry of JSON.parse(ip('-4', '-j', 'addr')) as Array<{ addr_info: Array<{ local: string }> }>) {
     for (const a of entry.addr_info) used.add(a.local);
   }
-  for (let i = 0; i < 64; i += 1) {
-    const base = i * 4;
+  // From a random start: two labs built at the same moment (mocha --parallel) rarely pick the same one.
+  const start = randomBytes(1)[0]! % 64;
+  for (let n = 0; n < 64; n += 1) {
+    const base = ((start + n) % 64) * 4;
     const serverIp = `198.19.255.${base + 1}`;
     if (!used.has(serverIp)) return { link: `198.19.255.${base}/30`, serverIp, agentIp: `198.19.255.${base + 2}` };
   }
