@@ -82,4 +82,20 @@ describe('agent scan: what gets probed', () => {
     const named = await runScan({ budget, targets: [{ cidr: '127.30.0.1/32' }] }, { sweep, onLink: [], reverseDns: async (ip) => `host-${ip}.lab` });
     expect(named.hosts[0]).to.deep.include({ hostname: 'host-127.30.0.1.lab', hostnameSource: 'ptr' });
   });
+
+  it('the full range’s slice only for hosts that are real: never for a range judged a middlebox’s echo', async () => {
+    const answers: Record<string, Evidence[]> = { '127.31.0.1': [{ kind: 'tcp_refused', port: 22 }] };
+    for (let n = 1; n <= 14; n++) answers[`127.30.0.${n}`] = [{ kind: 'tcp_refused', port: 22 }]; // a reset for every address
+    const { calls, sweep } = stubSweep(answers);
+    const report = await runScan(
+      { budget, targets: [{ cidr: '127.30.0.0/28' }, { cidr: '127.31.0.1/32' }], fullRangeSlice: { index: 0, of: 64 } },
+      { sweep, onLink: [{ network: 0x7f1f0000, prefix: 16 }], readNeighbours: async () => new Map([['127.31.0.1', '00:1B:21:00:00:01']]) },
+    );
+    expect(report.hosts.map((h) => h.ip)).to.deep.equal(['127.31.0.1']);
+    expect(report.warnings).to.have.length(1);
+    const sliced = (ip: string) => calls.filter((c) => c.ip === ip && c.ports.includes(1));
+    for (let n = 1; n <= 14; n++) expect(sliced(`127.30.0.${n}`), `127.30.0.${n}`).to.deep.equal([]);
+    expect(sliced('127.31.0.1')).to.have.length(1);
+    expect(sliced('127.31.0.1')[0].ports).to.include.members([1, 2, 1000]);
+  });
 });
