@@ -608,12 +608,15 @@ export const L2 = {
   dns: { ip: '198.18.10.1', ptr: { '198.18.10.11': 'web.lab.example' } as Record<string, string> },
 };
 
+/** MACs behind the simulated switch's uplink that no lab host has. */
+export const L2_STRANGERS = Array.from({ length: 150 }, (_, i) => `00:50:56:01:00:${i.toString(16).padStart(2, '0')}`);
+
 export interface L2Lab {
   /** The agent's flags for SNMP (both credentials), PTR and mDNS. */
   agentArgs: string[];
   /** The simulated switch's description as running now. */
   switchSpec(): SwitchSpecLike;
-  /** Restarts the simulated switch with changes (e.g. { stopAfter: 8 }: it goes silent mid-walk); resolves when it answers. */
+  /** Restarts the simulated switch with changes (e.g. { stopAfter: 13 }: it goes silent mid-walk); resolves when it answers (one request). */
   restartSwitch(extra: Partial<SwitchSpecLike>): Promise<void>;
 }
 
@@ -696,7 +699,8 @@ export async function addL2(lab: Lab): Promise<L2Lab> {
       { ifIndex: 1, name: 'ge-0/0/1', mac: '00:1b:21:0a:01:01', fdb: [mac(host('web').mac)], lldp: { chassisMac: host('web').mac, portId: host('web').mac, portDesc: 'eth0', sysName: 'web', mgmtAddr: host('web').ip } },
       { ifIndex: 2, name: 'ge-0/0/2', mac: '00:1b:21:0a:01:02', fdb: [mac(L2.snmpd.mac)], lldp: { chassisMac: L2.snmpd.mac, portId: L2.snmpd.mac, portDesc: 'eth0', sysName: L2.snmpd.name, mgmtAddr: L2.snmpd.ip } },
       { ifIndex: 3, name: 'ge-0/0/3', mac: '00:1b:21:0a:01:03', fdb: [mac(host('redis').mac), mac(host('printer').mac)] },
-      { ifIndex: 4, name: 'ge-0/0/4', alias: 'uplink', mac: '00:1b:21:0a:01:04', fdb: [host('quiet-a').mac, L2.phone.mac, L2.arpOnly.mac].map(mac) },
+      // The uplink also learned 150 MACs of no lab host: its forwarding table takes several GETBULKs (a walk can be cut inside it).
+      { ifIndex: 4, name: 'ge-0/0/4', alias: 'uplink', mac: '00:1b:21:0a:01:04', fdb: [host('quiet-a').mac, L2.phone.mac, L2.arpOnly.mac, ...L2_STRANGERS].map(mac) },
     ],
     arp: [{ ifIndex: 4, ip: L2.arpOnly.ip, mac: L2.arpOnly.mac }, { ifIndex: 4, ip: '198.19.99.9', mac: '00:1b:21:0a:99:09' }],
     fdbMib: 'qbridge',
