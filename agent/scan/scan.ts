@@ -13,7 +13,7 @@ import type { ProbeTimeouts } from '../fingerprint/probes.js';
 import { ProbeBudget, type Clock } from './budget.js';
 import { LIVENESS_PORTS, sweepPorts } from './liveness.js';
 import { findMiddleboxes, isValidated } from './middlebox.js';
-import { isOnLink, onLinkNetworks, readNeighbours } from './neighbours.js';
+import { isOnLink, isRandomMac, onLinkNetworks, readNeighbours } from './neighbours.js';
 import { portsToProbe } from './ports.js';
 import { expandTargets, type ParsedCidr } from './targets.js';
 import type { Evidence, FoundHost, ScanNetwork, ScanOptions, ScanReport, ScanTarget } from './types.js';
@@ -174,7 +174,7 @@ async function nameHost(host: FoundHost, options: ScanOptions, budget: ProbeBudg
 async function addVendor(host: FoundHost): Promise<void> {
   if (!host.mac) return;
   const facts = vendorOf(await ouiTable(), host.mac);
-  host.macIsRandom = facts.random;
+  host.macIsRandom = facts.random || isRandomMac(host.mac);
   host.macVendor = facts.vendor;
 }
 
