@@ -3,6 +3,8 @@
 const { globSync } = require('node:fs');
 
 const SLOWEST_FIRST = [
+  'test/lab/agent.spec.ts', // the discovery agent in network namespaces (root only): ~2 min
+  'test/lab/l2.spec.ts',
   'test/workers/workerProcess.spec.ts',
   'test/http/tenancy.spec.ts',
   'test/http/rateLimit.spec.ts',
