@@ -19,7 +19,7 @@ export type AgentMode = 'daemon_poll' | 'server_poll';
 export interface AgentConfig {
   server: string;
   key: string | null;
-  /** The network the key belongs to (needed to register; remembered in the state file). */
+  /** The network the key belongs to (else asked of the server at register; remembered in the state file). */
   network: string | null;
   mode: AgentMode;
   /** server_poll: where the agent's own API listens. */

@@ -79,10 +79,12 @@ async function announce(client: ServerClient, config: AgentConfig, state: AgentS
     }
   }
   const answer = await client.register({
-    daemon_id: client.daemonId, network_id: state.networkId!, name: config.name, mode: 'daemon_poll',
+    // Without --network: nil asks the server for the key's network, learnt from the answer.
+    daemon_id: client.daemonId, network_id: state.networkId ?? NIL, name: config.name, mode: 'daemon_poll',
     capabilities: { has_docker_socket: await anyDockerAnswers(config.docker ?? []), interfaced_subnet_ids: [] }, user_id: NIL, version: AGENT_VERSION,
   });
-  log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id });
+  state.networkId ??= answer.daemon.network_id as string;
+  log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id, network_id: answer.daemon.network_id });
 }
 
 /** The transport of daemon_poll and --once: every report posted to the server as it comes. */
@@ -128,9 +130,10 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
 
   if (config.mode === 'server_poll' && !config.once) return serverPoll(config, deps, { state, save, key, clientFor, run, log, stop });
 
-  if (!state.networkId) throw new UsageError('--network <uuid> is required (the network the key belongs to; remembered in the state file afterwards)');
   const client = clientFor(key!);
   await announce(client, config, state, log, true);
+  if (!state.networkId) throw new Error('the server did not say which network the key belongs to: give --network <uuid>');
+  save();
 
   if (config.once) {
     // Our own session: the server creates it from the first update (reference §3.3).

@@ -173,14 +173,16 @@ describe('agent: the protocol side', function () {
       expect(parseConfig(['--server', 'http://s', '--key', 'k', '--full-range-runs', '0'], {}).fullRangeRuns).to.equal(0);
     });
 
-    it('daemon_poll and --once need the network (once; it is remembered): a usage error before any contact', async () => {
-      let contacted = false;
-      const noNetwork = { ...config({ key: 'scp_d_x' }), network: null };
-      const refused = await runAgent(noNetwork, deps({ fetch: (async () => { contacted = true; throw new Error('no'); }) as unknown as typeof fetch, scanNetwork: fakeScan() }))
-        .then(() => null, (err) => err);
-      expect(refused).to.be.instanceOf(UsageError);
-      expect(refused.message).to.match(/--network <uuid> is required/);
-      expect(contacted).to.equal(false);
+    it('without --network the agent registers with a nil network_id, learns its key’s network from the answer and remembers it', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      const once = { ...config({ key, targets: [TARGET], once: true }), network: null };
+      expect(await runAgent(once, deps({ scanNetwork: fakeScan() }))).to.equal(0);
+      expect(loadState(join(dir, 'state.json')).networkId).to.equal(t.defaultNetworkId);
+      const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts?limit=100', { auth: t.owner }));
+      expect(hosts.some((h: any) => h.ip_addresses.some((a: any) => a.ip_address === '198.18.10.11'))).to.equal(true);
+      // Another network's id is still refused.
+      const other = await registerDaemon(daemonClient(app.url, key), randomUUID()).then(() => 'accepted', (err) => String(err));
+      expect(other).to.match(/403|daemon_network_mismatch/);
     });
 
     it('the CLI (a child process) exits 2 with a message for a bad CIDR, before any contact', () => {

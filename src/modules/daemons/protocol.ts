@@ -9,6 +9,7 @@ import type { Row } from '../../core/historyTable.js';
 import { replaceId, type Scope } from '../../core/scope.js';
 import { hostTable } from '../hosts/table.js';
 import { assertOwnNetwork, daemonContext } from '../discovery/ingest.js';
+import { NIL } from '../discovery/hostIngest.js';
 import { failSessionsOfRestartedDaemon, nextWork, queueDefaultSessions, type DaemonRef } from '../discovery/sessions.js';
 import { daemonToDaemon, modeFromDaemon } from '../discovery/vocabulary.js';
 import { daemonTable } from './table.js';
@@ -113,7 +114,9 @@ export const daemonProtocol = {
   async register(db: Db, scope: Scope, input: RegisterInput): Promise<Record<string, unknown>> {
     if (input.daemon_id !== scope.daemonId) throw new AppError('daemon_identity_mismatch', { daemon_id: input.daemon_id });
     const ctx = daemonContext(scope);
-    assertOwnNetwork(ctx, input.network_id);
+    // A nil network_id asks for the key's own network (our agent's way to learn it: a daemon key
+    // belongs to one network, and nothing else in the protocol says which).
+    if (input.network_id !== NIL) assertOwnNetwork(ctx, input.network_id);
     const mode = modeFromDaemon(input.mode);
     return db.transaction(async (tx) => {
       await tx.query(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`daemon:${input.daemon_id}`]);
