@@ -616,7 +616,7 @@ export interface L2Lab {
   agentArgs: string[];
   /** The simulated switch's description as running now. */
   switchSpec(): SwitchSpecLike;
-  /** Restarts the simulated switch with changes (e.g. { stopAfter: 13 }: it goes silent mid-walk); resolves when it answers (one request). */
+  /** Restarts the simulated switch with changes (e.g. { stopAfter: 12 }: silent after the agent's 12th request); resolves when it answers. */
   restartSwitch(extra: Partial<SwitchSpecLike>): Promise<void>;
 }
 
@@ -704,6 +704,7 @@ export async function addL2(lab: Lab): Promise<L2Lab> {
     ],
     arp: [{ ifIndex: 4, ip: L2.arpOnly.ip, mac: L2.arpOnly.mac }, { ifIndex: 4, ip: '198.19.99.9', mac: '00:1b:21:0a:99:09' }],
     fdbMib: 'qbridge',
+    countOnlyFrom: AGENT_IP, // the readiness GETs (from the snmpd host) never count towards stopAfter
   };
   let sim: ChildProcess | null = null;
   const startSwitch = async () => {

@@ -37,6 +37,8 @@ export interface SwitchSpec {
   fdbMib?: 'bridge' | 'qbridge' | 'both';
   /** Go silent after this many requests (any kind). */
   stopAfter?: number;
+  /** Count (and silence) only requests from this address: a lab's readiness check from elsewhere does not move the count. */
+  countOnlyFrom?: string;
 }
 
 const T = snmp.ObjectType;
@@ -99,8 +101,11 @@ export function startSnmpSwitch(spec: SwitchSpec): Promise<RunningSwitch> {
     const handlers = socket.listeners('message') as Array<(...args: unknown[]) => void>;
     socket.removeAllListeners('message');
     socket.on('message', (...args: unknown[]) => {
-      requests++;
-      if (spec.stopAfter !== undefined && requests > spec.stopAfter) return; // silent from now on
+      const from = (args[1] as { address?: string } | undefined)?.address;
+      if (spec.countOnlyFrom === undefined || from === spec.countOnlyFrom) {
+        requests++;
+        if (spec.stopAfter !== undefined && requests > spec.stopAfter) return; // silent from now on
+      }
       for (const h of handlers) h(...args);
     });
   }
