@@ -21,7 +21,7 @@ import { ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/support/app.js';
 import { createDaemonKey } from '../test/daemons/world.js';
 import { registerTenant } from '../test/support/world.js';
-import { AGENT_IP, cidrInside, createLab, labUnavailable, MIDDLEBOX_RANGE, NODE, ROOT, SEGMENT_A, SEGMENT_B, type Lab } from '../test/lab/lab.js';
+import { AGENT_IP, cidrInside, createLab, labUnavailable, MIDDLEBOX_RANGE, NODE, ROOT, SEGMENT_A, SEGMENT_B, runInAgentNs, type Lab } from '../test/lab/lab.js';
 import { labTruth, readInventory, sameKind } from '../test/lab/inventory.js';
 import { BENCH_PACKAGES, ensurePackages, LAB_PACKAGES } from '../test/lab/packages.js';
 
@@ -47,18 +47,6 @@ interface ToolResult {
   packetsTo9100to9107: number;
 }
 
-/** Runs a program in the agent's namespace after the safety check; bounded in time. */
-function runInAgentNs(lab: Lab, cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  lab.assertAgentIsolated();
-  return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
-  });
-}
 
 /** One tool's run: the neighbour table emptied first, counters read around it. */
 async function measure(lab: Lab, tool: string, cmd: string, args: string[], read: () => Promise<Found>): Promise<ToolResult> {
@@ -66,7 +54,7 @@ async function measure(lab: Lab, tool: string, cmd: string, args: string[], read
   const traffic = lab.agentTraffic();
   const raw = lab.rawPortPackets();
   const started = process.hrtime.bigint();
-  const run = await runInAgentNs(lab, cmd, args);
+  const run = await runInAgentNs(lab, cmd, args, TIMEOUT_MS);
   const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const after = lab.agentTraffic();
   if (run.code !== 0) console.error(`${tool} exited ${run.code}:\n${run.output.slice(-3000)}`);

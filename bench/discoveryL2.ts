@@ -8,7 +8,6 @@
 //     and nmap's own vendor table), read from its XML.
 // Counted for each: hosts, names, vendors, random MACs flagged, SNMP system groups, L2 links
 // (LLDP neighbours and forwarding-table placements); wall time and packets (nftables, agent namespace).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -17,7 +16,7 @@ import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/sup
 import { createDaemonKey } from '../test/daemons/world.js';
 import { call, expectOk } from '../test/support/client.js';
 import { registerTenant } from '../test/support/world.js';
-import { AGENT_IP, L2, NODE, ROOT, SEGMENT_A, addL2, createLab, labUnavailable, type Lab } from '../test/lab/lab.js';
+import { AGENT_IP, L2, NODE, ROOT, SEGMENT_A, addL2, createLab, labUnavailable, runInAgentNs, type Lab } from '../test/lab/lab.js';
 import { BENCH_PACKAGES, LAB_PACKAGES, SNMP_PACKAGES, ensurePackages } from '../test/lab/packages.js';
 
 const TIMEOUT_MS = 600_000;
@@ -28,23 +27,12 @@ interface Known {
 }
 interface Row { tool: string; wallSeconds: number; packets: number; known: Known }
 
-function runInAgentNs(lab: Lab, cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  lab.assertAgentIsolated();
-  return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
-  });
-}
 
 async function measure(lab: Lab, tool: string, cmd: string, args: string[], read: () => Promise<Known>): Promise<Row> {
   lab.exec(lab.agentNs, 'ip', ['neigh', 'flush', 'dev', 'ag0']);
   const before = lab.agentTraffic();
   const started = process.hrtime.bigint();
-  const run = await runInAgentNs(lab, cmd, args);
+  const run = await runInAgentNs(lab, cmd, args, TIMEOUT_MS);
   const wallSeconds = Math.round((Number(process.hrtime.bigint() - started) / 1e9) * 10) / 10;
   const after = lab.agentTraffic();
   if (run.code !== 0) console.error(`${tool} exited ${run.code}:\n${run.output.slice(-3000)}`);

@@ -753,3 +753,16 @@ async function until(what: string, check: () => boolean, limitMs = 20_000): Prom
     await new Promise((r) => setTimeout(r, 300));
   }
 }
+
+/** Runs a program in the agent's namespace, after the safety check; killed past `timeoutMs` (the benches' tools). */
+export function runInAgentNs(lab: Lab, cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  lab.assertAgentIsolated();
+  return new Promise((resolve) => {
+    const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
+  });
+}
