@@ -8,6 +8,7 @@ import { COLORS, type Topology } from './mapState.js';
 const EDGE_KINDS: Record<string, { name: string; color: string; dash?: string; width: number; ends?: 'arrow' | 'hub' }> = {
   same_host: { name: 'Addresses of one host', color: '#cbd5e1', dash: '5 3', width: 1.5 },
   physical_link: { name: 'Physical link (LLDP/CDP)', color: '#0f172a', width: 3 },
+  'physical_link.forwarding_table': { name: 'On this port (switch forwarding table)', color: '#475569', dash: '6 3', width: 2 },
   hypervisor: { name: 'VM on its hypervisor', color: '#a855f7', dash: '1.5 3', width: 2 },
   container_runtime: { name: 'Container on its runtime', color: '#0ea5e9', dash: '1.5 3', width: 2 },
   request_path: { name: 'Dependency: request path', color: '#475569', width: 2.5, ends: 'arrow' },
@@ -41,7 +42,8 @@ function sample(color: string, width: number, dash?: string, ends?: 'arrow' | 'h
 }
 
 export function legendOf(g: Topology): HTMLElement {
-  const kinds = new Set(g.edges.map((e) => e.kind));
+  // An edge's evidence makes a kind of its own (drawn apart: physical_link.forwarding_table).
+  const kinds = new Set(g.edges.map((e) => (e.evidence ? `${e.kind}.${e.evidence}` : e.kind)));
   const dependencies = new Map<string, { name: string; color: string; kind: string }>();
   for (const e of g.edges) {
     if (e.dependency_id && !dependencies.has(e.dependency_id)) dependencies.set(e.dependency_id, { name: e.label ?? 'dependency', color: COLORS[e.color ?? ''] ?? '#3b82f6', kind: e.kind });

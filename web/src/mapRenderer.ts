@@ -56,6 +56,7 @@ function stylesheet(lod: Lod): any[] {
     { selector: 'edge.hypervisor, edge.container_runtime', style: { 'line-style': 'dotted', width: lod.edge * 1.3, 'line-color': '#a855f7' } },
     { selector: 'edge.container_runtime', style: { 'line-color': '#0ea5e9' } },
     { selector: 'edge.physical_link', style: { width: lod.edge * 2, 'line-color': '#0f172a' } },
+    { selector: 'edge.physical_link.forwarding_table', style: { width: lod.edge * 1.4, 'line-color': '#475569', 'line-style': 'dashed' } },
     // A dependency's name: on hover, when it is selected, and around a selected host.
     { selector: 'edge.dependency.named, edge.dependency.hovered', style: { label: 'data(name)', 'font-size': lod.font, color: '#0f172a', 'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-rotation': 'none', width: lod.edge * 2.6, 'z-index': 30 } },
     // Around a selected host: the name at the host's end, moved along the edge by half its width (and a bit) so it clears the host's box.
@@ -171,7 +172,7 @@ export class MapRenderer {
       defs.push({
         group: 'edges',
         data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style), name: e.label ?? '', dependencyId: e.dependency_id ?? '' },
-        classes: [dependency ? 'dependency' : '', e.kind, e.source.startsWith('ghost:') || e.target.startsWith('ghost:') ? 'to-ghost' : ''].filter(Boolean).join(' '),
+        classes: [dependency ? 'dependency' : '', e.kind, e.evidence ?? '', e.source.startsWith('ghost:') || e.target.startsWith('ghost:') ? 'to-ghost' : ''].filter(Boolean).join(' '),
       });
     }
     const containers = nodes.filter((n) => parents.has(n.id));

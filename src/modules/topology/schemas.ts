@@ -20,6 +20,7 @@ const node = Joi.object({
 }).unknown(true).label('TopologyNode');
 const edge = Joi.object({
   id: Joi.string().required(), kind: Joi.string().required(), source: Joi.string().required(), target: Joi.string().required(),
+  evidence: Joi.string().valid('forwarding_table').optional().description('l2: a physical_link learned from a switch\'s forwarding table (the host sits on that port), not reported by LLDP/CDP'),
 }).unknown(true).label('TopologyEdge');
 
 export const topologyResponse = Joi.object({
