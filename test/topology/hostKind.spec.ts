@@ -12,6 +12,9 @@ describe('host kind (pure)', () => {
     expect(hostKind({}, [svc('OPNsense'), svc('SSH')], [])).to.equal('firewall');
     expect(hostKind({}, [svc('BGP'), svc('SNMP')], [])).to.equal('router');
     expect(hostKind({}, [svc('SNMP'), svc('SSH')], ifaces(36))).to.equal('switch');
+    // Two ports only, but its forwarding table learned MACs on them: a bridge (an SNMP walk's fdb_macs).
+    expect(hostKind({}, [], [{ if_index: 1, fdb_macs: ['00:1B:21:00:00:02'] }, { if_index: 2, fdb_macs: [] }])).to.equal('switch');
+    expect(hostKind({}, [], [{ if_index: 1, fdb_macs: [] }, { if_index: 2 }])).to.equal('workstation');
     expect(hostKind({}, [svc('SSH')], ifaces(2))).to.equal('server');
     expect(hostKind({}, [svc('UniFi Access Point')], [])).to.equal('access_point');
     expect(hostKind({}, [svc('IPP')], [])).to.equal('printer');

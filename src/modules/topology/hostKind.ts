@@ -1,5 +1,6 @@
 // What kind of device a host is (issue 23: the map draws an icon per kind), derived in one place
-// from what the inventory knows: its services' definitions, how many interfaces it has, and
+// from what the inventory knows: its services' definitions, how many interfaces it has (and whether
+// their forwarding tables learned MACs), and
 // whether it is virtualized or runs containers. Nothing is read from names: a host called
 // "sw-01" with only SSH is a server. The first rule that matches wins, most specific first.
 import { groupBy } from '../../core/historyTable.js';
@@ -35,7 +36,8 @@ const SWITCH_INTERFACES = 8;
 export function hostKind(host: Row, services: Row[], interfaces: Row[]): HostKind {
   const definitions = services.map((s) => String(s.service_definition ?? '').toLowerCase());
   for (const [kind, pattern] of BY_SERVICE.slice(0, 2)) if (definitions.some((d) => pattern.test(d))) return kind;
-  if (interfaces.length >= SWITCH_INTERFACES) return 'switch';
+  // Many ports, or a forwarding table that learned MACs on its ports (a bridge: what a switch is).
+  if (interfaces.length >= SWITCH_INTERFACES || interfaces.some((i) => Array.isArray(i.fdb_macs) && i.fdb_macs.length)) return 'switch';
   for (const [kind, pattern] of BY_SERVICE.slice(2)) if (definitions.some((d) => pattern.test(d))) return kind;
   // Containers reported on the host (a service running under another of its services).
   const ids = new Set(services.map((s) => s.id));
