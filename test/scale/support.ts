@@ -1,0 +1,110 @@
+// Helpers for the multi-process test: API and worker processes from the built bundles (dist/) over
+// one test database and one Redis prefix, and an SSE reader for the event stream.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { bundlePath } from '../../scripts/build.js';
+import type { TestApp } from '../support/app.js';
+import type { Credential } from '../support/client.js';
+import { NODE, ROOT, waitFor } from '../workers/support.js';
+
+export interface Child {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** True until the process has exited. */
+  running: () => boolean;
+}
+
+function start(name: string, bundle: 'server' | 'worker', app: TestApp, env: Record<string, string>): Child {
+  const child = spawn(NODE, ['--enable-source-maps', bundlePath(bundle)], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: app.databaseUrl,
+      REDIS_URL: app.services.config.redisUrl,
+      REDIS_PREFIX: app.redisPrefix,
+      LOG_LEVEL: 'info',
+      // node-postgres reads it: pg_stat_activity then says which process holds a connection.
+      PGAPPNAME: name,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  // Read both pipes for the whole run (a full pipe would block the child).
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { name, child, output: () => out, exited, running: () => child.exitCode === null && child.signalCode === null };
+}
+
+const logLines = (out: string) =>
+  out.split('\n').filter((l) => l.startsWith('{')).map((l) => { try { return JSON.parse(l) as Record<string, any>; } catch { return {}; } });
+
+/** An API process (PORT=0) and its URL once it listens and answers /api/ready. */
+export async function startApi(name: string, app: TestApp, env: Record<string, string>): Promise<Child & { url: string }> {
+  const api = start(name, 'server', app, { PORT: '0', ...env });
+  const line = await waitFor(`${name} listening`, async () => {
+    if (!api.running()) throw new Error(`${name} exited: ${api.output()}`);
+    return logLines(api.output()).find((l) => /api listening/.test(l.msg ?? '') && typeof l.port === 'number');
+  }, 30_000);
+  const url = `http://127.0.0.1:${line.port}`;
+  // Until its Redis connection is up the API answers from an in-process rate limit bucket: wait for ready.
+  await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, 30_000);
+  return { ...api, url };
+}
+
+/** A worker process, once it says it has started every queue's worker. */
+export async function startWorker(name: string, app: TestApp, env: Record<string, string>): Promise<Child> {
+  const worker = start(name, 'worker', app, env);
+  await waitFor(`${name} started`, async () => {
+    if (!worker.running()) throw new Error(`${name} exited: ${worker.output()}`);
+    return worker.output().includes('worker started');
+  }, 30_000);
+  return worker;
+}
+
+export async function stop(p: Child): Promise<void> {
+  if (!p.running()) return;
+  p.child.kill('SIGTERM');
+  const killer = setTimeout(() => p.child.kill('SIGKILL'), 10_000);
+  await p.exited;
+  clearTimeout(killer);
+}
+
+export interface SseEvent { id: string; event?: string; data: any }
+
+/** An SSE client: the events (frames with an id and data) as they arrive. */
+export async function openStream(url: string, auth: Credential, query = '') {
+  const controller = new AbortController();
+  const headers: Record<string, string> = { Accept: 'text/event-stream' };
+  if (auth.cookie) headers.Cookie = auth.cookie;
+  if (auth.bearer) headers.Authorization = `Bearer ${auth.bearer}`;
+  const res = await fetch(`${url}/api/v1/events/stream${query}`, { headers, signal: controller.signal });
+  if (res.status !== 200) throw new Error(`stream on ${url}: ${res.status} ${await res.text()}`);
+  const events: SseEvent[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const frame: Partial<SseEvent> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) frame.id = line.slice(4);
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+          }
+          if (frame.id && frame.data) events.push(frame as SseEvent);
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })();
+  return { events, close: () => controller.abort() };
+}
