@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },
   outbound_address_refused: { status: 400, message: 'The server does not connect to {detail} ({reason}): see "Outbound requests" in the README' },
   ip_address_out_of_range: { status: 400, message: "IP address {ip} is not inside subnet {subnet}" },
+  ip_address_duplicate: { status: 409, message: "IP address {ip} is already in subnet {subnet} on host '{host_name}' ({host_id})" },
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   discovery_session_active: { status: 409, message: "Daemon '{daemon_id}' already has a Network discovery session {phase} ({session_id}): wait for it to end, or cancel it" },
   discovery_session_finished: { status: 409, message: "Discovery session '{id}' has already ended ({phase})" },

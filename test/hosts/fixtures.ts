@@ -10,11 +10,13 @@ export async function createSubnet(url: string, auth: Credential, networkId: str
 export async function createHostWithChildren(url: string, auth: Credential, networkId: string, subnetId: string, name = 'web'): Promise<any> {
   const ip = [randomUUID(), randomUUID()];
   const port = [randomUUID(), randomUUID(), randomUUID()];
+  // One address per subnet (issue 28.4): another host than 'web' gets its own pair of addresses.
+  const last = name === 'web' ? 10 : 100 + (name.charCodeAt(0) % 50) * 2;
   const body = {
     name, network_id: networkId, hostname: `${name}.lan`,
     ip_addresses: [
-      { id: ip[0], subnet_id: subnetId, ip_address: '10.0.0.10', mac_address: 'AA:BB:CC:00:00:01' },
-      { id: ip[1], subnet_id: subnetId, ip_address: '10.0.0.11' },
+      { id: ip[0], subnet_id: subnetId, ip_address: `10.0.0.${last}`, mac_address: 'AA:BB:CC:00:00:01' },
+      { id: ip[1], subnet_id: subnetId, ip_address: `10.0.0.${last + 1}` },
     ],
     ports: [
       { id: port[0], number: 80, protocol: 'Tcp' },

@@ -86,7 +86,7 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
   const hostOwner = { column: 'host_id', ids: [host.id as string] };
   if (input.ip_addresses) {
     const ips = planIpAddresses(input.ip_addresses);
-    await assertIpAddressesInSubnets(db, scope, host.network_id as string, ips, 'ip_addresses.subnet_id');
+    await assertIpAddressesInSubnets(db, scope, host.network_id as string, ips, 'ip_addresses.subnet_id', host.id as string);
     await ipAddressTable.syncChildren(db, hostOwner, ips.map((i) => ({ ...owned, ...i })), ['subnet_id', 'ip_address', 'mac_address', 'name', 'position'], 'ip_addresses.id', own.ipAddresses);
   }
   if (input.ports) {

@@ -18,10 +18,11 @@ export interface IpAddressWrite {
  * Subnets of IP addresses to be written on a host of `networkId`: each subnet must be visible
  * (unknown, another organization's or out of scope: 400 entity_reference_invalid), on that network
  * (400 entity_network_mismatch) and contain its address (400 ip_address_out_of_range). One query
- * for any number of addresses; hosts/service.ts `assertSubnets` can be this function.
+ * for any number of addresses; hosts/service.ts `assertSubnets` can be this function. Given the
+ * writing host, an address another host holds in that subnet is 409 ip_address_duplicate.
  */
 export async function assertIpAddressesInSubnets(
-  db: Db, scope: Scope, networkId: string, ips: Array<{ subnet_id: string; ip_address: string }>, field = 'subnet_id',
+  db: Db, scope: Scope, networkId: string, ips: Array<{ subnet_id: string; ip_address: string }>, field = 'subnet_id', hostId?: string,
 ): Promise<void> {
   if (!ips.length) return;
   const rows = await db.query<{ subnet_id: string; ip_address: string; found: string | null; network_id: string; cidr: string; inside: boolean }>(
@@ -36,6 +37,32 @@ export async function assertIpAddressesInSubnets(
     if (r.network_id !== networkId) throw new AppError('entity_network_mismatch', { entity: 'Subnet', id: r.subnet_id });
     if (!r.inside) throw new AppError('ip_address_out_of_range', { ip: r.ip_address, subnet: r.cidr });
   }
+  // After the subnets are known visible: the holder is on the subnet's network, so naming it reveals nothing.
+  if (hostId) await assertIpAddressesFree(db, hostId, ips);
+}
+
+/**
+ * One address is on one host per subnet: the same IP in a subnet on another host (a live row) is
+ * 409 ip_address_duplicate naming that host. A transaction-scoped advisory lock per subnet makes
+ * two writers of one subnet take turns, so of two concurrent requests one is refused; the check
+ * runs after the lock, and in READ COMMITTED it sees what the other request committed.
+ * The host's own rows are left out (a host PUT replaces them; one host holding an address twice is
+ * the unique constraint's 409). Discovery matches addresses by IP and subnet, so never duplicates.
+ */
+async function assertIpAddressesFree(db: Db, hostId: string, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
+  for (const subnetId of [...new Set(ips.map((i) => i.subnet_id.toLowerCase()))].sort()) {
+    await db.query(`select pg_advisory_xact_lock(hashtextextended('ip_addresses/subnet:' || ?, 0))`, [subnetId]);
+  }
+  const taken = await db.one<{ ip_address: string; cidr: string; host_id: string; host_name: string }>(
+    `select host(a.ip_address) as ip_address, s.cidr::text as cidr, h.id as host_id, h.name as host_name
+     from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
+     join ip_addresses a on a.subnet_id = x.subnet_id and a.ip_address = x.ip_address::inet and a.host_id <> ?
+     join hosts h on h.id = a.host_id
+     join subnets s on s.id = a.subnet_id
+     order by a.ip_address limit 1`,
+    [JSON.stringify(ips.map((i) => ({ subnet_id: i.subnet_id, ip_address: i.ip_address }))), hostId],
+  );
+  if (taken) throw new AppError('ip_address_duplicate', { ip: taken.ip_address, subnet: taken.cidr, host_id: taken.host_id, host_name: taken.host_name });
 }
 
 const ORDER = { ip_address: 'ip_address', name: 'name', position: 'position', ...TIME_ORDER };
@@ -49,7 +76,7 @@ export const ipAddressService = {
   async create(db: Db, scope: Scope, input: IpAddressWrite) {
     return db.transaction(async (tx) => {
       const host = await referencedHost(tx, scope, input.host_id!);
-      await assertIpAddressesInSubnets(tx, scope, host.network_id, [input]);
+      await assertIpAddressesInSubnets(tx, scope, host.network_id, [input], 'subnet_id', host.id as string);
       const id = randomUUID(); // a body id is ignored (server-owned, like every create's)
       const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: host.id }, id, input.position);
       return ipAddressTable.insert(tx, {
@@ -65,7 +92,7 @@ export const ipAddressService = {
       const current = await ipAddressTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'An IP address');
       await lockHost(tx, current.host_id as string);
-      await assertIpAddressesInSubnets(tx, scope, current.network_id as string, [input]);
+      await assertIpAddressesInSubnets(tx, scope, current.network_id as string, [input], 'subnet_id', current.host_id as string);
       const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string }, id, input.position);
       return ipAddressTable.update(tx, scope, id, {
         subnet_id: input.subnet_id, ip_address: input.ip_address, mac_address: input.mac_address, name: input.name, position,

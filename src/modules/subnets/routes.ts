@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { resourceRoutes } from '../../http/resourceRoutes.js';
 import { daemonSubnetBody } from '../discovery/schemas.js';
 import { daemonContext, ingestSubnet } from '../discovery/ingest.js';
-import { subnetCreate, subnetListQuery, subnetResponse, subnetUpdate } from './schemas.js';
+import { subnetCreate, subnetListQuery, subnetResponse, subnetUpdate, subnetWriteResponse } from './schemas.js';
 import { subnetService } from './service.js';
 import { subnetTable } from './table.js';
 
@@ -14,7 +14,9 @@ export const subnetRoutes = resourceRoutes({
     // A daemon gets every subnet of its network, unpaged (reference daemon-protocol §1.1 step 4).
     list: { daemon: { query: Joi.object().unknown(true), handler: ({ db, scope }) => subnetService.listForDaemon(db, scope) } },
     // A daemon's subnet: the network's subnet with that CIDR when there is one, else created (reference §2.1).
-    create: { daemon: { status: 200, body: daemonSubnetBody, handler: ({ db, scope, body }) => ingestSubnet(db, daemonContext(scope), body) } },
+    create: { response: subnetWriteResponse, summary: 'Create a subnet (a CIDR with host bits set is 400; overlapping subnets of the network come back in `warnings`)', daemon: { status: 200, body: daemonSubnetBody, handler: ({ db, scope, body }) => ingestSubnet(db, daemonContext(scope), body) } },
+    update: { response: subnetWriteResponse, summary: 'Replace a subnet (overlapping subnets of the network come back in `warnings`)' },
+    patch: { response: subnetWriteResponse },
     remove: { summary: 'Delete an unused subnet' },
   },
 });

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { networkCidr } from '../../http/cidr.js';
 import { body, cidr, description, entityId, listQuery, name, orderQuery, sourceResponse, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const SUBNET_TYPES = [
@@ -8,12 +9,14 @@ export const SUBNET_TYPES = [
 
 const fields = {
   id: entityId(),
-  cidr: Joi.string().ip({ cidr: 'required' }).required(),
+  cidr: networkCidr().required(),
   name: name().required(),
   description: description(),
   subnet_type: Joi.string().valid(...SUBNET_TYPES).default('None'),
   tags: tagIds().default([]),
   expected_updated_at: timestamp().allow(null),
+  // A client may send back what a create or update answered: the warnings are the server's, ignored.
+  warnings: Joi.any().strip(),
 };
 export const subnetCreate = body({ ...fields, id: Joi.any().strip(), network_id: uuid().required() });
 export const subnetUpdate = body({ ...fields, network_id: Joi.any().strip() });
@@ -24,3 +27,10 @@ export const subnetResponse = Joi.object({
   subnet_type: Joi.string(), source: sourceResponse(), tags: Joi.array().items(uuid()), lineage_id: uuid(), created_at: timestamp(),
   updated_at: timestamp(), valid_from: timestamp(), valid_to: timestamp().allow(null),
 }).label('Subnet');
+
+/** A create or update also reports the network's subnets that overlap this one (not refused: nesting is a real layout); no overlap, no field. */
+export const subnetWriteResponse = subnetResponse.keys({
+  warnings: Joi.array().items(Joi.object({
+    code: Joi.string().valid('subnet_overlap'), subnet_id: uuid(), cidr: cidr(),
+  }).label('SubnetWarning')).optional().description('Subnets of the same network that overlap this one (`subnet_overlap`): reported, not refused; absent when none'),
+}).label('SubnetWritten');

@@ -31,10 +31,11 @@ export const subnetService = {
     return db.transaction(async (tx) => {
       await networkService.assertWritable(tx, scope, input.network_id!);
       await tagService.assertTagsExist(tx, scope, input.tags);
-      return subnetTable.insert(tx, {
+      const subnet = await subnetTable.insert(tx, {
         id: randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, cidr: input.cidr,
         name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags, source: { type: 'Manual' },
       });
+      return withOverlapWarnings(tx, subnet);
     });
   },
 
@@ -44,9 +45,10 @@ export const subnetService = {
       await tagService.assertTagsExist(tx, scope, input.tags);
       const current = await subnetTable.get(tx, scope, id, undefined, true);
       if (current.cidr !== input.cidr) await assertNoAddressOutside(tx, id, input.cidr);
-      return subnetTable.update(tx, scope, id, {
+      const subnet = await subnetTable.update(tx, scope, id, {
         cidr: input.cidr, name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags,
       }, input.expected_updated_at);
+      return withOverlapWarnings(tx, subnet);
     });
   },
 
@@ -69,4 +71,21 @@ async function assertNoAddressOutside(db: Db, subnetId: string, cidr: string): P
     `select ip_address::text from ip_addresses where subnet_id = ? and not (ip_address <<= ?::cidr) limit 1`, [subnetId, cidr],
   );
   if (outside) throw new AppError('ip_address_out_of_range', { ip: outside.ip_address, subnet: cidr });
+}
+
+export interface SubnetWarning { code: 'subnet_overlap'; subnet_id: string; cidr: string }
+
+/**
+ * Subnets of one network that overlap are reported, not refused: a /24 inside a /16 is a real
+ * layout (a VLAN carved out of a site range), but two of them by mistake should be seen. The answer
+ * to a create or update carries `warnings: [{ code: 'subnet_overlap', subnet_id, cidr }]` (absent when none).
+ */
+async function withOverlapWarnings<T extends Record<string, unknown>>(db: Db, subnet: T): Promise<T & { warnings?: SubnetWarning[] }> {
+  const overlapping = await db.query<{ id: string; cidr: string }>(
+    `select id, cidr::text as cidr from subnets where network_id = ? and id <> ? and cidr && ?::cidr order by cidr, id`,
+    [subnet.network_id, subnet.id, subnet.cidr],
+  );
+  // Only when there is one, so an answer without overlaps is the subnet as a GET reads it.
+  if (!overlapping.length) return subnet;
+  return { ...subnet, warnings: overlapping.map((o) => ({ code: 'subnet_overlap' as const, subnet_id: o.id, cidr: o.cidr })) };
 }
