@@ -5,6 +5,8 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { networkOf } from '../../src/http/cidr.js';
+import { createDaemonKey, daemonClient, registerDaemon } from '../daemons/world.js';
+import { postSubnet } from '../discovery/reports.js';
 
 describe('subnets: data that is right', () => {
   let app: TestApp;
@@ -71,5 +73,21 @@ describe('subnets: data that is right', () => {
     }));
     expect(patched.warnings.map((w: any) => w.cidr).sort()).to.deep.equal(['10.0.0.0/16', '10.0.0.0/8']);
     expect(expectOk(await call(app.url, 'GET', `/api/v1/subnets?network_id=${t.defaultNetworkId}`, { auth: t.owner }))).to.have.length(3);
+  });
+
+  it('every other CIDR taken says the same: a daemon\'s subnet, and a daemon target approved by CIDR', async () => {
+    const d = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    await registerDaemon(d, t.defaultNetworkId);
+    const reported = await d.post('/api/v1/subnets', {
+      id: '6f1d3c1e-0000-4000-8000-000000000001', cidr: '198.18.1.5/24', network_id: t.defaultNetworkId, name: 'lan', description: null,
+      subnet_type: 'Lan', source: { type: 'Discovery', metadata: [] }, tags: [],
+    });
+    expectError(reported, 400, 'validation_failed');
+    expect(reported.body.error).to.contain('did you mean 198.18.1.0/24?');
+    await postSubnet(d, t.defaultNetworkId, '198.18.1.0/24');
+    const target = await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { cidr: '198.18.1.77/24' } });
+    expectError(target, 400, 'validation_failed');
+    expect(target.body.error).to.contain('did you mean 198.18.1.0/24?');
+    expect(expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { cidr: '198.18.1.0/24' } }))).to.include({ cidr: '198.18.1.0/24' });
   });
 });

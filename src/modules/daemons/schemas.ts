@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { body, entityId, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
 import { sessionReport } from '../discovery/schemas.js';
+import { networkCidr } from '../../http/cidr.js';
 
 export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
 
@@ -60,7 +61,7 @@ export const provisionResponse = Joi.object({
 // ---- Approved targets (./targets.ts) ----------------------------------------------------------
 export const targetBody = body({
   subnet_id: uuid().description('A subnet of the daemon’s network'),
-  cidr: Joi.string().ip({ cidr: 'required' }).description('Or the CIDR of a subnet of the daemon’s network (the subnet must exist)'),
+  cidr: networkCidr().description('Or the CIDR of a subnet of the daemon’s network (the subnet must exist)'),
 }).xor('subnet_id', 'cidr');
 
 export const targetParams = Joi.object({ id: uuid().required(), subnet_id: uuid().required() });

@@ -2,6 +2,7 @@
 // from release to release, so unknown keys are allowed (and ignored); the fields we use are checked.
 // Ids are any GUID (daemons send the nil UUID for ids they do not know).
 import Joi from 'joi';
+import { networkCidr } from '../../http/cidr.js';
 import { ADMIN_STATUSES, OPER_STATUSES } from '../interfaces/schemas.js';
 import { SUBNET_TYPES } from '../subnets/schemas.js';
 
@@ -25,7 +26,7 @@ export const discoveryType = () => open({ type: Joi.string().max(40).required() 
 
 export const daemonSubnetBody = open({
   id: anyUuid().required(),
-  cidr: Joi.string().ip({ cidr: 'required' }).required(),
+  cidr: networkCidr().required(),
   network_id: anyUuid().required(),
   name: Joi.string().min(1).max(100).required(),
   description: text(500).allow(null, '').empty('').default(null),
