@@ -40,8 +40,12 @@ async function shutdown(signal: string) {
   // close the queues, Redis and the database pool.
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections?.();
+  // Event streams never finish on their own: end them now (each told why, with its last id).
+  const streams = services.events.endAll('the server is shutting down: reconnect with Last-Event-ID');
   await closed;
   await closeServices(services);
+  clearTimeout(deadline);
+  services.logger.info({ signal, event_streams_ended: streams }, 'api stopped');
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -81,6 +81,8 @@ export class EventHub {
   private stopped = false;
   private lastId = 0n;
   private readonly streams = new Set<EventStream>();
+  /** Set by endAll: why streams end (the server is stopping). */
+  private ending: string | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
   /** Rounds of credential checks completed (tests wait for one that started after a change). */
   rechecks = 0;
@@ -226,6 +228,19 @@ export class EventHub {
     this.close(s);
   }
 
+  /**
+   * The process is stopping: every open stream is told why, with its last id (to resume on another
+   * process with Last-Event-ID), and ended now. A stream never ends by itself, so without this a
+   * graceful shutdown would wait for its deadline while any client listens. Streams opened after
+   * this end at once the same way. Answers how many were open.
+   */
+  endAll(reason: string): number {
+    this.ending = reason;
+    const open = [...this.streams];
+    for (const s of open) this.end(s, reason);
+    return open.length;
+  }
+
   close(s: EventStream): void {
     if (s.closed) return;
     s.closed = true;
@@ -245,6 +260,10 @@ export class EventHub {
     const stream = new EventStream(scope, filter, BigInt(after), recheck, lease);
     this.streams.add(stream);
     stream.write('retry: 2000\n\n');
+    if (this.ending) {
+      this.end(stream, this.ending);
+      return stream;
+    }
     void this.catchUp(stream);
     return stream;
   }
