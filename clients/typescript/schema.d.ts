@@ -570,7 +570,7 @@ export type paths = {
         /** List (as of `at`, when given) */
         get: operations["listSubnets"];
         put?: never;
-        /** Create a subnet */
+        /** Create a subnet (a CIDR with host bits set is 400; overlapping subnets of the network come back in `warnings`) */
         post: operations["createSubnet"];
         delete?: never;
         options?: never;
@@ -587,7 +587,7 @@ export type paths = {
         };
         /** Get a subnet (as of `at`, when given) */
         get: operations["getSubnet"];
-        /** Replace a subnet */
+        /** Replace a subnet (overlapping subnets of the network come back in `warnings`) */
         put: operations["updateSubnet"];
         post?: never;
         /** Delete an unused subnet */
@@ -2101,6 +2101,37 @@ export type components = {
             valid_from: string;
             valid_to: string | null;
         };
+        SubnetWarning: {
+            /** @constant */
+            code: "subnet_overlap";
+            /** Format: uuid */
+            subnet_id: string;
+            /** @description An IPv4 or IPv6 network in CIDR notation */
+            cidr: string;
+        };
+        SubnetWritten: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** Format: uuid */
+            network_id: string;
+            /** @description An IPv4 or IPv6 network in CIDR notation */
+            cidr: string;
+            name: string;
+            description: string | null;
+            subnet_type: string;
+            source: components["schemas"]["EntitySource"];
+            tags: string[];
+            /** Format: uuid */
+            lineage_id: string;
+            created_at: string;
+            updated_at: string;
+            valid_from: string;
+            valid_to: string | null;
+            /** @description Subnets of the same network that overlap this one (`subnet_overlap`): reported, not refused; absent when none */
+            warnings?: components["schemas"]["SubnetWarning"][];
+        };
         Virtualization: ({
             /** @example Docker */
             type?: string;
@@ -2538,6 +2569,11 @@ export type components = {
             kind: string;
             source: string;
             target: string;
+            /**
+             * @description l2: a physical_link learned from a switch's forwarding table (the host sits on that port), not reported by LLDP/CDP
+             * @constant
+             */
+            evidence?: "forwarding_table";
         } & {
             [key: string]: unknown;
         };
@@ -2726,7 +2762,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -2795,7 +2831,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `entity_in_use`, `discovery_session_active`, `discovery_session_finished`, `network_not_empty`, `idempotency_secret_not_replayed` */
+        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `ip_address_duplicate`, `entity_in_use`, `discovery_session_active`, `discovery_session_finished`, `network_not_empty`, `idempotency_secret_not_replayed` */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -5127,7 +5163,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Subnet"];
+                        data: components["schemas"]["SubnetWritten"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -5237,7 +5273,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Subnet"];
+                        data: components["schemas"]["SubnetWritten"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -5355,7 +5391,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Subnet"];
+                        data: components["schemas"]["SubnetWritten"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
