@@ -198,18 +198,34 @@ export function sweepStaleLabs(): string[] {
 
 // ---- building ------------------------------------------------------------------------------------
 
-/** A free /30 in 198.19.255.0/24 for the root-namespace link (parallel labs each take their own). */
-function freeServerLink(): { link: string; serverIp: string; agentIp: string } {
+/**
+ * A free /30 in 198.19.255.0/24 for the root-namespace link (parallel labs each take their own).
+ * Claimed with a file created exclusively (`link-<n>`, naming the lab): two labs built at the same
+ * moment (mocha --parallel starts both lab files first) never take the same one. A claim whose lab
+ * directory is gone (torn down, or swept as stale) is free again.
+ */
+function claimServerLink(labId: string): { link: string; serverIp: string; agentIp: string; claim: string } {
   const used = new Set<string>();
   for (const entry of JSON.parse(ip('-4', '-j', 'addr')) as Array<{ addr_info: Array<{ local: string }> }>) {
     for (const a of entry.addr_info) used.add(a.local);
   }
-  // From a random start: two labs built at the same moment (mocha --parallel) rarely pick the same one.
   const start = randomBytes(1)[0]! % 64;
   for (let n = 0; n < 64; n += 1) {
     const base = ((start + n) % 64) * 4;
     const serverIp = `198.19.255.${base + 1}`;
-    if (!used.has(serverIp)) return { link: `198.19.255.${base}/30`, serverIp, agentIp: `198.19.255.${base + 2}` };
+    if (used.has(serverIp)) continue;
+    const claim = path.join(STATE_DIR, `link-${base}`);
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        fs.writeFileSync(claim, labId, { flag: 'wx' });
+        return { link: `198.19.255.${base}/30`, serverIp, agentIp: `198.19.255.${base + 2}`, claim };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const holder = fs.readFileSync(claim, 'utf8');
+        if (fs.existsSync(path.join(STATE_DIR, holder))) break; // a live lab's
+        fs.rmSync(claim, { force: true }); // a gone lab's: take it
+      }
+    }
   }
   throw new Error('no free /30 in 198.19.255.0/24 for the lab: too many labs running?');
 }
@@ -345,6 +361,7 @@ export async function createLab(): Promise<Lab> {
   const hosts: LabHost[] = HOSTS.map((h) => ({ ...h, ns: nsOf(h.name), services: h.services.map((s) => ({ ...s, ip: h.ip })) }));
   const allNs = [switchNs, routerNs, agentNs, ...hosts.map((h) => h.ns)];
   let destroyed = false;
+  let linkClaim: string | undefined;
 
   const teardownSync = () => {
     if (destroyed) return;
@@ -353,6 +370,7 @@ export async function createLab(): Promise<Lab> {
     removeNamespaces(allNs);
     sh('ip', ['link', 'del', rootLink], { allowFail: true });
     fs.rmSync(dir, { recursive: true, force: true });
+    if (linkClaim) fs.rmSync(linkClaim, { force: true });
   };
   // A run that ends without destroy() (an exception, Ctrl-C) leaves nothing behind.
   const onExit = () => teardownSync();
@@ -396,7 +414,8 @@ export async function createLab(): Promise<Lab> {
     // The agent: on segment A only (B is routed), and a /30 to the root namespace for the API.
     attach(switchNs, agentNs, 'ag0', 'p-agent', 'br-a', `${AGENT_IP}/24`);
     ip('-n', agentNs, 'route', 'add', LAB_SPACE, 'via', '198.18.10.1');
-    const server = freeServerLink();
+    const server = claimServerLink(`nl${id}`);
+    linkClaim = server.claim;
     ip('link', 'add', rootLink, 'type', 'veth', 'peer', 'name', 'ag-srv', 'netns', agentNs);
     ip('addr', 'add', `${server.serverIp}/30`, 'dev', rootLink);
     ip('link', 'set', rootLink, 'up');
