@@ -46,7 +46,7 @@ export const ERROR_CODES = {
   event_cursor_expired: { status: 410, message: 'Events up to {after} are past retention (EVENT_RETENTION_DAYS); the oldest kept is {oldest}: re-read the inventory, then follow the feed from the newest event' },
   payload_too_large: { status: 413, message: 'Request body exceeds {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'Request body must be application/json' },
-  auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_after} seconds.' },
+  auth_login_locked: { status: 429, message: 'Too many failed login attempts. Try again in {retry_in}.' },
   rate_limit_exceeded: { status: 429, message: 'Rate limit exceeded. Try again in {retry_after} seconds.' },
   event_streams_exceeded: { status: 429, message: 'This credential already has {limit} open event streams: close one before opening another' },
   topology_busy: { status: 429, message: 'Your organization already has {queued} large topology computations waiting (views, exports, timelines): try again in {retry_after} seconds' },
@@ -119,4 +119,11 @@ export function fromForeignKeyViolation(err: { code?: string; message?: string; 
     return new AppError('entity_in_use', { entity: err.table ?? 'entity', used_by: by });
   }
   return invalidReference(err.table ?? 'entity', key?.[2] ?? '', key?.[1] ?? 'body');
+}
+
+/** A wait in words, rounded up to what a person reads: "10 seconds", "1 minute", "15 minutes" (899 s → 15 minutes). */
+export function waitInWords(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }

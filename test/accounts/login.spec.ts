@@ -72,6 +72,9 @@ describe('accounts/login: throttling and password policy', () => {
     const locked = await attemptFrom(attacker, PASSWORD);
     expectError(locked, 429, 'auth_login_locked');
     expect(Number(locked.headers.get('retry-after'))).to.be.within(14 * 60, 15 * 60);
+    // Said in words a person reads (it said "Try again in 899 seconds"); retry_after stays in seconds.
+    expect(locked.body.error).to.match(/^Too many failed login attempts\. Try again in 1[45] minutes\.$/);
+    expect(locked.body.params.retry_after).to.be.within(14 * 60, 15 * 60);
     expect(locked.headers.get('set-cookie')).to.equal(null);
     // The attacker's address may still try other accounts; the owner is not locked out anywhere else.
     expectError(await attemptFrom(attacker, 'wrong-password-x', uniqueEmail('other')), 401, 'auth_invalid_credentials');
@@ -88,6 +91,7 @@ describe('accounts/login: throttling and password policy', () => {
     const slowed = await attemptFrom(freshLoopbackIp(), PASSWORD);
     expectError(slowed, 429, 'auth_login_locked');
     expect(Number(slowed.headers.get('retry-after'))).to.be.within(1, 10);
+    expect(slowed.body.error).to.match(/Try again in (1|[2-9]|10) seconds?\.$/);
     expectOk(await attemptFrom(known, PASSWORD));
   });
 

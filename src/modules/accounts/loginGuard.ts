@@ -10,7 +10,7 @@
 // atomic script, so parallel guesses cannot slip past the count. Kept in Redis so that every API
 // process agrees; while Redis is down the same rules run in process memory rather than not at all.
 import type { Redis } from 'ioredis';
-import { AppError } from '../../core/errors.js';
+import { AppError, waitInWords } from '../../core/errors.js';
 import { withTimeout } from '../../core/timeout.js';
 
 export const LOGIN_POLICY = {
@@ -85,7 +85,10 @@ export class LoginGuard {
     const p = LOGIN_POLICY;
     const redisWait = await this.viaRedis(() => this.redis.eval(BEGIN_ATTEMPT, 3, ...keys, p.windowMs, p.maxFailuresPerAddress, p.slowAfterFailures, p.slowGapMs));
     const waitMs = redisWait === undefined ? this.beginLocally(keys) : Number(redisWait);
-    if (waitMs > 0) throw new AppError('auth_login_locked', { retry_after: Math.ceil(waitMs / 1000) });
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      throw new AppError('auth_login_locked', { retry_after: seconds, retry_in: waitInWords(seconds) });
+    }
   }
 
   /** The password was right. */

@@ -24,7 +24,7 @@ export function signInScreen(root: HTMLElement, route: Route, signedIn: () => vo
         signedIn();
       } catch (err) {
         const e2 = err as ApiError;
-        fill(message, notice('error', e2.message, e2.code));
+        fill(message, notice('error', e2.message)); // the words, not the API's code: a person signs in here
         submit.disabled = false;
       }
     },
