@@ -212,6 +212,9 @@ describe('web application (Chromium)', function () {
     await waitForMap(w.page);
     const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-svg')]);
     expect(download.suggestedFilename()).to.match(/^topology-.*-l3-\d{4}-\d\d-\d\d\.svg$/);
+    // The PNG of the same view is named the same way (it was topology-l3.png).
+    const [png] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-png')]);
+    expect(png.suggestedFilename()).to.equal(download.suggestedFilename().replace(/\.svg$/, '.png'));
     const path = await download.path();
     const svg = (await import('node:fs')).readFileSync(path!, 'utf8');
     expect(svg).to.match(/^<\?xml|^<svg/).and.to.contain('web').and.to.contain('office');

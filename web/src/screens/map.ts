@@ -119,6 +119,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   const timeBar = h('div', { class: 'timebar', hidden: true });
   const changes = h('section', { class: 'changes', 'aria-label': 'Changes', hidden: mode !== 'diff' });
   const networkName = session.networks.find((n) => n.id === state.networkId)?.name ?? 'Network';
+  /** Named as the server names the SVG export (topology/service.ts exportView): network, view, day of the instant. */
+  const exportName = (extension: string) => {
+    const slug = networkName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
+    return `topology-${slug}-${state.view}-${(state.at ?? new Date().toISOString()).slice(0, 10)}.${extension}`;
+  };
 
   const renderer = new MapRenderer(canvas, {
     select: (nodeId) => {
@@ -142,7 +147,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null,
     button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
     mode === 'map' ? addMenu(edits) : null,
-    button('PNG', async () => download(await renderer.png(), `topology-${state.view}.png`), { id: 'export-png', 'aria-label': 'Download PNG' }),
+    button('PNG', async () => download(await renderer.png(), exportName('png')), { id: 'export-png', 'aria-label': 'Download PNG' }),
     h('a', { class: 'button', id: 'export-svg', download: '', href: '#', 'aria-label': 'Download SVG' }, 'SVG'));
 
   const diffForm = mode === 'diff' ? diffControls() : null;
