@@ -9,8 +9,8 @@ import { createKey, createNetwork, createUser, login, registerTenant, type Tenan
 import { db, NODE, ROOT, waitFor } from '../workers/support.js';
 import { recordEvent } from '../../src/modules/events/service.js';
 import { bundlePath } from '../../scripts/build.js';
+import { readSse, type SseFrame } from '../support/sse.js';
 
-interface SseFrame { id?: string; event?: string; data?: any; comment?: string }
 
 /** An SSE client over fetch: frames as they arrive. */
 async function openStream(url: string, auth: Credential, opts: { query?: string; lastEventId?: string } = {}) {
@@ -24,31 +24,10 @@ async function openStream(url: string, auth: Credential, opts: { query?: string;
   expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
   const frames: SseFrame[] = [];
   let waiting: (() => void) | undefined;
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const frame: SseFrame = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-            else if (line.startsWith('id: ')) frame.id = line.slice(4);
-            else if (line.startsWith('event: ')) frame.event = line.slice(7);
-            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-          }
-          frames.push(frame);
-          waiting?.();
-        }
-      }
-    } catch {
-      /* aborted */
-    }
-  })();
+  void readSse(res.body, (frame) => {
+    frames.push(frame);
+    waiting?.();
+  });
   const events = () => frames.filter((f) => f.id && f.data);
   return {
     frames,

@@ -1,10 +1,10 @@
 // Helpers for the multi-process test: API and worker processes from the built bundles (dist/) over
 // one test database and one Redis prefix, and an SSE reader for the event stream.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { bundlePath } from '../../scripts/build.js';
+import type { ChildProcess } from 'node:child_process';
 import type { TestApp } from '../support/app.js';
 import type { Credential } from '../support/client.js';
-import { NODE, ROOT, waitFor } from '../workers/support.js';
+import { readSse } from '../support/sse.js';
+import { spawnBundle, waitFor } from '../workers/support.js';
 
 export interface Child {
   name: string;
@@ -16,26 +16,9 @@ export interface Child {
 }
 
 function start(name: string, bundle: 'server' | 'worker', app: TestApp, env: Record<string, string>): Child {
-  const child = spawn(NODE, ['--enable-source-maps', bundlePath(bundle)], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: app.databaseUrl,
-      REDIS_URL: app.services.config.redisUrl,
-      REDIS_PREFIX: app.redisPrefix,
-      LOG_LEVEL: 'info',
-      // node-postgres reads it: pg_stat_activity then says which process holds a connection.
-      PGAPPNAME: name,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  // Read both pipes for the whole run (a full pipe would block the child).
-  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { name, child, output: () => out, exited, running: () => child.exitCode === null && child.signalCode === null };
+  // node-postgres reads PGAPPNAME: pg_stat_activity then says which process holds a connection.
+  const p = spawnBundle(bundle, app, { PGAPPNAME: name, ...env });
+  return { name, ...p, running: () => p.child.exitCode === null && p.child.signalCode === null };
 }
 
 const logLines = (out: string) =>
@@ -83,28 +66,8 @@ export async function openStream(url: string, auth: Credential, query = '') {
   const res = await fetch(`${url}/api/v1/events/stream${query}`, { headers, signal: controller.signal });
   if (res.status !== 200) throw new Error(`stream on ${url}: ${res.status} ${await res.text()}`);
   const events: SseEvent[] = [];
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const frame: Partial<SseEvent> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) frame.id = line.slice(4);
-            else if (line.startsWith('event: ')) frame.event = line.slice(7);
-            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-          }
-          if (frame.id && frame.data) events.push(frame as SseEvent);
-        }
-      }
-    } catch {
-      /* aborted */
-    }
-  })();
+  void readSse(res.body, (frame) => {
+    if (frame.id && frame.data) events.push(frame as SseEvent);
+  });
   return { events, close: () => controller.abort() };
 }

@@ -172,9 +172,14 @@ export interface WorkerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `node --import tsx workers/index.ts` with the test app's database and Redis prefix. */
+/** The worker bundle (dist/worker.mjs) with the test app's database and Redis prefix. */
 export function spawnWorker(app: TestApp, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(NODE, ['--enable-source-maps', bundlePath('worker')], {
+  return spawnBundle('worker', app, env);
+}
+
+/** A built bundle (dist/) as a child process over the test app's database and Redis prefix, its output kept. */
+export function spawnBundle(bundle: 'server' | 'worker', app: TestApp, env: Record<string, string> = {}): WorkerProcess {
+  const child = spawn(NODE, ['--enable-source-maps', bundlePath(bundle)], {
     cwd: ROOT,
     env: {
       ...process.env,
