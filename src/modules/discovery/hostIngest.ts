@@ -25,6 +25,7 @@
 // digest, alone in its batch to name its machine, moves the host's last_seen_at and gets the
 // stored answer: one statement for all of them, right after step 1.
 import { createHash, randomUUID } from 'node:crypto';
+import { LOCKS } from '../../core/advisoryLocks.js';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import type { HistoryTable, Row } from '../../core/historyTable.js';
@@ -61,14 +62,9 @@ export function assertOwnNetwork(ctx: IngestContext, networkId: string): void {
 export const NIL = '00000000-0000-0000-0000-000000000000';
 export const json = (value: unknown) => JSON.stringify(value);
 
-/**
- * Transaction-scoped advisory locks, always taken in one order (no deadlock between ingests). Each
- * held key takes a slot of PostgreSQL's shared lock table (max_locks_per_transaction ×
- * max_connections, 6,400 by default): keep batches to a few hundred hosts (DISCOVERY_SYNC_BATCH).
- */
-export const LOCKS = (keysSql: string) => `
-  select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as locked
-  from (select distinct k from (${keysSql}) keys where k is not null order by k) ordered`;
+// Advisory locks (src/core/advisoryLocks.ts): keep batches to a few hundred hosts (DISCOVERY_SYNC_BATCH),
+// each key holds a slot of PostgreSQL's shared lock table.
+export { LOCKS };
 
 /** `{name}` placeholders bound by name (these statements use some values several times). */
 function bind(sql: string, values: Record<string, unknown>): [string, unknown[]] {
@@ -413,8 +409,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
     const s = m.ipMatch[k];
     const common = { subnet_id: i.subnet_id, ip_address: i.ip_address, first_discovery_id: first(s) };
     const mac = i.mac_address ?? (s?.mac_address as string | null | undefined) ?? null;
-    // The vendor as reported, else as stored; whether the MAC is random follows from the MAC itself.
-    const vendor = { mac_vendor: i.mac_vendor ?? s?.mac_vendor ?? null, mac_random: i.mac_random ?? (mac ? isLocallyAdministered(mac) : s?.mac_random ?? null) };
+    // The vendor as reported, else as stored; whether the MAC is random follows from the MAC itself (never from a report's flag).
+    const vendor = { mac_vendor: i.mac_vendor ?? s?.mac_vendor ?? null, mac_random: mac ? isLocallyAdministered(mac) : null };
     return s
       ? { stored: s, row: { ...onHost, ...common, ...vendor, id: s.id, mac_address: mac, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
       : { row: { ...onHost, ...common, ...vendor, id: ids.idFor(i.id), mac_address: mac, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };

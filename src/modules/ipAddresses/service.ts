@@ -1,6 +1,7 @@
 // IP addresses of hosts (spec §2.3): an address lies inside its subnet, and the subnet is on its
 // host's network; network and organization always come from the host.
 import { randomUUID } from 'node:crypto';
+import { LOCKS } from '../../core/advisoryLocks.js';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
@@ -43,16 +44,17 @@ export async function assertIpAddressesInSubnets(
 
 /**
  * One address is on one host per subnet: the same IP in a subnet on another host (a live row) is
- * 409 ip_address_duplicate naming that host. A transaction-scoped advisory lock per subnet makes
- * two writers of one subnet take turns, so of two concurrent requests one is refused; the check
- * runs after the lock, and in READ COMMITTED it sees what the other request committed.
+ * 409 ip_address_duplicate naming that host. A transaction-scoped advisory lock per address (the
+ * one discovery's ingest takes) makes two writers of one address take turns, so of two concurrent
+ * requests one is refused; the check runs after the lock, and in READ COMMITTED it sees what the
+ * other request committed.
  * The host's own rows are left out (a host PUT replaces them; one host holding an address twice is
  * the unique constraint's 409). Discovery matches addresses by IP and subnet, so never duplicates.
  */
 async function assertIpAddressesFree(db: Db, hostId: string, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
-  for (const subnetId of [...new Set(ips.map((i) => i.subnet_id.toLowerCase()))].sort()) {
-    await db.query(`select pg_advisory_xact_lock(hashtextextended('ip_addresses/subnet:' || ?, 0))`, [subnetId]);
-  }
+  // The keys discovery locks an address with (src/core/advisoryLocks.ts): a manual write and a report of it take turns.
+  await db.query(LOCKS(`select 'ip:' || x.subnet_id || ':' || host(x.ip_address::inet) as k
+                        from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)`), [JSON.stringify(ips)]);
   const taken = await db.one<{ ip_address: string; cidr: string; host_id: string; host_name: string }>(
     `select host(a.ip_address) as ip_address, s.cidr::text as cidr, h.id as host_id, h.name as host_name
      from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
