@@ -41,7 +41,9 @@ export function findMiddleboxes(cidr: string, answering: FoundHost[], tried: num
       continue;
     }
     const key = host.openPorts.map((p) => `${p.port}/${p.protocol.toLowerCase()}`).sort().join(',');
-    groups.set(key, [...(groups.get(key) ?? []), host]);
+    const group = groups.get(key) ?? [];
+    if (!group.length) groups.set(key, group);
+    group.push(host); // not a copy per host: a /16 behind a middlebox is 65,534 of them
   }
   const phantoms = new Set<string>();
   const warnings: string[] = [];
