@@ -3,7 +3,7 @@
 // lead to the lab (asserted before every probe and every agent start), and assertions on the
 // server's inventory through the API (sessions, which have no user route, through SQL).
 // Root only: otherwise every test here is reported as pending, with the reason.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -19,7 +19,7 @@ import { readInventory, type SeenHost } from './inventory.js';
 import { LAB_PACKAGES, ensurePackages } from './packages.js';
 import {
   AGENT_IP, LAB_SPACE, MIDDLEBOX_RANGE, NODE, PYTHON, ROOT, ROUTER_IPS, SEGMENT_A, SEGMENT_B, WEB_TITLE,
-  cidrInside, createLab, labUnavailable, type Lab, type LabHost, type ProbeTarget,
+  cidrInside, createLab, labUnavailable, spawnInAgentNs, type Lab, type LabHost, type ProbeTarget,
 } from './lab.js';
 
 /** Skips the whole file (pending, with the reason) where the lab cannot be built. */
@@ -168,16 +168,11 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
     await lab?.destroy();
   });
 
-  /** Starts the agent inside its namespace, after the safety check (the only way an agent is started here). */
+  /** Starts the agent inside its namespace, after the safety check (spawnInAgentNs). */
   function startAgent(args: string[]): RunningAgent {
-    lab.assertAgentIsolated();
-    const child = spawn('ip', ['netns', 'exec', lab.agentNs, NODE, '--import', 'tsx', AGENT_MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    agents.push(child);
-    let output = '';
-    child.stdout!.on('data', (d) => { output += d; });
-    child.stderr!.on('data', (d) => { output += d; });
-    const exited = new Promise<AgentExit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, output })));
-    return { child, exited };
+    const run = spawnInAgentNs(lab, NODE, ['--import', 'tsx', AGENT_MAIN, ...args]);
+    agents.push(run.child);
+    return { child: run.child, exited: run.exited.then(({ code, signal }) => ({ code, signal, output: run.output() })) };
   }
 
   /** A network of its own with a daemon_poll key: each test's inventory starts empty. */

@@ -3,7 +3,7 @@
 // forwarding-table placements drawn by the l2 view, a walk cut short that erases nothing, names
 // from PTR, mDNS and sysName with their source, vendors and random MACs. Assertions on the server's
 // API only. The agent runs only inside its namespace, after the route check. Root only: pending otherwise.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createDaemonKey } from '../daemons/world.js';
@@ -12,7 +12,7 @@ import { call, expectOk } from '../support/client.js';
 import { createNetwork, registerTenant, type Tenant } from '../support/world.js';
 import { waitFor } from '../workers/support.js';
 import { LAB_PACKAGES, SNMP_PACKAGES, ensurePackages } from './packages.js';
-import { L2, L2_STRANGERS, NODE, ROOT, SEGMENT_A, addL2, createLab, labUnavailable, type L2Lab, type Lab, type LabHost } from './lab.js';
+import { L2, L2_STRANGERS, NODE, ROOT, SEGMENT_A, addL2, createLab, labUnavailable, spawnInAgentNs, type L2Lab, type Lab, type LabHost } from './lab.js';
 
 const AGENT_MAIN = path.join(ROOT, 'agent/main.ts');
 const RUN_LIMIT_MS = 240_000;
@@ -56,17 +56,12 @@ describe('discovery lab, issue 25: SNMP, LLDP, names and vendors on the server',
 
   /** One `--once` run of segment A with SNMP, PTR and mDNS on; the route check first. */
   async function runOnce(d: { args: string[] }): Promise<string> {
-    lab.assertAgentIsolated();
-    const child = spawn('ip', ['netns', 'exec', lab.agentNs, NODE, '--import', 'tsx', AGENT_MAIN, ...d.args, '--once', '--targets', SEGMENT_A,
-      '--full-range-runs', '0', ...l2.agentArgs], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    agents.push(child);
-    let output = '';
-    child.stdout!.on('data', (x) => { output += x; });
-    child.stderr!.on('data', (x) => { output += x; });
-    const limit = setTimeout(() => child.kill('SIGKILL'), RUN_LIMIT_MS);
-    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c))).finally(() => clearTimeout(limit));
-    expect(code, `agent exit ${code}:\n${output.slice(-3000)}`).to.equal(0);
-    return output;
+    const run = spawnInAgentNs(lab, NODE, ['--import', 'tsx', AGENT_MAIN, ...d.args, '--once', '--targets', SEGMENT_A, '--full-range-runs', '0', ...l2.agentArgs]);
+    agents.push(run.child);
+    const limit = setTimeout(() => run.child.kill('SIGKILL'), RUN_LIMIT_MS);
+    const { code } = await run.exited.finally(() => clearTimeout(limit));
+    expect(code, `agent exit ${code}:\n${run.output().slice(-3000)}`).to.equal(0);
+    return run.output();
   }
 
   async function newDaemon(label: string) {

@@ -773,15 +773,21 @@ async function until(what: string, check: () => boolean, limitMs = 20_000): Prom
   }
 }
 
-/** Runs a program in the agent's namespace, after the safety check; killed past `timeoutMs` (the benches' tools). */
-export function runInAgentNs(lab: Lab, cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+/** A program started in the agent's namespace, after the safety check (the only way the tests and benches start one). */
+export function spawnInAgentNs(lab: Lab, cmd: string, args: string[]): { child: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
   lab.assertAgentIsolated();
-  return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
-  });
+  const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => { output += d; });
+  child.stderr!.on('data', (d) => { output += d; });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, output: () => output, exited };
+}
+
+/** Runs a program in the agent's namespace (spawnInAgentNs); killed past `timeoutMs` (the benches' tools). */
+export async function runInAgentNs(lab: Lab, cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  const run = spawnInAgentNs(lab, cmd, args);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
+  const { code } = await run.exited.finally(() => clearTimeout(timer));
+  return { code, output: run.output() };
 }
