@@ -191,6 +191,8 @@ describe('web application: the Daemons page (Chromium)', function () {
     await waitForMap(page);
     const steps = page.locator('#host-list .empty-map');
     await steps.waitFor({ state: 'attached' });
+    // Seen, not only in the page: on a phone the host list is a sheet, opened for an empty network.
+    await steps.waitFor({ state: 'visible' });
     expect(await steps.locator('pre.command').textContent()).to.equal(command('<key>'));
     expect(await steps.textContent()).to.contain('Create a daemon key on the Daemons page').and.contain('POST /api/v1/auth/daemon').and.contain('Approve a subnet');
     expect(await pageWidth(page)).to.be.at.most(390);

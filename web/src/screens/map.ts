@@ -166,6 +166,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     outlet.querySelector('.map-body')?.classList.toggle('sheet-open', open);
   }
   sheetToggle.addEventListener('click', () => setSheet(sheetToggle.getAttribute('aria-expanded') !== 'true'));
+  let emptySheetShown = false;
 
   // ---- state → screen --------------------------------------------------------------------------
   const shown = (): Topology | undefined => (state.timeline ?? state.graph);
@@ -195,6 +196,12 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       }, x.name, x.ips.length ? h('small', {}, ` ${x.ips.join(', ')}`) : null), dependencyLine(x.hostId)))
       : h('li', { class: 'muted' }, shown()?.nodes.length ? 'No host matches.' : emptyText()));
     sheetToggle.textContent = `Hosts (${matches.length})`;
+    // An empty network: on a phone the instructions live in the closed sheet, so open it once (the canvas is blank).
+    const graph = shown();
+    if (graph && !graph.nodes.length && !emptySheetShown) {
+      emptySheetShown = true;
+      setSheet(true);
+    }
   }
 
   /** A host's dependencies and its role in each, as the details panel lists them ("Internal DNS: spoke"). */
