@@ -9,8 +9,11 @@ export const bindingTable = new HistoryTable({
   networkColumn: 'network_id',
 });
 
+/** The order of a service's bindings: oldest first. */
+export const BINDING_ORDER = 't.created_at, t.id';
+
 /** Services with their bindings (live, or as of `at`), oldest first: one query for all of them. */
 export async function withBindings(db: Db, services: Row[], at?: string): Promise<Row[]> {
-  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, 't.created_at, t.id'), 'service_id');
+  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, BINDING_ORDER), 'service_id');
   return services.map((s) => ({ ...s, bindings: bindings.get(s.id as string) ?? [] }));
 }

@@ -7,14 +7,19 @@ import { ipAddressTable } from '../ipAddresses/table.js';
 import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
 
+/** The order of each list of a host's children (historyWithChildren.ts answers them in the same order). */
+export const HOST_CHILD_ORDER = {
+  ip_addresses: 't.position, t.id', ports: 't.number, t.protocol, t.id', services: 't.position, t.id', interfaces: 't.if_index, t.id',
+} as const;
+
 /** Attaches children to a page of hosts: five queries whatever the page size. */
 export async function withChildren(db: Db, hosts: Row[], at?: string): Promise<Row[]> {
   const ids = hosts.map((h) => h.id as string);
   const [ips, ports, services, interfaces] = await Promise.all([
-    ipAddressTable.byParent(db, 'host_id', ids, at, 't.position, t.id'),
-    portTable.byParent(db, 'host_id', ids, at, 't.number, t.protocol, t.id'),
-    serviceTable.byParent(db, 'host_id', ids, at, 't.position, t.id'),
-    interfaceTable.byParent(db, 'host_id', ids, at, 't.if_index, t.id'),
+    ipAddressTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ip_addresses),
+    portTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ports),
+    serviceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.services),
+    interfaceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.interfaces),
   ]);
   const byHost = {
     ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(await withBindings(db, services, at), 'host_id'), interfaces: groupBy(interfaces, 'host_id'),

@@ -20,11 +20,11 @@ export const hostResponse = Joi.object({
   sys_location: Joi.string().allow(null).description('SNMP sysLocation (read-only, from discovery)'),
   sys_contact: Joi.string().allow(null).description('SNMP sysContact (read-only, from discovery)'),
   chassis_id: Joi.string().allow(null).description('LLDP chassis id of the host itself (read-only, from discovery)'),
-  // Children come with the host now and `at` an instant, not with a history state (they have their own).
-  ip_addresses: Joi.array().items(ipAddressResponse).optional().description('Not in history states'),
-  ports: Joi.array().items(portResponse).optional().description('Not in history states'),
-  services: Joi.array().items(serviceResponse).optional().description('Not in history states'),
-  interfaces: Joi.array().items(interfaceResponse).optional().description('Not in history states'),
+  // Children as of the same instant as the host (now, `at`, or a history entry's valid_from).
+  ip_addresses: Joi.array().items(ipAddressResponse).optional(),
+  ports: Joi.array().items(portResponse).optional(),
+  services: Joi.array().items(serviceResponse).optional(),
+  interfaces: Joi.array().items(interfaceResponse).optional(),
   first_discovery_id: uuid().allow(null), last_discovery_id: uuid().allow(null), last_seen_at: ts(),
   lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(), valid_from: timestamp(), valid_to: ts(),
 }).label('Host');

@@ -3,6 +3,7 @@ import { defineRoutes } from '../../http/pipeline.js';
 import { bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
 import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
+import { hostHistoryQuery, hostHistoryResponse } from './historyWithChildren.js';
 import { hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
 import { hostTable } from './table.js';
@@ -46,9 +47,10 @@ const hostRoutesDeclared = defineRoutes([
     handler: ({ db, scope, params }) => hostService.remove(db, scope, params.id),
   },
   {
-    operationId: 'getHostHistory', method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', summary: 'Every state of a host row, newest first', list: true,
-    params: idParams, response: hostResponse,
-    handler: ({ db, scope, params }) => hostService.history(db, scope, params.id),
+    operationId: 'getHostHistory', method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', list: true,
+    summary: 'Every state of a host with its children, newest first: one entry per instant at which the host or one of its IP addresses, ports, services, bindings or interfaces changed, each the host as `GET /hosts/{id}?at=` answers it then, with `changes` (what changed then); paged by `limit` and `before`',
+    params: idParams, query: hostHistoryQuery, response: hostHistoryResponse,
+    handler: ({ db, scope, params, query }) => hostService.history(db, scope, params.id, query),
   },
   {
     operationId: 'consolidateHosts', method: 'put', path: '/api/v1/hosts/:destination/consolidate/:other', group: 'Hosts', auth: 'Member',

@@ -17,6 +17,7 @@ import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
 import { tagService } from '../tags/service.js';
 import { planIpAddresses, planPorts, planServices, withServerIds, type IpAddressInput, type OwnChildIds, type PortInput, type ServiceInput } from './hostSync.js';
+import { hostHistory } from './historyWithChildren.js';
 import { withChildren } from './hostView.js';
 import { hostSearchClause } from './search.js';
 import { hostTable } from './table.js';
@@ -184,5 +185,6 @@ export const hostService = {
     });
   },
 
-  history: (db: Db, scope: Scope, id: string) => hostTable.history(db, scope, id),
+  /** The host's states with its children's changes (historyWithChildren.ts). */
+  history: (db: Db, scope: Scope, id: string, q: { limit?: number; before?: string } = {}) => hostHistory(db, scope, id, q),
 };
