@@ -694,7 +694,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Every state of a host row, newest first */
+        /** Every state of a host with its children, newest first: one entry per instant at which the host or one of its IP addresses, ports, services, bindings or interfaces changed, each the host as `GET /hosts/{id}?at=` answers it then, with `changes` (what changed then); paged by `limit` and `before` */
         get: operations["getHostHistory"];
         put?: never;
         post?: never;
@@ -2352,13 +2352,9 @@ export type components = {
             sys_contact: string | null;
             /** @description LLDP chassis id of the host itself (read-only, from discovery) */
             chassis_id: string | null;
-            /** @description Not in history states */
             ip_addresses?: components["schemas"]["IPAddress"][];
-            /** @description Not in history states */
             ports?: components["schemas"]["Port"][];
-            /** @description Not in history states */
             services?: components["schemas"]["Service"][];
-            /** @description Not in history states */
             interfaces?: components["schemas"]["Interface"][];
             /** Format: uuid */
             first_discovery_id: string | null;
@@ -2371,6 +2367,83 @@ export type components = {
             updated_at: string;
             valid_from: string;
             valid_to: string | null;
+        };
+        HostChange: {
+            /** @enum {string} */
+            entity: "host" | "ip_address" | "port" | "service" | "binding" | "interface";
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description moved_in / moved_out: the child came from / went to another host (consolidate)
+             * @enum {string}
+             */
+            action: "created" | "updated" | "deleted" | "moved_in" | "moved_out";
+            /** @description updated, moved_in: the columns that differ from its previous state (not last_seen_at, last_discovery_id, updated_at) */
+            fields?: string[];
+            /** @description For display: a host’s or service’s name, an address, `443/tcp`, an interface’s name, `https: 443/tcp` for a binding */
+            label: string;
+            /** @description updated: the label before, when it differs */
+            previous_label?: string;
+            /**
+             * Format: uuid
+             * @description moved_in: the host it came from; moved_out: the host it went to
+             */
+            other_host_id?: string;
+        };
+        HostHistoryState: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            hostname: string | null;
+            description: string | null;
+            hidden: boolean;
+            /** Format: uuid */
+            network_id: string;
+            /** Format: uuid */
+            organization_id: string;
+            tags: string[];
+            source: components["schemas"]["EntitySource"];
+            virtualization: components["schemas"]["Virtualization"];
+            credential_assignments: ({
+                /** Format: uuid */
+                credential_id: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /**
+             * @description Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)
+             * @enum {string|null}
+             */
+            hostname_source: "ptr" | "mdns" | "snmp" | null;
+            /** @description SNMP sysDescr (read-only, from discovery) */
+            sys_descr: string | null;
+            /** @description SNMP sysObjectID (read-only, from discovery) */
+            sys_object_id: string | null;
+            /** @description SNMP sysLocation (read-only, from discovery) */
+            sys_location: string | null;
+            /** @description SNMP sysContact (read-only, from discovery) */
+            sys_contact: string | null;
+            /** @description LLDP chassis id of the host itself (read-only, from discovery) */
+            chassis_id: string | null;
+            ip_addresses?: components["schemas"]["IPAddress"][];
+            ports?: components["schemas"]["Port"][];
+            services?: components["schemas"]["Service"][];
+            interfaces?: components["schemas"]["Interface"][];
+            /** Format: uuid */
+            first_discovery_id: string | null;
+            /** Format: uuid */
+            last_discovery_id: string | null;
+            last_seen_at: string | null;
+            /** Format: uuid */
+            lineage_id: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description When this state of the host with its children began: the host row or a child changed then */
+            valid_from: string;
+            /** @description When the next one began (or the host was deleted); null for the current state */
+            valid_to: string | null;
+            /** @description What changed at `valid_from`: the host row (entity host) and its children, created, updated (which fields), deleted or moved */
+            changes: components["schemas"]["HostChange"][];
         };
         ServiceMembers: {
             /** @constant */
@@ -6125,7 +6198,12 @@ export interface operations {
     };
     getHostHistory: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many entries (at most 500) */
+                limit?: number;
+                /** @description Only entries that began before this instant: pass the last entry’s `valid_from` for the next (older) page; an answer shorter than `limit` is the last */
+                before?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -6147,7 +6225,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Host"][];
+                        data: components["schemas"]["HostHistoryState"][];
                         meta: components["schemas"]["Meta"];
                     };
                 };
