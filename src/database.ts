@@ -22,6 +22,7 @@ import { Migration20261125000017IdempotencySecrets } from '../migrations/Migrati
 import { Migration20261125000018DaemonTargets } from '../migrations/Migration20261125000018DaemonTargets.js';
 import { Migration20261125000019SessionReports } from '../migrations/Migration20261125000019SessionReports.js';
 import { Migration20261125000020SnmpDiscovery } from '../migrations/Migration20261125000020SnmpDiscovery.js';
+import { Migration20261125000021OutboxWakeups } from '../migrations/Migration20261125000021OutboxWakeups.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000018DaemonTargets', class: Migration20261125000018DaemonTargets },
   { name: 'Migration20261125000019SessionReports', class: Migration20261125000019SessionReports },
   { name: 'Migration20261125000020SnmpDiscovery', class: Migration20261125000020SnmpDiscovery },
+  { name: 'Migration20261125000021OutboxWakeups', class: Migration20261125000021OutboxWakeups },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -81,6 +81,29 @@ export interface WriteContext {
 const isWrite = (sql: string) => /^\s*(insert|update|delete|merge)\b/i.test(sql) || (/^\s*with\b/i.test(sql) && /\b(insert\s+into|update\s+\w+(\s+\w+)?\s+set|delete\s+from)\b/i.test(sql));
 
 /**
+ * Who wants to know that a write committed, per database (the ORM's configuration, shared by every
+ * fork of its EntityManager): the event hub, which sequences the outbox then (migration 21: writers
+ * no longer NOTIFY). Told after the commit of a transaction that ran a write through a Db, or after
+ * a write outside any transaction; a write this cannot see (raw SQL, the ORM's own flush) is found
+ * by the hub's poll of the outbox.
+ */
+const writeListeners = new WeakMap<object, Set<() => void>>();
+/** Transactions (their EntityManager) that ran a write through a Db. */
+const wroteIn = new WeakSet<EntityManager>();
+
+/** Calls `listener` after each committed write on this ORM's database, in this process; answers how to stop. */
+export function onWriteCommitted(em: EntityManager, listener: () => void): () => void {
+  let set = writeListeners.get(em.config);
+  if (!set) writeListeners.set(em.config, (set = new Set()));
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+function writeCommitted(em: EntityManager): void {
+  for (const listener of writeListeners.get(em.config) ?? []) listener();
+}
+
+/**
  * A thin handle over one EntityManager: SQL with `?` placeholders that joins the surrounding
  * transaction. Services receive a Db and open `db.transaction()` for every multi-statement write.
  * A Db made for a caller (`context`) opens every transaction by telling PostgreSQL who writes.
@@ -105,7 +128,11 @@ export class Db {
     let n = 0;
     const text = params.length ? sql.replace(/\?/g, () => `$${++n}`) : sql;
     if (n !== params.length) throw new Error(`Db.query: ${n} placeholders for ${params.length} parameters`);
+    const writes = isWrite(sql);
+    const inTransaction = writes && this.em.isInTransaction();
     const result = await this.em.getKysely().executeQuery(CompiledQuery.raw(text, params.map(toSqlParam)));
+    if (inTransaction) wroteIn.add(this.em);
+    else if (writes) writeCommitted(this.em);
     return result.rows as T[];
   }
 
@@ -119,7 +146,9 @@ export class Db {
    */
   transaction<T>(fn: (db: Db) => Promise<T>, opts: { snapshot?: boolean } = {}): Promise<T> {
     if (this.em.isInTransaction()) return fn(this);
-    return this.em.transactional(async (em) => {
+    let inner: EntityManager | undefined;
+    const done = this.em.transactional(async (em) => {
+      inner = em as EntityManager;
       const tx = new Db(em as EntityManager, this.context);
       const { actor, batchId } = this.context;
       if (actor || batchId) {
@@ -130,5 +159,9 @@ export class Db {
       }
       return fn(tx);
     }, opts.snapshot ? { isolationLevel: 'repeatable read', readOnly: true } : undefined);
+    return done.then((value) => {
+      if (inner && wroteIn.has(inner)) writeCommitted(this.em);
+      return value;
+    });
   }
 }

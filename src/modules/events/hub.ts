@@ -1,7 +1,11 @@
-// The live half of the feed (issue 13.3), one per process: a PostgreSQL connection LISTENing to
-// `netinv_outbox` (a change committed: sequence it) and `netinv_events` (events sequenced, by any
-// process: read them once and hand them to this process's streams). Several API processes each
-// run one, so a stream opened on any process sees every commit; PostgreSQL is the only fan-out.
+// The live half of the feed (issue 13.3), one per process. It sequences the outbox when this
+// process has committed a write (src/core/db.ts onWriteCommitted) and, for writes made elsewhere
+// (another process, raw SQL), when a short poll of the outbox finds one (EVENT_OUTBOX_POLL_MS,
+// 100 ms: one index probe). Writers do not NOTIFY (migration 21: a NOTIFY takes a database-wide lock
+// at commit, so every writer committed one at a time); the sequencer NOTIFYs `netinv_events` once
+// per batch, and a PostgreSQL connection LISTENing to it reads the new events once and hands them to
+// this process's streams. Several API processes each run one, so a stream opened on any process sees
+// every commit; PostgreSQL is the only fan-out.
 //
 // A stream first catches up from the table (its cursor: Last-Event-ID, `after`, or now), then takes
 // events from the hub; the switch happens with no await between the last empty read and going
@@ -11,10 +15,10 @@ import { PassThrough } from 'node:stream';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { coalescing } from '../../core/coalescing.js';
-import { Db } from '../../core/db.js';
+import { Db, onWriteCommitted } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
-import { eventResponse, readEvents, sequenceEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
+import { eventResponse, readEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
 
 export interface EventHubOptions {
   databaseUrl: string;
@@ -30,8 +34,12 @@ export interface EventHubOptions {
   recheckMs?: number;
   /** What may wait for one slow client before it is dropped (1 MiB). */
   maxBufferBytes?: number;
-  /** Safety net for a lost notification: the outbox is sequenced this often anyway (5 s). */
-  sweepMs?: number;
+  /**
+   * How often the outbox is looked at for changes this process did not make (EVENT_OUTBOX_POLL_MS,
+   * 100 ms): the latency of an event written by raw SQL or by a process without a hub, and the
+   * safety net for everything else. One index probe per look (bench/concurrentIngest.ts).
+   */
+  outboxPollMs?: number;
   /** Called when any process has sequenced new events (the webhook dispatcher listens here). */
   onEvents?: () => void;
 }
@@ -87,7 +95,14 @@ export class EventHub {
   /** Rounds of credential checks completed (tests wait for one that started after a change). */
   rechecks = 0;
 
-  constructor(private readonly opts: EventHubOptions) {}
+  /** Stops the wake-ups by this process's own writes. */
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly opts: EventHubOptions) {
+    // From construction, not start(): an API process without streams still sequences its own
+    // writes at once, so the streams of every other process get them within a NOTIFY.
+    this.unsubscribe = onWriteCommitted(opts.orm.em, () => this.sequence());
+  }
 
   private db(): Db {
     return new Db(this.opts.orm.em.fork());
@@ -104,8 +119,7 @@ export class EventHub {
 
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.opts.databaseUrl, connectionTimeoutMillis: 10_000 });
-    client.on('notification', (n) => {
-      if (n.channel === 'netinv_outbox') return this.sequence();
+    client.on('notification', () => {
       this.opts.onEvents?.();
       this.fetch();
     });
@@ -117,7 +131,7 @@ export class EventHub {
       setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
     });
     await client.connect();
-    await client.query('listen netinv_outbox; listen netinv_events');
+    await client.query('listen netinv_events');
     if (this.stopped) {
       await client.end();
       return;
@@ -126,7 +140,7 @@ export class EventHub {
     if (!this.timers.length) {
       this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatMs).unref());
       this.timers.push(setInterval(() => this.rechecker.run(), this.opts.recheckMs ?? 1000).unref());
-      this.timers.push(setInterval(() => this.sequence(), this.opts.sweepMs ?? 5000).unref());
+      this.timers.push(setInterval(() => this.sequence(), this.opts.outboxPollMs ?? Number(process.env.EVENT_OUTBOX_POLL_MS ?? 100)).unref());
     }
     // Whatever was committed while nobody listened: sequenced, and read by the streams.
     if (this.lastId === 0n) this.lastId = BigInt(await this.lastIdInTable());
@@ -142,6 +156,7 @@ export class EventHub {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe();
     for (const t of this.timers) clearInterval(t);
     for (const s of this.streams) this.close(s);
     await Promise.allSettled([this.sequencer.idle(), this.fetcher.idle()]);
@@ -150,9 +165,12 @@ export class EventHub {
     await client?.end().catch(() => undefined);
   }
 
-  /** Sequences the outbox (one run at a time; calls meanwhile collapse into one more run). */
+  /**
+   * Sequences the outbox if anything waits there (one run at a time; calls meanwhile collapse into
+   * one more run, so a burst of commits makes one batch).
+   */
   private readonly sequencer = coalescing(async () => {
-    await sequenceEvents(this.db()).catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event sequencing failed'));
+    await sequencePending(this.db()).catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'event sequencing failed'));
   }, () => !this.stopped);
 
   sequence(): void {

@@ -204,7 +204,8 @@ export interface RecordedEvent {
 
 /**
  * An event no table write yields (a daemon's version status changing with the policy, a webhook
- * disabled): written to the outbox like the triggers' own, in the caller's transaction.
+ * disabled): written to the outbox like the triggers' own, in the caller's transaction (with no
+ * NOTIFY, migration 21: the write wakes this process's hub after the commit, src/core/db.ts).
  */
 export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
   await db.query(
@@ -213,7 +214,6 @@ export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
     [e.entityType, e.entityId, db.context.actor?.type ?? 'system', db.context.actor?.id ?? null,
       { type: e.type, organization_id: e.organizationId, network_id: e.networkId, changes: withoutSecrets(e.entityType, e.changes ?? {}), data: withoutSecrets(e.entityType, e.data) }],
   );
-  await db.query(`select pg_notify('netinv_outbox', '')`);
 }
 
 /**
