@@ -15,6 +15,7 @@ import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
 import { BODY_LIMIT_BYTES, errorEnvelope } from './http/envelope.js';
 import { bodyDepthLimit } from './http/bodyDepth.js';
+import { csvBody } from './http/csvBody.js';
 import { createMetrics, metricsEndpoint } from './http/metrics.js';
 import { queueDashboard } from './http/queueDashboard.js';
 import { apiDocs } from './http/apiDocs.js';
@@ -110,6 +111,7 @@ export function buildApp(services: Services): Koa {
   // koa-body's JSON types and the PATCH one (RFC 7396); each route then checks which types it takes.
   app.use(koaBody({ json: true, jsonTypes: ['application/json', 'application/merge-patch+json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'], jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
   app.use(bodyDepthLimit()); // at most 32 levels of arrays and objects
+  app.use(csvBody(routes)); // text/csv bodies of the routes that take them (the host import, 4 MiB)
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));
   app.use(authenticate(services, { unlimited: pathsWhere('unlimited'), byAddress: pathsWhere('limitByAddress') }));
   app.use(router.routes());

@@ -5,7 +5,7 @@ import { accountRoutes } from './modules/accounts/routes.js';
 import { apiKeyRoutes } from './modules/apiKeys/routes.js';
 import { networkRoutes } from './modules/networks/routes.js';
 import { tagRoutes } from './modules/tags/routes.js';
-import { hostRoutes } from './modules/hosts/routes.js';
+import { hostImportRoutes, hostRoutes } from './modules/hosts/routes.js';
 import { subnetRoutes } from './modules/subnets/routes.js';
 import { ipAddressRoutes } from './modules/ipAddresses/routes.js';
 import { portRoutes } from './modules/ports/routes.js';
@@ -21,7 +21,7 @@ import { eventRoutes } from './modules/events/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export const routes: RouteDef[] = [
-  ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes,
+  ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes, ...hostImportRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
   ...eventRoutes, ...webhookRoutes,

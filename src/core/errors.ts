@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   discovery_session_active: { status: 409, message: "Daemon '{daemon_id}' already has a Network discovery session {phase} ({session_id}): wait for it to end, or cancel it" },
   discovery_session_finished: { status: 409, message: "Discovery session '{id}' has already ended ({phase})" },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
+  csv_import_refused: { status: 422, message: '{rows_refused} row(s) of the CSV file are refused, so nothing was stored: see `refused` (row, column, reason), or preview with dry_run=true' },
   idempotency_key_reused: { status: 422, message: "Idempotency-Key '{key}' was used for a different request: send a new key for a new request" },
   idempotency_secret_not_replayed: { status: 409, message: "The request with Idempotency-Key '{key}' was done (it created {id}), but its answer held a secret shown only once, which is not kept: rotate that key or secret for a new one" },
   event_cursor_expired: { status: 410, message: 'Events up to {after} are past retention (EVENT_RETENTION_DAYS); the oldest kept is {oldest}: re-read the inventory, then follow the feed from the newest event' },

@@ -152,10 +152,10 @@ interface BulkDef {
 }
 
 /** Who may call a route: what `authorize` (src/http/pipeline.ts) reads of its declaration. */
-const accessOf = (route: ProtectedRoute) => ({ auth: route.auth, sessionOnly: route.sessionOnly, organizationWide: route.organizationWide });
+export const accessOf = (route: ProtectedRoute) => ({ auth: route.auth, sessionOnly: route.sessionOnly, organizationWide: route.organizationWide });
 
 /** The resource's own route `method path` among `declared`: the one a bulk route stands for. */
-function declaredRoute(declared: RouteDef[], method: string, path: string): ProtectedRoute {
+export function declaredRoute(declared: RouteDef[], method: string, path: string): ProtectedRoute {
   const route = declared.find((d) => d.method === method && d.path === path);
   if (!route || route.auth === 'public' || route.auth === 'daemon') throw new Error(`bulkRoutes: no protected route ${method.toUpperCase()} ${path} declared before its bulk routes`);
   return route;

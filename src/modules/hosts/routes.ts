@@ -3,6 +3,10 @@ import { defineRoutes } from '../../http/pipeline.js';
 import { bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
 import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
+import { accessOf, declaredRoute } from '../../http/resourceRoutes.js';
+import { CSV_TYPES } from '../../http/csvBody.js';
+import type { RequestInput } from '../../http/pipeline.js';
+import { csvImportBody, csvImportQuery, csvImportResponse, importHostsCsv } from './csvImportService.js';
 import { hostHistoryQuery, hostHistoryResponse } from './historyWithChildren.js';
 import { hostCreate, hostListQuery, hostUpdate } from './schemas.js';
 import { hostService } from './service.js';
@@ -60,6 +64,19 @@ const hostRoutesDeclared = defineRoutes([
     handler: ({ db, scope, params }) => hostService.consolidate(db, scope, params.destination, params.other),
   },
 ]);
+
+/**
+ * `POST /api/v1/hosts/import/csv`: many host creates and updates in one, so whoever may create a
+ * host may call it (role, session only, organization-wide from the create's declaration), and
+ * network-limited keys only into their networks (the network_id check).
+ */
+export const hostImportRoutes = defineRoutes([{
+  operationId: 'importHostsCsv', method: 'post', path: '/api/v1/hosts/import/csv', group: 'Hosts',
+  ...accessOf(declaredRoute(hostRoutesDeclared, 'post', '/api/v1/hosts')),
+  summary: 'Import hosts from CSV into one network: a dry run (default) answers what would be created, changed and refused; dry_run=false applies it in one transaction, all or nothing',
+  query: csvImportQuery, body: csvImportBody, consumes: CSV_TYPES, response: csvImportResponse, errors: [422],
+  handler: ({ db, scope, query, body }: RequestInput) => importHostsCsv(db, scope, query.network_id, query.dry_run, body),
+}]);
 
 export const hostRoutes = [...hostRoutesDeclared, ...bulkRoutes(hostRoutesDeclared, {
   path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'],
