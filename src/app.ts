@@ -3,7 +3,6 @@ import zlib from 'node:zlib';
 import Koa from 'koa';
 import compress from 'koa-compress';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import { Redis } from 'ioredis';
 import type { AppConfig } from './config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -13,7 +12,8 @@ import { createLogger, type Logger } from './core/logger.js';
 import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues.js';
 import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
-import { BODY_LIMIT_BYTES, errorEnvelope } from './http/envelope.js';
+import { errorEnvelope } from './http/envelope.js';
+import { jsonBody } from './http/jsonBody.js';
 import { bodyDepthLimit } from './http/bodyDepth.js';
 import { csvBody } from './http/csvBody.js';
 import { createMetrics, metricsEndpoint } from './http/metrics.js';
@@ -108,8 +108,7 @@ export function buildApp(services: Services): Koa {
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
   app.use(webApp()); // the web application's pages and assets (dist/web)
   app.use(apiDocs('Network inventory API')); // /api/docs: Swagger UI over /api/openapi.json
-  // koa-body's JSON types and the PATCH one (RFC 7396); each route then checks which types it takes.
-  app.use(koaBody({ json: true, jsonTypes: ['application/json', 'application/merge-patch+json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'], jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true, text: false, urlencoded: false, multipart: false, includeUnparsed: false }));
+  app.use(jsonBody(routes)); // JSON bodies of 1 MiB, or the route's declared bodyLimit
   app.use(bodyDepthLimit()); // at most 32 levels of arrays and objects
   app.use(csvBody(routes)); // text/csv bodies of the routes that take them (the host import, 4 MiB)
   const pathsWhere = (flag: 'unlimited' | 'limitByAddress') => new Set(routes.filter((r) => r[flag]).map((r) => r.path));

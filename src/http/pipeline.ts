@@ -58,6 +58,8 @@ interface RouteBase {
   consumes?: string[];
   /** Error statuses beyond the ones its declaration implies (410: an event cursor past retention). */
   errors?: number[];
+  /** The largest JSON body the route takes, when more than BODY_LIMIT_BYTES (bulk creates). */
+  bodyLimit?: number;
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
   /**
@@ -111,7 +113,8 @@ const VALIDATION = { abortEarly: false, convert: true, errors: { wrap: { label: 
 export function validate(schema: Joi.Schema | undefined, value: unknown, where: 'body' | 'query' | 'params') {
   if (!schema) return value;
   const { error, value: out } = schema.validate(value, VALIDATION);
-  if (error) throw fromJoi(error, where, schema);
+  // A schema may answer its own error (a bulk body names each failing item's index: src/http/bulkCreate.ts).
+  if (error) throw (error as unknown) instanceof AppError ? error : fromJoi(error, where, schema);
   return out;
 }
 

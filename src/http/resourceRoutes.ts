@@ -6,6 +6,7 @@ import type { Db } from '../core/db.js';
 import type { Scope } from '../core/scope.js';
 import type { Role } from '../core/scope.js';
 import { validate, type ProtectedRoute, type RequestInput, type RouteDef } from './pipeline.js';
+import { BULK_CREATE_BODY_LIMIT_BYTES, BULK_CREATE_MAX_ITEMS, bulkCreateBody, itemRefused } from './bulkCreate.js';
 import { csvColumns, csvExport } from './csv.js';
 import type { Page } from './envelope.js';
 import { applyMergePatch, MERGE_PATCH_TYPES, mergePatchBody } from './mergePatch.js';
@@ -20,7 +21,7 @@ export interface ResourceService {
   history(db: Db, scope: Scope, id: string): Promise<unknown>;
 }
 
-type BulkOperation = 'bulkDelete' | 'exportCsv';
+type BulkOperation = 'bulkDelete' | 'exportCsv' | 'bulkCreate';
 type Operation = 'list' | 'create' | 'get' | 'update' | 'patch' | 'remove' | 'history' | BulkOperation;
 
 export interface ResourceDef {
@@ -43,6 +44,8 @@ export interface ResourceDef {
    * resource also answers PATCH, whose read, merge and write then look like one write to the others.
    */
   lock?: (db: Db, scope: Scope, id: string) => Promise<unknown>;
+  /** Also `POST path/bulk`: many creates in one request and one transaction (bulkCreateRoute). */
+  bulkCreate?: boolean;
   extend?: Partial<Record<Operation, Partial<ProtectedRoute>>>;
 }
 
@@ -88,7 +91,8 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
     declared.splice(declared.findIndex((d) => d.operationId === `update${one}`) + 1, 0, { ...patch, ...r.extend?.patch } as RouteDef);
   }
   const [bulkDelete, exportCsv] = bulkRoutes(declared, { ...r, list: (db, scope, q) => s.list(db, scope, q), remove: (db, scope, id) => s.remove(db, scope, id) });
-  return [...declared, { ...bulkDelete, ...r.extend?.bulkDelete }, { ...exportCsv, ...r.extend?.exportCsv }] as RouteDef[];
+  const bulkCreate = r.bulkCreate ? [{ ...bulkCreateRoute(declared, r), ...r.extend?.bulkCreate }] : [];
+  return [...declared, { ...bulkDelete, ...r.extend?.bulkDelete }, { ...exportCsv, ...r.extend?.exportCsv }, ...bulkCreate] as RouteDef[];
 }
 
 interface PatchDef {
@@ -193,4 +197,41 @@ export function bulkRoutes(declared: RouteDef[], r: BulkDef): [bulkDelete: Prote
         (offset, limit) => r.list(db, scope, { ...query, offset, limit }) as Promise<Page<Record<string, unknown>>>),
     },
   ];
+}
+
+/**
+ * `POST path/bulk`: a JSON array of up to 1,000 create bodies, each validated by the resource's
+ * declared create route's schema (every failing item reported by index before anything is written)
+ * and written by that route's own handler, in order, in one transaction: a refused item undoes them
+ * all and names its index. Who may call it (role, session only, organization-wide) is the create's;
+ * a daemon variant of the create is not carried over (bulk create is for users).
+ */
+export function bulkCreateRoute(declared: RouteDef[], r: {
+  path: string; group: string; entity: [string, string];
+  /** The resource's own create of many, set-based (hosts); by default the create route's handler runs per item. */
+  createMany?: (db: Db, scope: Scope, bodies: any[]) => Promise<unknown[]>;
+}): ProtectedRoute {
+  const create = declaredRoute(declared, 'post', r.path);
+  if (!create.body || !create.response) throw new Error(`bulkCreateRoute: POST ${r.path} declares no body or response schema`);
+  return {
+    operationId: `bulkCreate${r.entity[1]}`, method: 'post', path: `${r.path}/bulk`, group: r.group, ...accessOf(create), status: 201,
+    summary: `Create up to ${BULK_CREATE_MAX_ITEMS} ${r.group.toLowerCase()} in one transaction, all or none (each as \`${create.operationId}\` would; a refused item is named by its index in \`params.errors\` and nothing is stored). One request for the rate limit; bodies up to ${BULK_CREATE_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
+    body: bulkCreateBody(create.body), bodyLimit: BULK_CREATE_BODY_LIMIT_BYTES,
+    response: Joi.object({ items: Joi.array().items(create.response), count: Joi.number().integer() }).label(`BulkCreate${r.entity[1]}Result`),
+    handler: (req) => req.db.transaction(async (tx) => {
+      if (r.createMany) {
+        const items = await r.createMany(tx, req.scope, req.body);
+        return { items, count: items.length };
+      }
+      const items: unknown[] = [];
+      for (const [index, body] of (req.body as unknown[]).entries()) {
+        try {
+          items.push(await create.handler({ ...req, db: tx, body }));
+        } catch (err) {
+          throw itemRefused(index, err);
+        }
+      }
+      return { items, count: items.length };
+    }),
+  };
 }

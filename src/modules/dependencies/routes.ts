@@ -4,7 +4,7 @@ import { dependencyService } from './service.js';
 import { dependencyTable } from './table.js';
 
 export const dependencyRoutes = resourceRoutes({
-  path: '/api/v1/dependencies', group: 'Dependencies', entity: ['Dependency', 'Dependencies'], noun: 'a dependency', service: dependencyService, writeRole: 'Member',
+  path: '/api/v1/dependencies', group: 'Dependencies', entity: ['Dependency', 'Dependencies'], noun: 'a dependency', service: dependencyService, writeRole: 'Member', bulkCreate: true,
   lock: (db, scope, id) => dependencyTable.get(db, scope, id, undefined, true),
   schemas: { list: dependencyListQuery, create: dependencyCreate, update: dependencyUpdate, response: dependencyResponse },
   extend: {

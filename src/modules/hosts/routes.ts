@@ -1,8 +1,9 @@
 import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
-import { bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
+import { bulkCreateRoute, bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
 import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
+import { createHosts } from './bulkCreate.js';
 import { accessOf, declaredRoute } from '../../http/resourceRoutes.js';
 import { CSV_TYPES } from '../../http/csvBody.js';
 import type { RequestInput } from '../../http/pipeline.js';
@@ -82,4 +83,6 @@ export const hostRoutes = [...hostRoutesDeclared, ...bulkRoutes(hostRoutesDeclar
   path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'],
   schemas: { list: hostListQuery, response: hostResponse },
   list: (db, scope, q) => hostService.list(db, scope, q), remove: (db, scope, id) => hostService.remove(db, scope, id),
+}), bulkCreateRoute(hostRoutesDeclared, {
+  path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], createMany: (db, scope, bodies) => createHosts(db, scope, bodies),
 })];

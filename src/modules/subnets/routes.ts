@@ -7,7 +7,7 @@ import { subnetService } from './service.js';
 import { subnetTable } from './table.js';
 
 export const subnetRoutes = resourceRoutes({
-  path: '/api/v1/subnets', group: 'Subnets', entity: ['Subnet', 'Subnets'], noun: 'a subnet', service: subnetService, writeRole: 'Member',
+  path: '/api/v1/subnets', group: 'Subnets', entity: ['Subnet', 'Subnets'], noun: 'a subnet', service: subnetService, writeRole: 'Member', bulkCreate: true,
   lock: (db, scope, id) => subnetTable.get(db, scope, id, undefined, true),
   schemas: { list: subnetListQuery, create: subnetCreate, update: subnetUpdate, response: subnetResponse },
   extend: {

@@ -28,7 +28,7 @@ const assignmentRoutes = defineRoutes([
 export const tagRoutes = [
   ...assignmentRoutes,
   ...resourceRoutes({
-    path: '/api/v1/tags', group: 'Tags', entity: ['Tag', 'Tags'], noun: 'a tag', service: tagService, writeRole: 'Admin', organizationWide: true,
+    path: '/api/v1/tags', group: 'Tags', entity: ['Tag', 'Tags'], noun: 'a tag', service: tagService, writeRole: 'Admin', organizationWide: true, bulkCreate: true,
     lock: (db, scope, id) => tagTable.get(db, scope, id, undefined, true),
     schemas: { list: tagListQuery, create: tagWrite, update: tagWrite, response: tagResponse },
     extend: {
