@@ -23,6 +23,7 @@ import { Migration20261125000018DaemonTargets } from '../migrations/Migration202
 import { Migration20261125000019SessionReports } from '../migrations/Migration20261125000019SessionReports.js';
 import { Migration20261125000020SnmpDiscovery } from '../migrations/Migration20261125000020SnmpDiscovery.js';
 import { Migration20261125000021OutboxWakeups } from '../migrations/Migration20261125000021OutboxWakeups.js';
+import { Migration20261125000022CaptureByArguments } from '../migrations/Migration20261125000022CaptureByArguments.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000019SessionReports', class: Migration20261125000019SessionReports },
   { name: 'Migration20261125000020SnmpDiscovery', class: Migration20261125000020SnmpDiscovery },
   { name: 'Migration20261125000021OutboxWakeups', class: Migration20261125000021OutboxWakeups },
+  { name: 'Migration20261125000022CaptureByArguments', class: Migration20261125000022CaptureByArguments },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
