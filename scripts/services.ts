@@ -97,7 +97,7 @@ async function usableRedisOnDefaultPort(): Promise<boolean> {
 }
 
 /** The postgres account, which we switch to when root: initdb and pg_ctl refuse to run as root. */
-function postgresUser(): { uid: number; gid: number; home: string } {
+export function postgresUser(): { uid: number; gid: number; home: string } {
   const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
   if (!line) throw new Error('running as root but there is no "postgres" user (it comes with the Debian postgresql package)');
   const f = line.split(':');
@@ -105,7 +105,7 @@ function postgresUser(): { uid: number; gid: number; home: string } {
 }
 
 /** Runs a command (as the postgres user when asPostgres and root); throws with its output on failure. */
-function run(cmd: string, args: string[], asPostgres = false): string {
+export function run(cmd: string, args: string[], asPostgres = false): string {
   const opts: SpawnSyncOptions = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
   if (asPostgres && IS_ROOT) {
     const u = postgresUser();
@@ -126,7 +126,7 @@ const which = (bin: string): string | null => {
 };
 
 /** Newest /usr/lib/postgresql/<version>/bin (Debian keeps it off PATH), else wherever pg_ctl is on PATH. */
-function pgBinDir(): string | null {
+export function pgBinDir(): string | null {
   const base = '/usr/lib/postgresql';
   const versions = fs.existsSync(base) ? fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb'))) : [];
   versions.sort((a, b) => Number(b) - Number(a));

@@ -9,6 +9,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createOrm } from './database.js';
 import { AppError } from './core/errors.js';
 import { createLogger, type Logger } from './core/logger.js';
+import { ReadReplica } from './core/readReplica.js';
 import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues.js';
 import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
@@ -56,6 +57,15 @@ export async function createServices(
     name: 'topology_graph_cache_total', help: 'Topology graph reads: served from this process\'s cache (hit), drawn (miss), or drawn because a change awaited its event (bypass)',
     labelNames: ['result'] as const, registers: [metrics.registry],
   });
+  // Lag-tolerant reads on a standby (DATABASE_REPLICA_URL); a standby down now is opened when it answers.
+  let readReplica: ReadReplica | undefined;
+  if (config.databaseReplicaUrl) {
+    readReplica = new ReadReplica(orm, redis, logger, metrics.registry, {
+      replicaUrl: config.databaseReplicaUrl, maxLagSeconds: config.replicaMaxLagSeconds, waitMs: config.replicaWaitMs,
+      redisPrefix: config.redisPrefix, openOrm: (url) => createOrm(url),
+    });
+    await readReplica.start();
+  }
   return {
     config,
     orm,
@@ -70,12 +80,14 @@ export async function createServices(
     // Connects at the first stream (or start()): a process without streams needs no listener.
     events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes }),
     topologyGraphs: new GraphCache(config.topologyCacheItems, (result) => topologyLookups.inc({ result })),
+    readReplica,
   };
 }
 
 /** `keepOrm`: the ORM was passed to createServices and its owner closes it. */
 export async function closeServices(services: Services, opts: { keepOrm?: boolean } = {}): Promise<void> {
   await services.events.stop();
+  await services.readReplica?.stop();
   await services.keyUsage.close();
   await services.queues.close();
   services.redis.disconnect();

@@ -11,6 +11,15 @@ export interface AppConfig {
   /** HOST: the address the API listens on; unset, every address (IPv4 and IPv6). */
   host: string | undefined;
   databaseUrl: string;
+  /**
+   * DATABASE_REPLICA_URL: a streaming hot standby of DATABASE_URL. Unset, every read goes to the
+   * primary; set, reads that tolerate a little lag go to the standby (src/core/readReplica.ts).
+   */
+  databaseReplicaUrl: string | undefined;
+  /** DATABASE_REPLICA_MAX_LAG_SECONDS: a standby lagging more than this gets no reads (10). */
+  replicaMaxLagSeconds: number;
+  /** DATABASE_REPLICA_WAIT_MS: how long a read waits for the standby to replay its caller's last write, then reads from the primary (2000). */
+  replicaWaitMs: number;
   redisUrl: string;
   /** Prefix of every Redis key and queue name, so that tests (and tenants of one Redis) never collide. */
   redisPrefix: string;
@@ -98,6 +107,9 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     port: Number(env.PORT ?? 3000),
     host: env.HOST || undefined,
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory',
+    databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
+    replicaMaxLagSeconds: nonNegative('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 10),
+    replicaWaitMs: nonNegative('DATABASE_REPLICA_WAIT_MS', env.DATABASE_REPLICA_WAIT_MS, 2000),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisPrefix: env.REDIS_PREFIX ?? 'netinv:',
     apiVersion: 1,

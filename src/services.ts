@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from './config.js';
 import type { Logger } from './core/logger.js';
+import type { ReadReplica } from './core/readReplica.js';
 import type { RateLimiter } from './http/rateLimiter.js';
 import type { LoginGuard } from './modules/accounts/loginGuard.js';
 import type { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
@@ -29,4 +30,6 @@ export interface Services {
   events: EventHub;
   /** Topology graphs drawn by this process, served again while their network is unchanged. */
   topologyGraphs: DrawnGraphCache;
+  /** The standby of DATABASE_REPLICA_URL, when set: where lag-tolerant reads go (src/core/readReplica.ts). */
+  readReplica?: ReadReplica;
 }

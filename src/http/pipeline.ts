@@ -9,6 +9,7 @@ import { checkIdempotencyKey, IDEMPOTENCY_HEADER, runIdempotent } from '../core/
 import { actorOf, replaceId, requireRole, type Scope } from '../core/scope.js';
 import { withTimeout } from '../core/timeout.js';
 import { Db } from '../core/db.js';
+import { ReplicaUnavailable } from '../core/readReplica.js';
 import type { Role } from '../core/scope.js';
 import type { Services } from '../services.js';
 import { CursorPage, FileResponse, meta, Page, sendJson, StreamResponse } from './envelope.js';
@@ -60,6 +61,11 @@ interface RouteBase {
   errors?: number[];
   /** The largest JSON body the route takes, when more than BODY_LIMIT_BYTES (bulk creates). */
   bodyLimit?: number;
+  /**
+   * Where a GET reads (issue 26.4): 'replica', the answer tolerates a little lag, so the standby of
+   * DATABASE_REPLICA_URL may serve it; 'primary', never. Unset: `readsFromReplica` derives it.
+   */
+  reads?: 'replica' | 'primary';
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
   /**
@@ -152,6 +158,16 @@ async function runAfterCommit(services: Services, what: string, fn: () => Promis
     .catch((err: Error) => services.logger.warn({ err: err.message }, `after commit: ${what} failed`));
 }
 
+/**
+ * Whether a request's reads may go to the read replica: a GET declared `reads: 'replica'`, or, unless
+ * declared `'primary'`, a history (`…/history`), an export (`…/export…`) or a read as of an instant
+ * (`at` given). Only its reads: whatever the handler writes still goes to the primary (ReplicaDb).
+ */
+export function readsFromReplica(route: RouteDef, query: Record<string, unknown>): boolean {
+  if (route.method !== 'get' || route.reads === 'primary' || route.produces?.includes('text/event-stream')) return false;
+  return route.reads === 'replica' || /\/history$/.test(route.path) || /\/export(\/|$)/.test(route.path) || query.at !== undefined;
+}
+
 export function mountRoutes(router: Router, routes: RouteDef[], services: Services): void {
   for (const route of routes) {
     router[route.method](route.path, async (ctx: Context) => {
@@ -172,16 +188,19 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const rawBody = inward((ctx.request as { body?: unknown }).body);
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
       const afterCommit: Array<[string, () => Promise<unknown>]> = [];
+      const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope) });
       const input = {
         afterCommit: (what: string, fn: () => Promise<unknown>) => { afterCommit.push([what, fn]); },
         params: validate(route.params, inward({ ...ctx.params }), 'params') as Record<string, any>,
         query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
         scope,
-        db: new Db(services.orm.em.fork(), { actor: actorOf(scope) }),
+        db: primary,
         services,
         ctx,
       };
+      const replica = services.readReplica;
+      if (replica && readsFromReplica(route, input.query)) input.db = await replica.dbFor(scope, primary);
       const handle = run.handler as (req: typeof input) => Promise<unknown>;
       // A user's create (a 201 route) may carry an Idempotency-Key: then it runs at most once.
       const key = run.status === 201 && scope && scope.kind !== 'daemon' ? checkIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER)) : undefined;
@@ -194,8 +213,15 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         }
         result = once.data;
       } else {
-        result = await handle(input);
+        result = await handle(input).catch((err: unknown) => {
+          // The standby failed, not the request: the same read again, on the primary.
+          if (!(err instanceof ReplicaUnavailable) || input.db === primary) throw err;
+          replica!.failed(err);
+          return handle({ ...input, db: primary });
+        });
       }
+      // A write committed: this principal's replica-eligible reads now wait for the standby to replay it.
+      if (replica && scope && route.method !== 'get') await replica.recordWrite(scope, primary);
       for (const [what, fn] of afterCommit) await runAfterCommit(services, what, fn);
       if (alias) {
         result = result instanceof Page

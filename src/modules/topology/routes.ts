@@ -14,13 +14,13 @@ export const topologyRoutes = defineRoutes([
   {
     operationId: 'getTopologyDiff', method: 'get', path: '/api/v1/topology/diff', group: 'Topology', auth: 'Viewer',
     summary: 'What changed in a view between two instants (to: now by default; from, or last_changes: just before the last N changes): nodes and edges added, removed, changed (field by field)',
-    query: diffQuery, response: diffResponse,
+    query: diffQuery, response: diffResponse, reads: 'replica',
     handler: ({ db, scope, query }) => topologyService.diff(db, scope, query as Omit<IntervalQuery, 'from'> & { from?: string }),
   },
   {
     operationId: 'getTopologyTimeline', method: 'get', path: '/api/v1/topology/timeline', group: 'Topology', auth: 'Viewer',
     summary: `A view over an interval: every node and edge with the intervals it existed in, the instants anything changed (ticks: at most ${MAX_TICKS}, fewer for a large view; past that the changes grouped into buckets, tick_changes counting each), one layout for all`,
-    query: timelineQuery, response: timelineResponse,
+    query: timelineQuery, response: timelineResponse, reads: 'replica',
     handler: ({ db, scope, query, services }) => topologyService.timeline(db, scope, query as IntervalQuery, services.queues.topologyLayout),
   },
   {
