@@ -64,13 +64,16 @@ export function callFrom(
   baseUrl: string,
   method: string,
   path: string,
-  opts: { auth?: Credential; body?: unknown; headers?: Record<string, string> } = {},
+  opts: { auth?: Credential; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.auth?.cookie) headers.Cookie = opts.auth.cookie;
   if (opts.auth?.bearer) headers.Authorization = `Bearer ${opts.auth.bearer}`;
   let payload: Buffer | undefined;
-  if (opts.body !== undefined) {
+  if (opts.rawBody !== undefined) {
+    payload = Buffer.from(opts.rawBody);
+    headers['Content-Length'] = String(payload.length);
+  } else if (opts.body !== undefined) {
     payload = Buffer.from(JSON.stringify(opts.body));
     headers['Content-Type'] ??= 'application/json';
     headers['Content-Length'] = String(payload.length);
