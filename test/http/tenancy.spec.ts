@@ -254,6 +254,15 @@ const exportCsv = (query?: (p: Ids) => string, extra: Partial<Fixture> = {}): Fi
   check: (body) => { expect(String(body).split('\r\n')[0]).to.match(/^id,/); },
 });
 
+/** A bulk create of one item (the create's body, in a list): created, and answered as a list with its count. */
+const bulkCreate = (role: Role, item: (p: Ids) => unknown, outside?: Entity, extra: Partial<Fixture> = {}): Fixture => ({
+  ...extra, role, status: 201, body: (p) => [item(p)], outside,
+  check: (data) => {
+    expect(data.count).to.equal(1);
+    expect(data.items).to.have.length(1);
+  },
+});
+
 /** The standard routes of a network-level resource: list, create, get, replace, delete, history, bulk delete, CSV export. */
 function inventory(path: string, kind: PlaceKind, entity: Entity, create: { body: (p: Ids) => unknown; outside: Entity; freshInBody?: PlaceKind[] }, put: (p: Ids) => unknown): Record<string, Fixture> {
   return {
@@ -387,6 +396,11 @@ const FIXTURES: Record<string, Fixture> = {
       members: { type: 'Services', service_ids: [p.service] }, tags: [],
     })),
   'PATCH /api/v1/dependencies/:id': { role: 'Member', id: 'dependency', body: () => ({ name: uniq('dep') }), outside: 'Dependency' },
+  // Bulk creates: the create's access and, item by item, its network rule.
+  'POST /api/v1/hosts/bulk': bulkCreate('Member', (p) => ({ name: uniq('host'), network_id: p.network }), 'Network'),
+  'POST /api/v1/subnets/bulk': bulkCreate('Member', (p) => ({ cidr: freshCidr(), name: uniq('lan'), network_id: p.network }), 'Network'),
+  'POST /api/v1/dependencies/bulk': bulkCreate('Member', (p) => ({ name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } }), 'Network'),
+  'POST /api/v1/tags/bulk': bulkCreate('Admin', () => ({ name: uniq('tag'), color: 'Blue' }), undefined, { organizationWide: true }),
 
   // Daemons: Viewer reads, Admin manages (decisions §2, §7).
   'GET /api/v1/daemons': { role: 'Viewer', query: net, outside: 'Network' },
@@ -691,15 +705,16 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     expect(routes.filter((r) => r.auth === 'public').map(routeKey)).to.have.members(PUBLIC_ROUTES);
   });
 
-  it('a bulk delete is called by whoever may delete one, an export by whoever may list (role, session only, organization-wide)', () => {
+  it('a bulk delete is called by whoever may delete one, a bulk create by whoever may create one, an export by whoever may list (role, session only, organization-wide)', () => {
     const access = (r: RouteDef | undefined) => r && r.auth !== 'public' && r.auth !== 'daemon'
       ? { auth: r.auth, sessionOnly: r.sessionOnly === true, organizationWide: r.organizationWide === true } : r;
     const find = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path);
-    const extra = routes.filter((r) => /\/(bulk-delete|export\/csv)$/.test(r.path));
+    const extra = routes.filter((r) => /\/(bulk-delete|export\/csv|bulk)$/.test(r.path));
     expect(extra.length).to.be.greaterThan(20);
+    expect(extra.filter((r) => r.path.endsWith('/bulk')).map((r) => r.path)).to.have.members(['/api/v1/hosts/bulk', '/api/v1/subnets/bulk', '/api/v1/tags/bulk', '/api/v1/dependencies/bulk']);
     for (const route of extra) {
-      const base = route.path.replace(/\/(bulk-delete|export\/csv)$/, '');
-      const own = route.path.endsWith('/bulk-delete') ? find('delete', `${base}/:id`) : find('get', base);
+      const base = route.path.replace(/\/(bulk-delete|export\/csv|bulk)$/, '');
+      const own = route.path.endsWith('/bulk-delete') ? find('delete', `${base}/:id`) : route.path.endsWith('/bulk') ? find('post', base) : find('get', base);
       expect(access(route), routeKey(route)).to.deep.equal(access(own));
     }
   });
