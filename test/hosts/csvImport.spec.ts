@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { createKey, createUser, registerTenant, type Tenant } from '../support/world.js';
 import { createSubnet } from './fixtures.js';
+import { routes } from '../../src/routes.js';
 
 const HEADER = 'name,hostname,description,address,subnet,mac,ports,services,tags';
 
@@ -114,9 +115,7 @@ describe('hosts: CSV import', () => {
   it('commit: applies the plan in one transaction (one history instant, one event batch) and answers the ids', async () => {
     const csv = realisticCsv().split('\r\n').filter((l) => !l.startsWith('bad-ip') && !l.startsWith('thief')).join('\r\n');
     const eventsBefore = await events();
-    const started = performance.now();
     const done = expectOk(await post(csv, '&dry_run=false'));
-    console.log(`commit ${Math.round(performance.now() - started)} ms`);
     expect(done.dry_run).to.equal(false);
     expect(done.counts).to.deep.include({ hosts_created: 43, hosts_changed: 1, hosts_unchanged: 1, subnets_created: 2, rows_refused: 0 });
     expect(done.created.every((c: any) => typeof c.id === 'string')).to.equal(true);
@@ -178,6 +177,14 @@ describe('hosts: CSV import', () => {
     // No dry_run: a preview, nothing stored.
     expect(expectOk(await post('name\nweb\n', '')).dry_run).to.equal(true);
     expect(await hostsOf()).to.have.length(2);
+  });
+
+  it('takes who may call it from the host create\'s declaration', () => {
+    const access = (path: string) => {
+      const r = routes.find((x) => x.method === 'post' && x.path === path)!;
+      return r.auth !== 'public' && r.auth !== 'daemon' ? { auth: r.auth, sessionOnly: r.sessionOnly, organizationWide: r.organizationWide } : undefined;
+    };
+    expect(access('/api/v1/hosts/import/csv')).to.deep.equal(access('/api/v1/hosts')).and.to.include({ auth: 'Member' });
   });
 
   it('a Viewer is refused; a Member and a key limited to the network may import, a key limited to another network may not', async () => {
