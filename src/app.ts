@@ -62,7 +62,7 @@ export async function createServices(
   if (config.databaseReplicaUrl) {
     readReplica = new ReadReplica(orm, redis, logger, metrics.registry, {
       replicaUrl: config.databaseReplicaUrl, maxLagSeconds: config.replicaMaxLagSeconds, waitMs: config.replicaWaitMs,
-      redisPrefix: config.redisPrefix, openOrm: (url) => createOrm(url),
+      redisPrefix: config.redisPrefix, probeIntervalMs: config.replicaProbeIntervalMs, openOrm: (url) => createOrm(url),
     });
     await readReplica.start();
   }

@@ -20,6 +20,8 @@ export interface AppConfig {
   replicaMaxLagSeconds: number;
   /** DATABASE_REPLICA_WAIT_MS: how long a read waits for the standby to replay its caller's last write, then reads from the primary (2000). */
   replicaWaitMs: number;
+  /** DATABASE_REPLICA_PROBE_MS: how often each API process measures the standby's lag (1000). */
+  replicaProbeIntervalMs: number;
   redisUrl: string;
   /** Prefix of every Redis key and queue name, so that tests (and tenants of one Redis) never collide. */
   redisPrefix: string;
@@ -110,6 +112,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
     replicaMaxLagSeconds: nonNegative('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 10),
     replicaWaitMs: nonNegative('DATABASE_REPLICA_WAIT_MS', env.DATABASE_REPLICA_WAIT_MS, 2000),
+    replicaProbeIntervalMs: nonNegative('DATABASE_REPLICA_PROBE_MS', env.DATABASE_REPLICA_PROBE_MS, 1000),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisPrefix: env.REDIS_PREFIX ?? 'netinv:',
     apiVersion: 1,

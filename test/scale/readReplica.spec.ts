@@ -36,7 +36,7 @@ describe('scale: a read replica (streaming standby of the primary)', function ()
 
   const metrics = async (on: TestApp = app) => (await fetch(`${on.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   /** Requests whose reads went to `target` (for `reason`, or for any). */
-  const readsTo = async (target: 'replica' | 'primary', reason?: string) => (await metrics()).split('\n')
+  const readsTo = async (target: 'replica' | 'primary', reason?: string, on: TestApp = app) => (await metrics(on)).split('\n')
     .filter((l) => l.startsWith(`netinv_db_replica_reads_total{target="${target}",reason="${reason === undefined ? '' : `${reason}"`}`))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   const get = async (auth: Credential, path: string, on: TestApp = app) => expectOk(await call(on.url, 'GET', path, { auth }));
@@ -152,24 +152,38 @@ describe('scale: a read replica (streaming standby of the primary)', function ()
   });
 
   it('answers 200 from the primary when the standby is stopped', async () => {
-    const t = await registerTenant(app.url, 'replica-down');
-    const host = await createHost(t.owner, t.defaultNetworkId, 'first');
-    expectOk(await call(app.url, 'PATCH', `/api/v1/hosts/${host.id}`, { auth: t.owner, body: { name: 'second' }, headers: { 'Content-Type': 'application/merge-patch+json' } }));
-    await pair.caughtUp();
-    // Reads served by the standby first, so that its pool holds connections the stop then cuts.
-    await get(t.owner, `/api/v1/hosts/${host.id}/history`);
-    pair.stopStandby();
+    // An app that measures the standby once only: a read sent to the stopped standby meets the
+    // failure itself, and must be answered from the primary all the same.
+    const unprobed = await startTestApp({
+      metricsToken: METRICS_TOKEN, databaseUrl: pair.primaryUrl(DATABASE), databaseReplicaUrl: pair.standbyUrl(DATABASE), replicaProbeIntervalMs: 600_000,
+    });
     try {
-      for (let i = 0; i < 3; i++) {
-        expect((await get(t.owner, `/api/v1/hosts/${host.id}/history`)).map((s: { name: string }) => s.name)).to.deep.equal(['second', 'first']);
-        expect((await get(t.owner, `/api/v1/hosts/${host.id}?at=${encodeURIComponent(new Date().toISOString())}`)).name).to.equal('second');
-        const csv = await fetch(`${app.url}/api/v1/hosts/export/csv`, { headers: { Cookie: t.owner.cookie! } });
-        expect(csv.status).to.equal(200);
-        expect(await csv.text()).to.include('second');
+      const t = await registerTenant(unprobed.url, 'replica-down');
+      const host = expectOk(await call(unprobed.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: t.defaultNetworkId, name: 'first' } }), 201);
+      expectOk(await call(unprobed.url, 'PATCH', `/api/v1/hosts/${host.id}`, { auth: t.owner, body: { name: 'second' }, headers: { 'Content-Type': 'application/merge-patch+json' } }));
+      await pair.caughtUp();
+      const history = `/api/v1/hosts/${host.id}/history`;
+      // Served by the standby first, so that its pool holds connections the stop then cuts.
+      expect((await get(t.owner, history, unprobed)).map((s: { name: string }) => s.name)).to.deep.equal(['second', 'first']);
+      expect(await readsTo('replica', undefined, unprobed)).to.be.at.least(1);
+      pair.stopStandby();
+      try {
+        for (let i = 0; i < 3; i++) {
+          expect((await get(t.owner, history, unprobed)).map((s: { name: string }) => s.name)).to.deep.equal(['second', 'first']);
+          expect((await get(t.owner, `/api/v1/hosts/${host.id}?at=${encodeURIComponent(new Date().toISOString())}`, unprobed)).name).to.equal('second');
+          const csv = await fetch(`${unprobed.url}/api/v1/hosts/export/csv`, { headers: { Cookie: t.owner.cookie! } });
+          expect(csv.status).to.equal(200);
+          expect(await csv.text()).to.include('second');
+        }
+        expect(await readsTo('primary', 'replica_failed', unprobed)).to.be.at.least(1);
+        expect(sample(await metrics(unprobed), 'netinv_db_replica_up')).to.equal(0);
+        // The app that probes every second finds it down too.
+        await waitFor('the standby reported down', async () => sample(await metrics(), 'netinv_db_replica_up') === 0);
+      } finally {
+        await pair.startStandby();
       }
-      await waitFor('the standby reported down', async () => sample(await metrics(), 'netinv_db_replica_up') === 0);
     } finally {
-      await pair.startStandby();
+      await unprobed.close();
     }
     await waitFor('the standby in use again', async () => sample(await metrics(), 'netinv_db_replica_up') === 1, 30_000);
   });
