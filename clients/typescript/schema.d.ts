@@ -560,6 +560,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tags/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 tags in one transaction, all or none (each as `createTag` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB */
+        post: operations["bulkCreateTags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/subnets": {
         parameters: {
             query?: never;
@@ -643,6 +660,23 @@ export type paths = {
         get: operations["exportSubnetsCsv"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subnets/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 subnets in one transaction, all or none (each as `createSubnet` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB */
+        post: operations["bulkCreateSubnets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -749,6 +783,40 @@ export type paths = {
         get: operations["exportHostsCsv"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/hosts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 hosts in one transaction, all or none (each as `createHost` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB */
+        post: operations["bulkCreateHosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/hosts/import/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import hosts from CSV into one network: a dry run (default) answers what would be created, changed and refused; dry_run=false applies it in one transaction, all or nothing */
+        post: operations["importHostsCsv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1278,6 +1346,23 @@ export type paths = {
         get: operations["exportDependenciesCsv"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 dependencies in one transaction, all or none (each as `createDependency` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB */
+        post: operations["bulkCreateDependencies"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2068,6 +2153,10 @@ export type components = {
             valid_from: string;
             valid_to: string | null;
         };
+        BulkCreateTagsResult: {
+            items: components["schemas"]["Tag"][];
+            count: number;
+        };
         EntitySource: {
             /** @enum {string} */
             type: "Manual" | "System" | "Discovery" | "DiscoveryWithMatch" | "Unknown";
@@ -2131,6 +2220,10 @@ export type components = {
             valid_to: string | null;
             /** @description Subnets of the same network that overlap this one (`subnet_overlap`): reported, not refused; absent when none */
             warnings?: components["schemas"]["SubnetWarning"][];
+        };
+        BulkCreateSubnetsResult: {
+            items: components["schemas"]["SubnetWritten"][];
+            count: number;
         };
         Virtualization: ({
             /** @example Docker */
@@ -2445,6 +2538,92 @@ export type components = {
             /** @description What changed at `valid_from`: the host row (entity host) and its children, created, updated (which fields), deleted or moved */
             changes: components["schemas"]["HostChange"][];
         };
+        BulkCreateHostsResult: {
+            items: components["schemas"]["Host"][];
+            count: number;
+        };
+        HostCsvImportCounts: {
+            hosts_created: number;
+            hosts_changed: number;
+            hosts_unchanged: number;
+            subnets_created: number;
+            rows_refused: number;
+            /** @description All refusals; `refused` lists the first 200 */
+            refusals: number;
+        };
+        HostCsvImportSubnet: {
+            cidr: string;
+            /**
+             * Format: uuid
+             * @description null in a dry run
+             */
+            id: string | null;
+        };
+        HostCsvImportAddress: {
+            ip_address: string;
+            subnet: string;
+            mac_address: string | null;
+        };
+        HostCsvImportCreated: {
+            /**
+             * Format: uuid
+             * @description null in a dry run
+             */
+            id: string | null;
+            name: string;
+            rows: number[];
+            hostname: string | null;
+            description: string | null;
+            ip_addresses: components["schemas"]["HostCsvImportAddress"][];
+            ports: string[];
+            services: string[];
+            tags: string[];
+        };
+        HostCsvImportChange: {
+            /** @enum {string} */
+            field: "hostname" | "description" | "ip_addresses" | "mac_address" | "ports" | "services" | "tags";
+            /** @description mac_address: the address whose MAC changes */
+            item?: string;
+            from?: string | null;
+            to?: string;
+            added?: string[];
+        };
+        HostCsvImportChanged: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            rows: number[];
+            changes: components["schemas"]["HostCsvImportChange"][];
+        };
+        HostCsvImportUnchanged: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            rows: number[];
+        };
+        HostCsvImportRefusal: {
+            /** @description The row as a spreadsheet numbers it: the header is row 1 */
+            row: number;
+            /** @enum {string|null} */
+            column: "name" | "hostname" | "description" | "address" | "subnet" | "mac" | "ports" | "services" | "tags" | null;
+            value: string | null;
+            message: string;
+        };
+        HostCsvImport: {
+            /** @description true: nothing was stored */
+            dry_run: boolean;
+            /** Format: uuid */
+            network_id: string;
+            /** @description Rows read after the header */
+            rows: number;
+            counts: components["schemas"]["HostCsvImportCounts"];
+            subnets_created: components["schemas"]["HostCsvImportSubnet"][];
+            created: components["schemas"]["HostCsvImportCreated"][];
+            changed: components["schemas"]["HostCsvImportChanged"][];
+            unchanged: components["schemas"]["HostCsvImportUnchanged"][];
+            /** @description The first 200 refusals, in row order */
+            refused: components["schemas"]["HostCsvImportRefusal"][];
+        };
         ServiceMembers: {
             /** @constant */
             type: "Services";
@@ -2479,6 +2658,10 @@ export type components = {
             updated_at: string | null;
             valid_from: string | null;
             valid_to: string | null;
+        };
+        BulkCreateDependenciesResult: {
+            items: components["schemas"]["Dependency"][];
+            count: number;
         };
         DaemonApiKey: {
             /** Format: uuid */
@@ -2835,7 +3018,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -2913,7 +3096,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Unprocessable: code `idempotency_key_reused` */
+        /** @description Unprocessable: code `csv_import_refused`, `idempotency_key_reused` */
         Error422: {
             headers: {
                 [name: string]: unknown;
@@ -5137,6 +5320,69 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    bulkCreateTags: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "name": "web-01",
+                 *         "description": "Front web server",
+                 *         "color": "Blue"
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    name: string;
+                    description?: string | null;
+                    /** @enum {string} */
+                    color: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow";
+                    /** @default false */
+                    is_application?: boolean;
+                    expected_updated_at?: string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkCreateTagsResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listSubnets: {
         parameters: {
             query?: {
@@ -5600,6 +5846,72 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkCreateSubnets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "cidr": "192.168.1.0/24",
+                 *         "name": "web-01",
+                 *         "description": "Front web server",
+                 *         "network_id": "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    /** @description An IPv4 or IPv6 network in CIDR notation */
+                    cidr: string;
+                    name: string;
+                    description?: string | null;
+                    /**
+                     * @default None
+                     * @enum {string}
+                     */
+                    subnet_type?: "Internet" | "Remote" | "Gateway" | "VpnTunnel" | "Dmz" | "Lan" | "WiFi" | "IoT" | "Guest" | "DockerBridge" | "MacVlan" | "IpVlan" | "Management" | "Storage" | "Unknown" | "None";
+                    /** @default [] */
+                    tags?: string[];
+                    expected_updated_at?: string | null;
+                    /** Format: uuid */
+                    network_id: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkCreateSubnetsResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
         };
     };
@@ -6372,6 +6684,194 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkCreateHosts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "network_id": "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b",
+                 *         "name": "web-01",
+                 *         "hostname": "web-01.lan",
+                 *         "description": "Front web server",
+                 *         "ip_addresses": [
+                 *           {
+                 *             "subnet_id": "9b2d4e61-0c3a-4f7e-8d15-2a6b7c8d9e0f",
+                 *             "ip_address": "192.168.1.10"
+                 *           }
+                 *         ],
+                 *         "ports": [
+                 *           {
+                 *             "number": 443,
+                 *             "protocol": "Tcp"
+                 *           }
+                 *         ],
+                 *         "services": [
+                 *           {
+                 *             "name": "nginx",
+                 *             "service_definition": "Nginx",
+                 *             "bindings": []
+                 *           }
+                 *         ]
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    name: string;
+                    /** Format: uuid */
+                    network_id: string;
+                    hostname?: string | null;
+                    description?: string | null;
+                    /** @default false */
+                    hidden?: boolean;
+                    /** @default [] */
+                    tags?: string[];
+                    virtualization?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default [] */
+                    credential_assignments?: ({
+                        /** Format: uuid */
+                        credential_id: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[] | null;
+                    ip_addresses?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        /** Format: uuid */
+                        subnet_id: string;
+                        ip_address: string & (unknown | unknown);
+                        mac_address?: string | null;
+                        name?: string | null;
+                        position?: number | null;
+                    }[] | null;
+                    ports?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        number: number;
+                        /** @enum {string} */
+                        protocol: "Tcp" | "Udp";
+                    }[] | null;
+                    services?: {
+                        /**
+                         * Format: uuid
+                         * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                         */
+                        id?: string;
+                        name: string;
+                        service_definition: string;
+                        position?: number | null;
+                        /** @default [] */
+                        tags?: string[];
+                        virtualization?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @default [] */
+                        bindings?: {
+                            /**
+                             * Format: uuid
+                             * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                             */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "Port" | "IPAddress";
+                            /** Format: uuid */
+                            port_id?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                            /** Format: uuid */
+                            ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        }[];
+                    }[] | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkCreateHostsResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    importHostsCsv: {
+        parameters: {
+            query: {
+                /**
+                 * @description The network the hosts are imported into
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                network_id: string;
+                /** @description true (default): answer what would be created, changed and refused, storing nothing; false: apply it in one transaction, all or nothing */
+                dry_run?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["HostCsvImport"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
         };
     };
@@ -8946,6 +9446,94 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkCreateDependencies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "name": "web-01",
+                 *         "network_id": "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b",
+                 *         "description": "Front web server",
+                 *         "color": "Blue"
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    name: string;
+                    /** Format: uuid */
+                    network_id: string;
+                    description?: string | null;
+                    /** @enum {string} */
+                    color: "Pink" | "Rose" | "Red" | "Amber" | "Orange" | "Green" | "Emerald" | "Teal" | "Cyan" | "Blue" | "Indigo" | "Purple" | "Fuchsia" | "Violet" | "Sky" | "Gray" | "Lime" | "Yellow";
+                    /**
+                     * @default RequestPath
+                     * @enum {string}
+                     */
+                    dependency_type?: "RequestPath" | "HubAndSpoke";
+                    /**
+                     * @description Step and SimpleBezier (Scanopy) are stored as SmoothStep and Bezier
+                     * @default SmoothStep
+                     * @enum {string}
+                     */
+                    edge_style?: "Straight" | "SmoothStep" | "Bezier" | "Step" | "SimpleBezier";
+                    /**
+                     * @default {
+                     *       "type": "Services",
+                     *       "service_ids": []
+                     *     }
+                     */
+                    members?: {
+                        /** @enum {string} */
+                        type: "Services" | "Bindings";
+                        service_ids?: string[] & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                        binding_ids?: string[] & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                    };
+                    /** @default [] */
+                    tags?: string[];
+                }[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkCreateDependenciesResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
         };
     };
