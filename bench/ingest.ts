@@ -37,6 +37,7 @@ import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis.js';
 import pg from 'pg';
 import { Db } from '../src/core/db.js';
 import { createOrm } from '../src/database.js';
@@ -232,7 +233,7 @@ interface StatsSnapshot {
   wal: Record<string, number>;
 }
 
-async function redisCommandCalls(redis: Redis): Promise<number> {
+async function redisCommandCalls(redis: RedisClient): Promise<number> {
   const info = await redis.info('commandstats');
   let calls = 0;
   for (const m of info.matchAll(/calls=(\d+)/g)) calls += Number(m[1]);
@@ -240,7 +241,7 @@ async function redisCommandCalls(redis: Redis): Promise<number> {
 }
 
 /** CPU counters, taken right at the start and the end of the measured work. */
-async function snapshot(admin: Admin, database: string, redis: Redis): Promise<Snapshot> {
+async function snapshot(admin: Admin, database: string, redis: RedisClient): Promise<Snapshot> {
   const pids = await admin.rows<{ pid: number }>(`select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [database]);
   return {
     nodeCpu: process.cpuUsage(),

@@ -3,7 +3,6 @@ import zlib from 'node:zlib';
 import Koa from 'koa';
 import compress from 'koa-compress';
 import Router from '@koa/router';
-import { Redis } from 'ioredis';
 import type { AppConfig } from './config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createOrm } from './database.js';
@@ -11,6 +10,7 @@ import { AppError } from './core/errors.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { ReadReplica } from './core/readReplica.js';
 import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues.js';
+import { createRedis } from './core/redis.js';
 import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
 import { errorEnvelope } from './http/envelope.js';
@@ -42,7 +42,8 @@ export async function createServices(
 ): Promise<Services> {
   const orm = existingOrm ?? await createOrm(config.databaseUrl);
   // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  // One Redis or a Redis Cluster (REDIS_CLUSTER_NODES): src/core/redis.ts decides.
+  const redis = createRedis(config, 'requests');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   await new Promise<void>((resolve) => {
     if (redis.status === 'ready') return resolve();

@@ -2,6 +2,7 @@
 // developer machine; DATABASE_URL and REDIS_URL override whatever scripts/services.ts found.
 import { readFileSync } from 'node:fs';
 import { parseAllowedNetworks } from './core/outboundPolicy.js';
+import { parseClusterNodes } from './core/redis.js';
 import { RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -23,6 +24,11 @@ export interface AppConfig {
   /** DATABASE_REPLICA_PROBE_MS: how often each API process measures the standby's lag (1000). */
   replicaProbeIntervalMs: number;
   redisUrl: string;
+  /**
+   * REDIS_CLUSTER_NODES: comma-separated `host:port` seeds of a Redis Cluster; when set, REDIS_URL is
+   * ignored and every connection is a cluster client (src/core/redis.ts).
+   */
+  redisClusterNodes: string[] | undefined;
   /** Prefix of every Redis key and queue name, so that tests (and tenants of one Redis) never collide. */
   redisPrefix: string;
   apiVersion: number;
@@ -114,6 +120,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     replicaWaitMs: nonNegative('DATABASE_REPLICA_WAIT_MS', env.DATABASE_REPLICA_WAIT_MS, 2000),
     replicaProbeIntervalMs: nonNegative('DATABASE_REPLICA_PROBE_MS', env.DATABASE_REPLICA_PROBE_MS, 1000),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES),
     redisPrefix: env.REDIS_PREFIX ?? 'netinv:',
     apiVersion: 1,
     serverVersion: pkg.version,

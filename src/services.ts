@@ -1,10 +1,10 @@
 // The long-lived objects of a process, built once in src/app.ts and handed to every handler (a
 // composition of modules' parts, so it lives above src/core and src/modules).
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from './config.js';
 import type { Logger } from './core/logger.js';
 import type { ReadReplica } from './core/readReplica.js';
+import type { RedisClient } from './core/redis.js';
 import type { RateLimiter } from './http/rateLimiter.js';
 import type { LoginGuard } from './modules/accounts/loginGuard.js';
 import type { KeyUsageRecorder } from './modules/apiKeys/keyUsage.js';
@@ -16,7 +16,8 @@ import type { DrawnGraphCache } from './modules/topology/service.js';
 export interface Services {
   config: AppConfig;
   orm: MikroORM;
-  redis: Redis;
+  /** One Redis server or a Redis Cluster client (src/core/redis.ts). */
+  redis: RedisClient;
   logger: Logger;
   rateLimiter: RateLimiter;
   loginGuard: LoginGuard;

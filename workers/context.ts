@@ -1,11 +1,11 @@
 // What every worker file shares: the services of src/ (configuration, database, Redis, logger,
 // queues) plus the queue settings, and the wrapper that times each job for `/metrics`.
 import type { Job, WorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { AppConfig } from '../src/config.js';
 import { createOrm } from '../src/database.js';
 import type { Logger } from '../src/core/logger.js';
-import { openQueues, SharedMetricsStore, workerConnection, type QueueName, type QueueSettings } from '../src/core/queues.js';
+import { openQueues, SharedMetricsStore, type QueueName, type QueueSettings } from '../src/core/queues.js';
+import { createRedis } from '../src/core/redis.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
 import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
 import { closeCpuPool } from '../src/modules/topology/pool.js';
@@ -20,7 +20,7 @@ export interface WorkerServices extends PollerDeps {
 export async function createWorkerServices(config: AppConfig, settings: QueueSettings, logger: Logger): Promise<WorkerServices> {
   // WORKER_DB_POOL (20): webhook deliveries run 50 at a time, each a query before and after its POST.
   const orm = await createOrm(config.databaseUrl, Number(process.env.WORKER_DB_POOL ?? 20));
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, connectTimeout: 5000 });
+  const redis = createRedis(config, 'worker');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = openQueues(config, settings);
   return {
@@ -37,10 +37,11 @@ export async function closeWorkerServices(services: WorkerServices): Promise<voi
   await services.orm.close(true);
 }
 
-export function workerOptions(services: Pick<WorkerServices, 'config' | 'queues' | 'settings'>, concurrency: number): WorkerOptions {
+/** A Worker of queue `name`: its connection and prefix (with the queue's hash tag on a cluster) come from the queues. */
+export function workerOptions(services: Pick<WorkerServices, 'config' | 'queues' | 'settings'>, name: QueueName, concurrency: number): WorkerOptions {
   return {
-    connection: workerConnection(services.config),
-    prefix: services.queues.prefix,
+    connection: services.queues.workerConnection,
+    prefix: services.queues.prefixOf(name),
     concurrency: Math.max(1, concurrency),
     // A killed worker's job is taken up again once its lock has expired (at-least-once delivery).
     lockDuration: services.settings.lockDurationMs,

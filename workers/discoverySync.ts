@@ -59,7 +59,7 @@ export async function startDiscoverySync(services: WorkerServices): Promise<Work
   const worker = new Worker<DiscoverySyncJob>(
     QUEUE_NAMES.discoverySync,
     timed(services, QUEUE_NAMES.discoverySync, (job: Job<DiscoverySyncJob>) => processDiscoverySync(services, job)),
-    workerOptions(services, services.settings.discoverySyncConcurrency),
+    workerOptions(services, QUEUE_NAMES.discoverySync, services.settings.discoverySyncConcurrency),
   );
   worker.on('failed', (job, err) => {
     services.logger.warn({ job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'discovery-sync job failed');

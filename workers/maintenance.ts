@@ -39,6 +39,6 @@ export async function startMaintenance(services: WorkerServices): Promise<Worker
       services.logger.info({ purged, idempotency_keys: idempotencyKeys, events }, 'expired sessions, idempotency keys and events purged');
       return { purged, idempotencyKeys, events };
     }),
-    workerOptions(services, 1),
+    workerOptions(services, QUEUE_NAMES.maintenance, 1),
   );
 }

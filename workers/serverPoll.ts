@@ -78,6 +78,6 @@ export async function startServerPoll(services: WorkerServices): Promise<Worker>
   return new Worker(
     QUEUE_NAMES.serverPoll,
     timed(services, QUEUE_NAMES.serverPoll, (job: Job) => processServerPoll(services, job)),
-    workerOptions(services, services.settings.serverPollConcurrency),
+    workerOptions(services, QUEUE_NAMES.serverPoll, services.settings.serverPollConcurrency),
   );
 }

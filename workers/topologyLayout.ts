@@ -47,6 +47,6 @@ export async function startTopologyLayout(services: WorkerServices): Promise<Wor
       }
     }),
     // One more job than the pool has threads: while a large layout holds them, a small one (laid out inline) still goes ahead.
-    workerOptions(services, cpuPool().options.threads + 1),
+    workerOptions(services, QUEUE_NAMES.topologyLayout, cpuPool().options.threads + 1),
   );
 }

@@ -74,6 +74,6 @@ export async function startVersionStatus(services: WorkerServices): Promise<Work
       const { evaluated, changes } = await evaluateVersionStatuses(services);
       return { evaluated, changed: changes.length };
     }),
-    workerOptions(services, 1),
+    workerOptions(services, QUEUE_NAMES.versionStatus, 1),
   );
 }

@@ -44,7 +44,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
       return { delivered: outcomes.filter((o) => o.status === 'delivered').length, retries: retries.length, failed: outcomes.filter((o) => o.status === 'failed').length };
     }),
     // Jobs at once (a dispatched job holds up to DISPATCH_BATCH deliveries, POSTed in parallel).
-    workerOptions(services, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 20)),
+    workerOptions(services, QUEUE_NAMES.webhookDelivery, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 20)),
   );
   worker.on('closing', () => {
     clearInterval(sweep);

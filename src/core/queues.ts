@@ -3,11 +3,15 @@
 // store through which worker processes report job durations and event counts to `/metrics`.
 //
 // Every queue lives under `${config.redisPrefix}bull`, so a test app (own REDIS_PREFIX) has its own
-// queues, schedulers and metrics, and so do tenants sharing one Redis.
+// queues, schedulers and metrics, and so do tenants sharing one Redis. On a Redis Cluster each
+// queue's prefix also carries the queue's own hash tag (queuePrefix). Connections come from
+// src/core/redis.ts.
 import { createHash } from 'node:crypto';
 import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { AppConfig } from '../config.js';
+import { createRedis, isCluster, redisOptionsFromUrl, type RedisClient, type RedisConfig } from './redis.js';
+
+export { redisOptionsFromUrl } from './redis.js';
 
 export const QUEUE_NAMES = {
   maintenance: 'maintenance',
@@ -22,25 +26,20 @@ export type QueueKey = keyof typeof QUEUE_NAMES;
 export type QueueName = (typeof QUEUE_NAMES)[QueueKey];
 export const ALL_QUEUES: QueueName[] = Object.values(QUEUE_NAMES);
 
-export const queuePrefix = (config: Pick<AppConfig, 'redisPrefix'>) => `${config.redisPrefix}bull`;
-
-/** ioredis options from a `redis://` / `rediss://` URL (user, password, db number, TLS). */
-export function redisOptionsFromUrl(redisUrl: string): { host: string; port: number; username?: string; password?: string; db: number; tls?: object } {
-  const url = new URL(redisUrl);
-  const db = Number(url.pathname.replace(/^\//, '') || 0);
-  return {
-    host: url.hostname || '127.0.0.1',
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: Number.isInteger(db) ? db : 0,
-    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
-}
+/**
+ * The BullMQ prefix of queue `name`: `${REDIS_PREFIX}bull`, its keys `<prefix>:<name>:…`. On a Redis
+ * Cluster the prefix ends with the queue's own hash tag (`netinv:bull:{discovery-sync}`), BullMQ's
+ * documented way to keep every key a script of that queue touches in one slot, one tag per queue
+ * so the queues spread over the masters; the project's prefix stays outside the braces. On one Redis
+ * the keys are as they always were (jobs queued before an upgrade are kept).
+ */
+export const queuePrefix = (config: Pick<AppConfig, 'redisPrefix'> & Partial<RedisConfig>, name: QueueName) =>
+  config.redisClusterNodes?.length ? `${config.redisPrefix}bull:{${name}}` : `${config.redisPrefix}bull`;
 
 /**
- * Connection options for BullMQ workers and worker-side queues: `maxRetriesPerRequest: null` is what
- * BullMQ requires for blocking connections, and it lets a worker ride out a Redis restart.
+ * Connection options for BullMQ workers and worker-side queues on one Redis: `maxRetriesPerRequest:
+ * null` is what BullMQ requires for blocking connections, and it lets a worker ride out a Redis
+ * restart. (On a cluster the worker side shares one cluster client instead: Queues.workerConnection.)
  */
 export function workerConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
   return { ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: null };
@@ -217,7 +216,16 @@ export function defaultJobOptions(name: QueueName, settings: QueueSettings): Def
 }
 
 export interface Queues {
+  /** `${REDIS_PREFIX}bull`: the front of every queue's prefix (queuePrefix). */
   prefix: string;
+  /** The BullMQ prefix of queue `name` (with its hash tag on a cluster): what its Worker must use too. */
+  prefixOf(name: QueueName): string;
+  /**
+   * What this process's BullMQ Workers connect with: options (one Redis; BullMQ opens its own
+   * connections) or, on a cluster, the worker side's one cluster client (BullMQ duplicates it for
+   * its blocking commands; closed by close(), after the workers).
+   */
+  workerConnection: ConnectionOptions;
   byName: Record<QueueName, Queue>;
   maintenance: Queue;
   /** `poll` jobs carry a daemon id; the `reconcile` job carries nothing. */
@@ -236,25 +244,40 @@ export interface Queues {
  * command up after one reconnection attempt: a scrape or a dashboard call must answer (with an
  * error) when Redis is down, not hang. Without it (the worker) each Queue gets worker-style options.
  */
-export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, settings: QueueSettings, opts: { shared?: boolean } = {}): Queues {
-  const prefix = queuePrefix(config);
-  let sharedClient: Redis | undefined;
+export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisClusterNodes' | 'redisPrefix'>, settings: QueueSettings, opts: { shared?: boolean } = {}): Queues {
+  const prefix = `${config.redisPrefix}bull`;
+  const prefixOf = (name: QueueName) => queuePrefix(config, name);
+  // On one Redis the worker side passes options (each Queue and Worker its own connections, as
+  // always); on a cluster it shares one cluster client (a cluster client per Queue and Worker would
+  // be 6 × (masters + replicas) sockets for nothing).
+  let sharedClient: RedisClient | undefined;
   let connection: ConnectionOptions;
-  if (opts.shared) {
-    sharedClient = new Redis({ ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, lazyConnect: false });
+  if (opts.shared || isCluster(config)) {
+    sharedClient = createRedis(config, opts.shared ? 'queues' : 'bullmq');
     sharedClient.on('error', () => undefined); // reported by /api/ready and the callers
     connection = sharedClient as unknown as ConnectionOptions;
   } else {
     connection = workerConnection(config);
   }
+  // The API process makes no Worker: its worker-side client is made only if asked for.
+  let workerSide = opts.shared ? undefined : sharedClient;
   const make = (name: QueueName) => {
-    const queue = new Queue(name, { connection, prefix, defaultJobOptions: defaultJobOptions(name, settings) });
+    const queue = new Queue(name, { connection, prefix: prefixOf(name), defaultJobOptions: defaultJobOptions(name, settings) });
     queue.on('error', () => undefined); // connection errors surface on the calls themselves
     return queue;
   };
   const byName = Object.fromEntries(ALL_QUEUES.map((n) => [n, make(n)])) as Record<QueueName, Queue>;
   return {
     prefix,
+    prefixOf,
+    get workerConnection(): ConnectionOptions {
+      if (!isCluster(config)) return workerConnection(config);
+      if (!workerSide) {
+        workerSide = createRedis(config, 'bullmq');
+        workerSide.on('error', () => undefined);
+      }
+      return workerSide as unknown as ConnectionOptions;
+    },
     byName,
     maintenance: byName[QUEUE_NAMES.maintenance],
     serverPoll: byName[QUEUE_NAMES.serverPoll] as Queue<ServerPollJob | Record<string, never>>,
@@ -265,6 +288,7 @@ export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, 
     async close() {
       await Promise.allSettled(Object.values(byName).map((q) => q.close()));
       sharedClient?.disconnect();
+      if (workerSide !== sharedClient) workerSide?.disconnect();
     },
   };
 }
@@ -291,7 +315,7 @@ export interface HistogramSnapshot {
 }
 
 export class SharedMetricsStore {
-  constructor(private readonly redis: Redis, private readonly redisPrefix: string) {}
+  constructor(private readonly redis: RedisClient, private readonly redisPrefix: string) {}
 
   private jobKey(queue: string) {
     return `${this.redisPrefix}metrics:job_seconds:${queue}`;

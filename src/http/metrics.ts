@@ -14,7 +14,7 @@
 // with max(), not sum()).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/redis.js';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { AppConfig } from '../config.js';
 import { AppError } from '../core/errors.js';
@@ -38,7 +38,7 @@ export function routeLabel(ctx: Context): string {
   return typeof matched === 'string' ? matched : 'unmatched';
 }
 
-export function createMetrics(config: AppConfig, queues: Queues, redis: Redis): Metrics {
+export function createMetrics(config: AppConfig, queues: Queues, redis: RedisClient): Metrics {
   const registry = new Registry();
   const store = new SharedMetricsStore(redis, config.redisPrefix);
 

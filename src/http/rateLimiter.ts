@@ -5,14 +5,16 @@
 // still agree. Each bucket is a single small hash {u, t} that PEXPIREs when it
 // would be full anyway (a missing key *is* a full bucket), so memory does not
 // grow per request.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/redis.js';
 import { withTimeout } from '../core/timeout.js';
 import { takeToken, UNITS_PER_TOKEN, type BucketPolicy, type BucketState, type RateDecision } from '../core/tokenBucket.js';
 
 /**
  * Lua port of takeToken() in src/core/tokenBucket.ts. THE TWO MUST STAY IN STEP
  * (same units, same order of operations); test/http/rateLimiter.spec.ts checks it.
- * KEYS[1] = bucket hash[, KEYS[2] = test clock key]; ARGV = capacity, refillPerMinute[, nowMs (tests only)].
+ * KEYS[1] = bucket hash (the only key: on a Redis Cluster a script's keys must share a slot, and
+ * every bucket in its own slot spreads them over the masters); ARGV = capacity, refillPerMinute,
+ * nowMs ('' for Redis TIME), '1' when nowMs is the test clock.
  * The test clock (RATE_LIMIT_TEST_CLOCK) is a ms count a test sets and advances, so its assertions
  * do not depend on how fast a loaded machine runs; unset, Redis TIME is used.
  * Hash fields: u = tokens in units of 1/60000 token (integer), t = updatedAt ms.
@@ -23,8 +25,7 @@ local UNIT = ${UNITS_PER_TOKEN}
 local rate = tonumber(ARGV[2])
 local cap = tonumber(ARGV[1]) * UNIT
 local now = tonumber(ARGV[3])
-local testClock = KEYS[2] and tonumber(redis.call('GET', KEYS[2]))
-if testClock then now = testClock end
+local testClock = ARGV[4] == '1'
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -61,12 +62,20 @@ type TakeCommand = (key: string, capacity: number, refillPerMinute: number, nowM
 /** The Redis key of the test clock (ms) of the buckets under `keyPrefix`. */
 export const testClockKey = (keyPrefix: string) => `${keyPrefix}rl:clock`;
 
-/** Register the script on a client (idempotent); exported for the agreement test. `clockKey`: the test clock's key. */
-export function defineTakeCommand(redis: Redis, clockKey?: string): TakeCommand {
-  const command = clockKey ? 'rateLimitTakeWithClock' : 'rateLimitTake';
-  const r = redis as unknown as Record<string, (...args: Array<string | number | undefined>) => ReturnType<TakeCommand>>;
-  if (typeof r[command] !== 'function') redis.defineCommand(command, { lua: TAKE_TOKEN_LUA, numberOfKeys: clockKey ? 2 : 1 });
-  return clockKey ? (key, ...args) => r[command](key, clockKey, ...args) : (...args) => r[command](...args);
+/**
+ * Register the script on a client (idempotent); exported for the agreement test. `clockKey`: the
+ * test clock's key, read before each take (a second round trip, tests only: read inside the script
+ * it would be a second key, in another slot than the bucket on a cluster).
+ */
+export function defineTakeCommand(redis: RedisClient, clockKey?: string): TakeCommand {
+  const command = 'rateLimitTake';
+  const r = redis as unknown as Record<string, (...args: Array<string | number>) => ReturnType<TakeCommand>>;
+  if (typeof r[command] !== 'function') redis.defineCommand(command, { lua: TAKE_TOKEN_LUA, numberOfKeys: 1 });
+  if (!clockKey) return (key, capacity, refillPerMinute, nowMs) => r[command](key, capacity, refillPerMinute, nowMs ?? '', '0');
+  return async (key, capacity, refillPerMinute) => {
+    const clock = await redis.get(clockKey);
+    return clock === null ? r[command](key, capacity, refillPerMinute, '', '0') : r[command](key, capacity, refillPerMinute, clock, '1');
+  };
 }
 
 // Fallback map housekeeping: sweep full buckets at most this often, and never
@@ -84,7 +93,7 @@ export class RateLimiter {
   private degraded_ = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     opts: { keyPrefix?: string; redisTimeoutMs?: number; testClock?: boolean } = {},
   ) {
     this.keyPrefix = opts.keyPrefix ?? '';

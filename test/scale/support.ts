@@ -15,6 +15,9 @@ export interface Child {
   running: () => boolean;
 }
 
+/** A start takes seconds; with every core busy (a loaded CI machine) it has taken 30 s and more. */
+const START_TIMEOUT_MS = 90_000;
+
 function start(name: string, bundle: 'server' | 'worker', app: TestApp, env: Record<string, string>): Child {
   // node-postgres reads PGAPPNAME: pg_stat_activity then says which process holds a connection.
   const p = spawnBundle(bundle, app, { PGAPPNAME: name, ...env });
@@ -30,10 +33,10 @@ export async function startApi(name: string, app: TestApp, env: Record<string, s
   const line = await waitFor(`${name} listening`, async () => {
     if (!api.running()) throw new Error(`${name} exited: ${api.output()}`);
     return logLines(api.output()).find((l) => /api listening/.test(l.msg ?? '') && typeof l.port === 'number');
-  }, 30_000);
+  }, START_TIMEOUT_MS);
   const url = `http://127.0.0.1:${line.port}`;
   // Until its Redis connection is up the API answers from an in-process rate limit bucket: wait for ready.
-  await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, 30_000);
+  await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, START_TIMEOUT_MS);
   return { ...api, url };
 }
 
@@ -43,7 +46,7 @@ export async function startWorker(name: string, app: TestApp, env: Record<string
   await waitFor(`${name} started`, async () => {
     if (!worker.running()) throw new Error(`${name} exited: ${worker.output()}`);
     return worker.output().includes('worker started');
-  }, 30_000);
+  }, START_TIMEOUT_MS);
   return worker;
 }
 

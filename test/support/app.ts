@@ -9,6 +9,7 @@ import { loadConfig, type AppConfig } from '../../src/config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Db, migrate, quoteIdent } from '../../src/core/db.js';
 import { createOrm } from '../../src/database.js';
+import { deleteKeysMatching } from '../../src/core/redis.js';
 import type { Services } from '../../src/services.js';
 import { createLogger, type Logger } from '../../src/core/logger.js';
 
@@ -171,8 +172,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: 
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      const keys = await services.redis.keys(`${config.redisPrefix}*`).catch(() => []);
-      if (keys.length) await services.redis.del(...keys).catch(() => undefined);
+      await deleteKeysMatching(services.redis, `${config.redisPrefix}*`).catch(() => undefined); // every node of a cluster
       await closeServices(services, { keepOrm: !overrides.databaseUrl });
       releaseDatabase(database);
     },

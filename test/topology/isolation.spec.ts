@@ -15,6 +15,7 @@ import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { workerOptions } from '../../workers/context.js';
+import { QUEUE_NAMES } from '../../src/core/queues.js';
 
 /** `hosts` hosts with one address each, spread over `subnets` subnets (10.<k>.0.0/16): one SQL insert per table. */
 async function seedAddresses(app: TestApp, t: Tenant, hosts: number, subnets: number): Promise<string[]> {
@@ -109,7 +110,7 @@ describe('topology isolation: large views off the event loop, bounded, fair betw
       });
       for (let i = 1; i <= 4; i++) await enqueueLayout(services.queues.topologyLayout, job('a', i));
       await enqueueLayout(services.queues.topologyLayout, job('b', 1));
-      worker = new Worker(services.queues.topologyLayout.name, async (j) => { taken.push(j.data.digest); }, workerOptions(services, 1));
+      worker = new Worker(services.queues.topologyLayout.name, async (j) => { taken.push(j.data.digest); }, workerOptions(services, QUEUE_NAMES.topologyLayout, 1));
       await waitFor('every job taken', async () => taken.length === 5);
       expect(taken).to.deep.equal(['a-1', 'b-1', 'a-2', 'a-3', 'a-4']);
     } finally {

@@ -9,7 +9,7 @@
 // An attempt is counted before the password is checked (and taken back when it was right), in one
 // atomic script, so parallel guesses cannot slip past the count. Kept in Redis so that every API
 // process agrees; while Redis is down the same rules run in process memory rather than not at all.
-import type { Redis } from 'ioredis';
+import { slotTag, type RedisClient } from '../../core/redis.js';
 import { AppError, waitInWords } from '../../core/errors.js';
 import { withTimeout } from '../../core/timeout.js';
 
@@ -72,11 +72,13 @@ export class LoginGuard {
   // The fallback's memory: one entry per key, with its expiry.
   private readonly local = new Map<string, { value: number; at: number; expiresAt: number }>();
 
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly redisTimeoutMs = 200) {}
+  constructor(private readonly redis: RedisClient, private readonly prefix: string, private readonly redisTimeoutMs = 200) {}
 
+  /** The account's three keys share one hash tag (its email's): the scripts below touch all three, which a Redis Cluster allows only within one slot. */
   private keys(email: string, address: string) {
     const e = email.trim().toLowerCase();
-    return [`${this.prefix}login:pair:${e}:${address}`, `${this.prefix}login:acct:${e}`, `${this.prefix}login:known:${e}:${address}`] as const;
+    const at = `${this.prefix}login:${slotTag(e)}`;
+    return [`${at}:pair:${e}:${address}`, `${at}:acct:${e}`, `${at}:known:${e}:${address}`] as const;
   }
 
   /** Counts an attempt, or throws 429 auth_login_locked (with retry_after) when it must wait. */

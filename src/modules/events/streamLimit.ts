@@ -4,7 +4,7 @@
 // every heartbeat and removes it when the stream closes; a process that died leaves leases that
 // expire on their own. With Redis unreachable the count is this process's own streams.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../core/redis.js';
 import { AppError } from '../../core/errors.js';
 import type { StreamLease } from './hub.js';
 
@@ -33,7 +33,7 @@ const local = new Map<string, number>();
  * A lease for one more stream of `credential`, or 429 `event_streams_exceeded`. `leaseMs` must
  * outlast a heartbeat (the refresh) by a margin.
  */
-export async function acquireStreamLease(redis: Redis, prefix: string, credential: string, leaseMs: number): Promise<StreamLease> {
+export async function acquireStreamLease(redis: RedisClient, prefix: string, credential: string, leaseMs: number): Promise<StreamLease> {
   const key = `${prefix}event-streams:${credential}`;
   const member = randomUUID();
   let shared = true;

@@ -16,7 +16,7 @@
 // Authorization (reference §1.2 step 3, §4 "supports_full_server_poll").
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../core/redis.js';
 import type { Job } from 'bullmq';
 import type { AppConfig } from '../../config.js';
 import { Db } from '../../core/db.js';
@@ -39,7 +39,7 @@ const VALIDATION = { abortEarly: true, convert: true } as const;
 export interface PollerDeps {
   config: AppConfig;
   orm: MikroORM;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   queues: Queues;
   settings: QueueSettings;

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { ELK as ElkApi, ELKConstructorArguments } from 'elkjs/lib/elk-api.js';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../core/redis.js';
 import type { Db } from '../../core/db.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
 
@@ -445,7 +445,7 @@ const LOWER = `local n = redis.call('DECR', KEYS[1]) if n <= 0 then redis.call('
 /** BullMQ's lowest priority. */
 const PRIORITY_MAX = 2 ** 21;
 /** The queue's own connection (an ioredis client under BullMQ's interface). */
-const redisOf = async (queue: Queue) => (await queue.getBackend().client) as unknown as Redis;
+const redisOf = async (queue: Queue) => (await queue.getBackend().client) as unknown as RedisClient;
 
 export async function enqueueLayout(queue: Queue, job: LayoutJob): Promise<void> {
   const n = Number(await (await redisOf(queue)).eval(RAISE, 1, outstandingKey(queue, job.organization_id)));
