@@ -3,7 +3,7 @@ import { defineRoutes } from '../../http/pipeline.js';
 import { bulkCreateRoute, bulkRoutes, patchRoute } from '../../http/resourceRoutes.js';
 import { at, idParams, uuid } from '../../http/schemas.js';
 import { hostResponse } from './response.js';
-import { createHosts } from './bulkCreate.js';
+import { BULK_MAX_IP_ADDRESSES, createHosts } from './bulkCreate.js';
 import { accessOf, declaredRoute } from '../../http/resourceRoutes.js';
 import { CSV_TYPES } from '../../http/csvBody.js';
 import type { RequestInput } from '../../http/pipeline.js';
@@ -79,10 +79,13 @@ export const hostImportRoutes = defineRoutes([{
   handler: ({ db, scope, query, body }: RequestInput) => importHostsCsv(db, scope, query.network_id, query.dry_run, body),
 }]);
 
+const bulkCreate = bulkCreateRoute(hostRoutesDeclared, {
+  path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], createMany: (db, scope, bodies) => createHosts(db, scope, bodies),
+});
+const hostBulkCreate = { ...bulkCreate, summary: `${bulkCreate.summary}; at most ${BULK_MAX_IP_ADDRESSES} IP addresses in all (each is locked until the commit)` };
+
 export const hostRoutes = [...hostRoutesDeclared, ...bulkRoutes(hostRoutesDeclared, {
   path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'],
   schemas: { list: hostListQuery, response: hostResponse },
   list: (db, scope, q) => hostService.list(db, scope, q), remove: (db, scope, id) => hostService.remove(db, scope, id),
-}), bulkCreateRoute(hostRoutesDeclared, {
-  path: '/api/v1/hosts', group: 'Hosts', entity: ['Host', 'Hosts'], createMany: (db, scope, bodies) => createHosts(db, scope, bodies),
-})];
+}), hostBulkCreate];
