@@ -31,13 +31,14 @@ export function isPlainPath(path: string): boolean {
   return pathname.startsWith('/') && new URL(pathname, 'http://localhost').pathname === pathname;
 }
 
-async function request(method: string, path: string, body?: unknown): Promise<any> {
+/** `textType`: the body is text of that media type (a CSV import), sent as is; else JSON. */
+async function request(method: string, path: string, body?: unknown, textType?: string): Promise<any> {
   if (!isPlainPath(path)) throw new ApiError(0, 'path_not_plain', `Refused to request ${path}: a path segment was not encoded`);
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',
-    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': textType ?? 'application/json' },
+    body: body === undefined ? undefined : textType ? String(body) : JSON.stringify(body),
   });
   const json = await res.json().catch(() => null);
   if (res.status === 401 && !path.startsWith('/api/auth/')) onSignedOut('expired');
@@ -55,6 +56,8 @@ export const api = {
     return { items: json.data, total: p.total_count ?? p.total ?? json.data.length, limit: p.limit ?? json.data.length, offset: p.offset ?? 0 };
   },
   post: async <T = any>(path: string, body: unknown = {}): Promise<T> => (await request('POST', path, body)).data,
+  /** A text body of its own media type (`text/csv` for the host import). */
+  postText: async <T = any>(path: string, text: string, type: string): Promise<T> => (await request('POST', path, text, type)).data,
   put: async <T = any>(path: string, body: unknown): Promise<T> => (await request('PUT', path, body)).data,
   /** A JSON merge patch: only the fields sent change (the API reads application/json as one). */
   patch: async <T = any>(path: string, body: unknown): Promise<T> => (await request('PATCH', path, body)).data,

@@ -10,6 +10,7 @@ export type User = Schemas['User'];
 export type Network = Schemas['Network'];
 export type Tag = Schemas['Tag'];
 export type Host = Schemas['Host'];
+export type HostCsvImport = Schemas['HostCsvImport'];
 export type Daemon = Schemas['Daemon'];
 export type UserApiKey = Schemas['UserApiKey'];
 export type UserApiKeyCreated = Schemas['UserApiKeyCreated'];

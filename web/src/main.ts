@@ -7,6 +7,7 @@ import { fill, h } from './dom.js';
 import { signInScreen } from './screens/signIn.js';
 import { mapScreen, prefetchMap } from './screens/map.js';
 import { hostsScreen, hostScreen } from './screens/hosts.js';
+import { hostImportScreen } from './screens/hostImport.js';
 import { daemonsScreen } from './screens/daemons.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
 import type { Network, User } from './apiTypes.js';
@@ -19,6 +20,7 @@ const ROUTES: Array<[RegExp, Screen, string]> = [
   [/^\/networks\/(?<network>[\w-]+)\/topology\/diff$/, (o, r, s) => mapScreen(o, r, s, 'diff'), 'map'],
   [/^\/networks\/(?<network>[\w-]+)\/topology$/, (o, r, s) => mapScreen(o, r, s, 'map'), 'map'],
   [/^\/hosts$/, hostsScreen, 'hosts'],
+  [/^\/hosts\/import$/, hostImportScreen, 'hosts'], // before /hosts/<id>, whose pattern "import" matches
   [/^\/hosts\/(?<host>[\w-]+)$/, hostScreen, 'hosts'],
   [/^\/daemons$/, daemonsScreen, 'daemons'],
   [/^\/api-keys$/, apiKeysScreen, 'api-keys'],

@@ -27,7 +27,9 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
 
   // After an edit the page is drawn again from the API.
   const edits = { networkId: networkNames.has(q.get('network') ?? '') ? q.get('network')! : session.networks[0]?.id, changed: () => navigate(location.pathname + location.search, true) };
-  fill(outlet, h('div', { class: 'map-head' }, h('h1', {}, 'Hosts'), addMenu(edits)),
+  const importLink = `/hosts/import${query({ network: edits.networkId })}`;
+  fill(outlet, h('div', { class: 'map-head' }, h('h1', {}, 'Hosts'), addMenu(edits),
+    h('a', { class: 'button', id: 'import-csv', href: importLink, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(importLink); } }, 'Import CSV')),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
       h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
       h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
