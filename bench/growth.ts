@@ -51,7 +51,7 @@ import { hostReport, postSubnet } from '../test/discovery/reports.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { explainAll, traceQueries } from './diagnose.js';
 import { RAW_HOSTS_SQL } from './rawHosts.js';
-import { growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings } from './growthSeed.js';
+import { checkHistory, growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings } from './growthSeed.js';
 
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const migrationsKnowVariant = () => {
@@ -283,6 +283,8 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
       const seedStatements = Object.fromEntries(Object.entries(seedTimings).map(([k, v]) => [k, round(v, 2)]));
       for (const k of Object.keys(seedTimings)) delete seedTimings[k];
       log(`${variant}: seeding statements (s, summed over chunks and connections): ${JSON.stringify(seedStatements)}`);
+      const historyProblems = await checkHistory(databaseUrl, owner.organizationId);
+      if (historyProblems.length) throw new Error(`seeded history is not SCD2: ${historyProblems.join('; ')}`);
       if (process.env.GROWTH_SEED_ONLY === '1') continue;
       // The seed's live inserts left one outbox row per row in the outbox. A running service would
       // have sequenced them into the feed as they came; sequencing 2 million here costs ~8 minutes

@@ -187,3 +187,33 @@ async function seedChunk(client: pg.PoolClient, o: GrowOrg, lo: number, hi: numb
     );
   }
 }
+
+/**
+ * SCD2 check of the seeded twins on a sample of ids per table: per id, exactly one open state,
+ * no two states overlapping, and no gap between consecutive states. Answers the problems found.
+ */
+export async function checkHistory(databaseUrl: string, organizationId: string, sample = 500): Promise<string[]> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const problems: string[] = [];
+    for (const table of SEEDED_TABLES) {
+      const { rows } = await pool.query(
+        `with ids as (select id from ${table} where organization_id = $1 order by random() limit $2),
+              states as (
+                select h.id, h.valid_from, h.valid_to, lag(h.valid_to) over (partition by h.id order by h.valid_from) as previous_to
+                from ${table}_history h join ids using (id))
+         select count(distinct id)::int as ids, count(*)::int as states,
+                count(*) filter (where valid_to is null)::int as open,
+                count(*) filter (where previous_to is not null and previous_to <> valid_from)::int as gaps_or_overlaps
+         from states`,
+        [organizationId, sample],
+      );
+      const r = rows[0];
+      if (r.open !== r.ids) problems.push(`${table}: ${r.open} open states for ${r.ids} ids`);
+      if (r.gaps_or_overlaps) problems.push(`${table}: ${r.gaps_or_overlaps} states not starting where the previous one ended`);
+    }
+    return problems;
+  } finally {
+    await pool.end();
+  }
+}
