@@ -14,6 +14,9 @@
 // write → stream delivery p50/p99 (commit resolved in the writer → the host.created frame read).
 // In the notify mode a LISTEN netinv_outbox connection wakes the hub's sequencer, as migration 13's
 // hub did; in the new mode the hub is woken by the writes' commits and its outbox poll.
+// Then the same alternation with small writes, BENCH_CONCURRENT_SMALL_WRITES (800) transactions of one
+// tag update each (history + outbox row), where the commit (its WAL flush) is most of the work:
+// transactions/s and COMMIT p50/p99, 1 and 4 writers, NOTIFY per write or none.
 // Then BENCH_CONCURRENT_RAW_WRITES (50) tags inserted by raw SQL on another connection (nothing wakes
 // the hub but its poll, EVENT_OUTBOX_POLL_MS): write → stream p50/p99, and the poll probe's round trip.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -36,6 +39,7 @@ const env = (name: string, fallback: number) => (process.env[name] ? Number(proc
 const HOSTS = env('BENCH_CONCURRENT_HOSTS', 600);
 const REPEAT = env('BENCH_CONCURRENT_REPEAT', 5);
 const RAW_WRITES = env('BENCH_CONCURRENT_RAW_WRITES', 50);
+const SMALL_WRITES = env('BENCH_CONCURRENT_SMALL_WRITES', 800);
 const WRITERS = [1, 4];
 const MODES = ['notify_per_write', 'no_notify'] as const;
 type Mode = (typeof MODES)[number];
@@ -161,6 +165,50 @@ async function main() {
       return { mode, writers, hosts: HOSTS, hostsPerSecond: HOSTS / seconds, commits, txMs, delivery: delivery.filter((x) => !Number.isNaN(x)), missing };
     };
 
+    // Small writes: one tag update per transaction (a new state: history row, outbox row), each writer
+    // its own tag (no row lock between writers), so the commit is most of the work.
+    const tagIds = await Promise.all(Array.from({ length: 4 }, async (_, k) => {
+      const id = randomUUID();
+      await admin.query(`insert into tags (id, organization_id, name, color, lineage_id) values ($2, $1, $3, 'Blue', $2)`, [t.orgId, id, `small-${k}`]);
+      return id;
+    }));
+    let smallCounter = 0;
+    const smallPass = async (mode: Mode, writers: number) => {
+      await admin.query(eventsCaptureSql({ notifyEachWrite: mode === 'notify_per_write' }));
+      await outboxEmpty();
+      const commits: number[] = [];
+      commitSamples = commits;
+      let left = SMALL_WRITES;
+      const started = performance.now();
+      await Promise.all(Array.from({ length: writers }, async (_, k) => {
+        while (left-- > 0) {
+          await new Db(app.services.orm.em.fork()).transaction((tx) => tx.query(`update tags set description = ? where id = ?`, [`d${smallCounter++}`, tagIds[k]!]));
+        }
+      }));
+      const seconds = (performance.now() - started) / 1000;
+      commitSamples = undefined;
+      return { mode, writers, perSecond: SMALL_WRITES / seconds, commits };
+    };
+    const small = new Map<string, Array<Awaited<ReturnType<typeof smallPass>>>>();
+    for (let r = 0; r < REPEAT; r++) {
+      for (const writers of WRITERS) {
+        for (const mode of r % 2 ? [...MODES].reverse() : MODES) {
+          const res = await smallPass(mode, writers);
+          const key = `${mode}_w${writers}`;
+          small.set(key, [...(small.get(key) ?? []), res]);
+          log(`round ${r + 1} small writes ${key}: ${Math.round(res.perSecond)} transactions/s, commit p50 ${round(pct(res.commits, 50), 2)} ms p99 ${round(pct(res.commits, 99), 2)} ms`);
+        }
+      }
+    }
+    const smallSummary = Object.fromEntries([...small].map(([key, runs]) => {
+      const rates = runs.map((x) => x.perSecond).sort((a, b) => a - b);
+      const commits = runs.flatMap((x) => x.commits);
+      return [key, {
+        transactions_per_second: { median: Math.round(pct(rates, 50)), min: Math.round(rates[0]!), max: Math.round(rates[rates.length - 1]!), runs: rates.map(Math.round) },
+        commit_ms: { p50: round(pct(commits, 50), 2), p99: round(pct(commits, 99), 2), samples: commits.length },
+      }];
+    }));
+
     type PassResult = Awaited<ReturnType<typeof pass>>;
     const results = new Map<string, PassResult[]>();
     await pass('no_notify', 4); // warm-up: plans cached, pools filled (not reported)
@@ -225,6 +273,7 @@ async function main() {
       hosts_per_pass: HOSTS, rounds: REPEAT, outbox_poll_ms: Number(process.env.EVENT_OUTBOX_POLL_MS ?? 100),
       summary,
       unannounced_writes: unannounced,
+      small_writes: { per_pass: SMALL_WRITES, summary: smallSummary },
       ratio_no_notify_to_notify: { writers_1: ratio(1), writers_4: ratio(4) },
     };
     console.log(JSON.stringify(result, null, 1));
