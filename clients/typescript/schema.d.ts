@@ -798,7 +798,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create up to 1000 hosts in one transaction, all or none (each as `createHost` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB */
+        /** Create up to 1000 hosts in one transaction, all or none (each as `createHost` would; a refused item is named by its index in `params.errors` and nothing is stored). One request for the rate limit; bodies up to 8 MiB; at most 4000 IP addresses in all (each is locked until the commit) */
         post: operations["bulkCreateHosts"];
         delete?: never;
         options?: never;
