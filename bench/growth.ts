@@ -352,8 +352,17 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
 
       // ---- Measurements ----
       const ms: Record<string, number[]> = {};
+      // An operation that fails (e.g. the topology's 30 s limit on a loaded machine) is recorded as
+      // failed and the point goes on; the lists and their baselines (below) must not fail.
+      const failures: Record<string, string> = {};
       const measure = async (key: string, runs: number, fn: (i: number) => Promise<unknown>, warmup = WARMUP) => {
-        ms[key] = await timed(runs, fn, warmup);
+        try {
+          ms[key] = await timed(runs, fn, warmup);
+        } catch (err) {
+          failures[key] = (err as Error).message.slice(0, 300);
+          log(`${variant} ${point.hosts}: ${key}: FAILED: ${failures[key]}`);
+          return;
+        }
         const s = stats(ms[key]!);
         log(`${variant} ${point.hosts}: ${key}: p50 ${s.p50} ms, p99 ${s.p99} ms (n ${s.n})`);
       };
@@ -379,23 +388,35 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
       // Topology: drawn anew each time (graph cache off; the layout stays queued, no worker runs here) …
       services.topologyGraphs = new GraphCache(0);
       await measure('topologyDrawn', CFG.topoRuns, getOk(paths.topology, 'topology'), 1);
-      const first = ok(await get(paths.topology), 200, 'topology');
+      const firstAnswer = await get(paths.topology);
+      const first = firstAnswer.status === 200 ? JSON.parse(firstAnswer.text).data : null;
       // … the layout job once (elk), then served from the graph cache with the stored layout.
-      const l0 = performance.now();
-      const layout = await runLayoutJob(services, { organization_id: owner.organizationId, network_id: owner.networkId, view: 'l3', as_of: first.as_of, digest: first.digest, include_hidden: false, max_nodes: 2000 } as never);
-      ms.layout = [performance.now() - l0];
+      let layout: unknown = null;
+      if (first) {
+        const l0 = performance.now();
+        try {
+          layout = await runLayoutJob(services, { organization_id: owner.organizationId, network_id: owner.networkId, view: 'l3', as_of: first.as_of, digest: first.digest, include_hidden: false, max_nodes: 2000 } as never);
+          ms.layout = [performance.now() - l0];
+        } catch (err) {
+          failures.layout = `${(err as Error).message.slice(0, 200)} (after ${round((performance.now() - l0) / 1000)} s)`;
+          log(`${variant} ${point.hosts}: layout: FAILED: ${failures.layout}`);
+        }
+      }
       services.topologyGraphs = graphCache;
       await measure('topologyCached', CFG.runs, getOk(paths.topology, 'topology'), 1);
-      const cached = ok(await get(paths.topology), 200, 'topology');
+      const cachedAnswer = await get(paths.topology);
+      const cached = cachedAnswer.status === 200 ? JSON.parse(cachedAnswer.text).data : null;
       const recentDiffPath = `/api/v1/topology/diff?${q}&from=${encodeURIComponent(beforePuts)}`;
       await measure('diff', CFG.diffRuns, getOk(recentDiffPath, 'diff'), 1);
-      const diff = ok(await get(recentDiffPath), 200, 'diff');
+      const diffAnswer = await get(recentDiffPath);
+      const diff = diffAnswer.status === 200 ? JSON.parse(diffAnswer.text).data : null;
       // The diff over the whole seeded history (every node changed) draws the view at both ends in
       // full: 9 s at 3,000 hosts on this machine, so only at the small points.
       let fullDiff: any = null;
       if (point.hosts <= CFG.fullDiffMaxHosts) {
         await measure('diffFullHistory', 1, getOk(paths.diff, 'diff'), 0);
-        fullDiff = ok(await get(paths.diff), 200, 'diff');
+        const full = await get(paths.diff);
+        fullDiff = full.status === 200 ? JSON.parse(full.text).data : null;
       }
       // Daemon ingest: new hosts, then the same reports (unchanged).
       const reports = Array.from({ length: CFG.ingest }, (_, k) => report(daemon, owner.networkId, daemonSubnet.id, pointIndex * CFG.ingest + k));
@@ -439,9 +460,10 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
         atInstant,
         ops: Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, stats(v)])),
         samples: Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v.map((x) => round(x, 2))])),
-        topology: { nodes: first.nodes.length, edges: first.edges.length, drawnLayoutStatus: first.layout.status, cachedLayoutStatus: cached.layout.status, layoutJob: layout, filteredOut: first.filtered_out },
+        failures,
+        topology: first && { nodes: first.nodes.length, edges: first.edges.length, drawnLayoutStatus: first.layout.status, cachedLayoutStatus: cached?.layout.status, layoutJob: layout, filteredOut: first.filtered_out },
         diff: {
-          recent: { from: beforePuts, nodesChanged: diff.nodes.changed.length, nodesAdded: diff.nodes.added.length, nodesRemoved: diff.nodes.removed.length, edgesChanged: diff.edges.changed.length, truncated: diff.truncated },
+          recent: diff && { from: beforePuts, nodesChanged: diff.nodes.changed.length, nodesAdded: diff.nodes.added.length, nodesRemoved: diff.nodes.removed.length, edgesChanged: diff.edges.changed.length, truncated: diff.truncated },
           fullHistory: fullDiff && { from: atInstant, nodesChanged: fullDiff.nodes.changed.length, nodesAdded: fullDiff.nodes.added.length, nodesRemoved: fullDiff.nodes.removed.length, truncated: fullDiff.truncated },
         },
         explained,
@@ -584,12 +606,12 @@ async function main() {
 
   console.log('');
   for (const v of variants) {
-    const ops = CHART_OPS.map(([k]) => k).concat('rawTagList', 'layout').filter((k) => v.points[0]?.ops[k]);
+    const ops = CHART_OPS.map(([k]) => k).concat('rawTagList', 'layout', 'diffFullHistory').filter((k) => v.points.some((p: any) => p.ops[k]));
     console.log(`${v.variant}: p50 / p99 ms`);
     console.log(`| operation | ${v.points.map((p: any) => `${p.hosts.toLocaleString('en')} hosts, ${(p.counts.historyOrg / 1e6).toFixed(2)} M states`).join(' | ')} | ×, last/first p50 |`);
     console.log(`|---|${v.points.map(() => '---:').join('|')}|---:|`);
     const g = growthRatios(v.points);
-    for (const k of ops) console.log(`| ${k} | ${v.points.map((p: any) => `${p.ops[k].p50} / ${p.ops[k].p99}`).join(' | ')} | ${g[k]?.p50 ?? ''} |`);
+    for (const k of ops) console.log(`| ${k} | ${v.points.map((p: any) => (p.ops[k] ? `${p.ops[k].p50} / ${p.ops[k].p99}` : p.failures?.[k] ? 'failed' : '–')).join(' | ')} | ${g[k]?.p50 ?? ''} |`);
   }
   console.log(`results: ${file.pathname}\nchart: ${CFG.svg}\ntotal ${totalSeconds} s`);
   if (existsSync(CFG.svg)) log('done');
