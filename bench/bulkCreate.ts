@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       log(`round ${r + 1}/${ROUNDS}: ${HOSTS} hosts: bulk ${round(seconds.bulk[r]!, 2)} s, raw SQL ${round(seconds.raw[r]!, 2)} s; ${SINGLE_HOSTS} hosts one by one ${round(seconds.single[r]!, 2)} s`);
     }
 
-    const rate = (s: number[], n = HOSTS) => Math.round((n * s.length) / s.reduce((a, b) => a + b, 0));
+    const rate = (s: number[], n = HOSTS) => round((n * s.length) / s.reduce((a, b) => a + b, 0), 2);
     const perSecond = { bulk: rate(seconds.bulk), single: rate(seconds.single, SINGLE_HOSTS), raw_sql: rate(seconds.raw) };
     const result = {
       bench: 'bulkCreate', at: new Date().toISOString(), machine: { cpus: os.cpus().length, load: os.loadavg().map((x) => round(x, 2)) },
