@@ -79,6 +79,15 @@ describe('web History and Compare on a busy network (Chromium)', function () {
     expectNoProblems(w!);
   });
 
+  it('a host’s page lists what changed at each entry of its history: its own fields and its children (+ service …)', async () => {
+    w = await openPage(world.browser, world.app.url);
+    await signIn(w.page, world.app.url, world.user, `/hosts/${world.net.hosts['web-01'].id}`);
+    await w.page.waitForSelector('.host-history .history-change');
+    const lines = await w.page.$$eval('.host-history .history-change', (els) => els.map((e) => e.textContent));
+    expect(lines).to.include.members(['host created (web-01)', '+ service nginx', '+ port 443/tcp', '+ binding nginx: 443/tcp', 'host: virtualization changed']);
+    expectNoProblems(w!);
+  });
+
   it('an entry of the diff list focuses its host: selected on the map, its details open', async () => {
     const page = await openMap();
     await page.click('#compare-button');

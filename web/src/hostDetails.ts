@@ -1,11 +1,13 @@
 // A host as a person reads it: addresses, ports, services with their bindings, tags, last seen,
-// its daemon's version status with warnings, and its history (every state with its instant).
+// its daemon's version status with warnings, and its history (hostHistory.ts: each change of the host
+// or its children).
 // Used by the map's side panel and by the host page; it only reads the API.
 import { api, apiPath, ApiError } from './api.js';
 import { h, notice, when } from './dom.js';
 import { navigate } from './main.js';
 import type { Tag } from './apiTypes.js';
 import { memberServiceIds, roleAt, serviceOfBindings } from './hostDependencies.js';
+import { historySection } from './hostHistory.js';
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
@@ -55,9 +57,9 @@ async function dependenciesOf(host: { id: string; network_id: string }, q: strin
 export async function hostDetails(hostId: string, opts: { at?: string; mapLink?: boolean } = {}): Promise<HTMLElement> {
   try {
     const q = opts.at ? `?at=${encodeURIComponent(opts.at)}` : '';
-    const [host, history, tags, daemons] = await Promise.all([
+    const history = historySection(hostId);
+    const [host, tags, daemons] = await Promise.all([
       api.get(apiPath`/api/v1/hosts/${hostId}` + q),
-      api.get<any[]>(apiPath`/api/v1/hosts/${hostId}/history`).catch(() => []),
       tagsById(),
       api.get<any[]>('/api/v1/daemons?limit=1000').catch(() => []),
     ]);
@@ -84,11 +86,7 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       table('Ports', ['Port', 'Protocol'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol]), 'No open ports.'),
       table('Services', ['Service', 'Definition', 'Bindings'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—']), 'No services.'),
       dependencies,
-      h('section', {},
-        h('h3', {}, 'History'),
-        history.length
-          ? h('ol', { class: 'history' }, history.map((st: any) => h('li', {}, h('time', { datetime: st.valid_from }, when(st.valid_from)), ` — ${st.name}${st.valid_to ? ` (until ${when(st.valid_to)})` : ' (current)'}`)))
-          : h('p', { class: 'muted' }, 'No history.')));
+      await history);
   } catch (err) {
     const e = err as ApiError;
     return notice('error', e.message, e.code);

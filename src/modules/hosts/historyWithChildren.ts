@@ -248,7 +248,7 @@ export async function hostHistory(db: Db, scope: Scope, hostId: string, q: { lim
             found.push({ entity: kind.entity, id, action: next ? 'moved_out' : 'deleted', label: label(kind.entity, s, t), ...(next ? { other_host_id: nextOwner } : {}) });
           }
         }
-        changes.push(...found.sort((a, b) => cmp(a.label, b.label) || cmp(a.id, b.id)));
+        changes.push(...found); // in the kind's list order (ports by number), as the host lists them
       }
       return changes;
     };
