@@ -58,7 +58,8 @@ describe('scale: a read replica (streaming standby of the primary)', function ()
     });
   });
 
-  after(async () => {
+  after(async function () {
+    this.timeout(120_000);
     await app?.close();
     await primary?.end();
     pair?.stop();
