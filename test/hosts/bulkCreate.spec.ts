@@ -39,6 +39,7 @@ describe('hosts: bulk create', () => {
   }
 
   beforeEach(async function () {
+    this.timeout(120_000); // a new app, tenant and subnet: slow only on a loaded machine
     // The buckets' clock frozen (test/http/rateLimit.spec.ts): a token spent is never refilled meanwhile.
     app = await startTestApp({ rateLimitTestClock: true, rateLimitRedisTimeoutMs: 60_000 });
     await app.services.redis.set(testClockKey(app.redisPrefix), 1_700_000_000_000);
