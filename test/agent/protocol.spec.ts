@@ -445,6 +445,9 @@ describe('agent: the protocol side', function () {
       // The second run sends every live host again: byte-identical reports, so no new state anywhere.
       const historyTables = (await sql<{ t: string }>(app, `select tablename as t from pg_tables where schemaname = 'public' and tablename like '%\\_history' order by 1`)).map((r) => r.t);
       const counts = async () => {
+        // The outbox sequenced first: the API sequences its writes after they commit (migration 21),
+        // so unsequenced rows may still be moving into events while this counts.
+        await sql(app, 'select events_sequence(1000000)');
         const out: Record<string, number> = {};
         for (const table of [...historyTables, 'events', 'event_outbox']) out[table] = (await sql(app, `select count(*)::int as n from ${table}`))[0]!.n;
         return out;

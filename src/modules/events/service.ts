@@ -159,16 +159,23 @@ export async function readEvents(db: Db, scope: Scope, filter: EventFilter, afte
 }
 
 /**
- * One bounded batch of the outbox sequenced, unless a sequencer is at work (never waits for it):
- * for readers that want a fresh version cheaply (the topology cache), not the whole backlog.
+ * One bounded batch of the outbox sequenced, for readers that want a fresh version cheaply (the
+ * topology cache), not the whole backlog. A sequencer at work is waited for at most `waitMs`: the
+ * one a write started in its own process after its commit (migration 21) is done in milliseconds,
+ * a large backlog is not waited for.
  */
-export async function sequenceSomeIfIdle(db: Db, batch = 1000): Promise<void> {
-  if (!(await outboxPending(db))) return;
-  await db.transaction(async (tx) => {
-    // The lock events_sequence() takes (migration 13); taken here first so that a busy sequencer is skipped, not waited for.
-    const lock = await tx.one<{ ok: boolean }>(`select pg_try_advisory_xact_lock(hashtext('netinv.events_sequence')) as ok`);
-    if (lock?.ok) await tx.query('select events_sequence(?)', [batch]);
-  });
+export async function sequenceSomeIfIdle(db: Db, batch = 1000, waitMs = 250): Promise<void> {
+  const deadline = performance.now() + waitMs;
+  while (await outboxPending(db)) {
+    const ran = await db.transaction(async (tx) => {
+      // The lock events_sequence() takes (migration 13); tried here first so that a busy sequencer is not queued behind.
+      const lock = await tx.one<{ ok: boolean }>(`select pg_try_advisory_xact_lock(hashtext('netinv.events_sequence')) as ok`);
+      if (lock?.ok) await tx.query('select events_sequence(?)', [batch]);
+      return lock?.ok;
+    });
+    if (ran || performance.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** Sequences what is committed but not yet in the feed (almost always nothing: one index probe). */
