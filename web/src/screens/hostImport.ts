@@ -28,6 +28,8 @@ const EXAMPLE = [
   'router,,,10.0.2.1,10.0.2.0/24,,,,',
 ].join('\r\n') + '\r\n';
 
+const FIELD_LABELS: Record<string, string> = { hostname: 'Hostname', description: 'Description', ip_addresses: 'Addresses', ports: 'Ports', services: 'Services', tags: 'Tags' };
+
 type Phase = 'choose' | 'checking' | 'preview' | 'importing' | 'done';
 interface ImportState {
   phase: Phase;
@@ -182,15 +184,15 @@ function tables(plan: HostCsvImport, go?: (to: string) => (e: MouseEvent) => voi
       h('caption', {}, `Changed (${plan.changed.length})`),
       h('thead', {}, h('tr', {}, ['Host', 'Rows', 'Changes'].map((x) => h('th', { scope: 'col' }, x)))),
       h('tbody', {}, plan.changed.map((c) => h('tr', {},
-        h('td', {}, hostName(c.name, c.id)), h('td', { class: 'num' }, rows(c.rows)),
+        h('td', { class: 'host' }, hostName(c.name, c.id)), h('td', { class: 'num' }, rows(c.rows)),
         h('td', {}, h('ul', { class: 'plain changes' }, c.changes.map((x) => h('li', {},
-          h('span', { class: 'field' }, x.field === 'mac_address' ? `MAC of ${x.item}` : x.field), ': ',
+          h('span', { class: 'field' }, x.field === 'mac_address' ? `MAC of ${x.item}` : FIELD_LABELS[x.field] ?? x.field), ': ',
           x.added ? `+ ${x.added.join(', ')}` : `${x.from ?? '—'} → ${x.to}`))))))))) : null,
     plan.created.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'list import-created' },
       h('caption', {}, `Created (${plan.created.length})`),
       h('thead', {}, h('tr', {}, ['Host', 'Rows', 'Addresses', 'Ports', 'Services', 'Tags'].map((x) => h('th', { scope: 'col' }, x)))),
       h('tbody', {}, plan.created.map((c) => h('tr', {},
-        h('td', {}, hostName(c.name, c.id), c.hostname ? h('div', { class: 'muted' }, c.hostname) : null),
+        h('td', { class: 'host' }, hostName(c.name, c.id), c.hostname ? h('div', { class: 'muted' }, c.hostname) : null),
         h('td', { class: 'num' }, rows(c.rows)),
         h('td', {}, c.ip_addresses.length ? c.ip_addresses.map((a) => h('div', {}, a.ip_address, h('span', { class: 'muted' }, ` ${a.subnet}`))) : '—'),
         h('td', {}, list(c.ports)), h('td', {}, list(c.services)), h('td', {}, c.tags.map((t) => h('span', { class: 'tag' }, t)))))))) : null,
