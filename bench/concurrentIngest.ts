@@ -204,7 +204,7 @@ async function main() {
       const rates = runs.map((x) => x.perSecond).sort((a, b) => a - b);
       const commits = runs.flatMap((x) => x.commits);
       return [key, {
-        transactions_per_second: { median: Math.round(pct(rates, 50)), min: Math.round(rates[0]!), max: Math.round(rates[rates.length - 1]!), runs: rates.map(Math.round) },
+        transactions_per_second: { median: round(pct(rates, 50)), min: round(rates[0]!), max: round(rates[rates.length - 1]!), runs: rates.map((x) => round(x)) },
         commit_ms: { p50: round(pct(commits, 50), 2), p99: round(pct(commits, 99), 2), samples: commits.length },
       }];
     }));
@@ -256,7 +256,7 @@ async function main() {
       const rates = runs.map((x) => x.hostsPerSecond).sort((a, b) => a - b);
       const all = (f: (x: PassResult) => number[]) => runs.flatMap(f);
       summary[key] = {
-        hosts_per_second: { median: Math.round(pct(rates, 50)), min: Math.round(rates[0]!), max: Math.round(rates[rates.length - 1]!), runs: rates.map(Math.round) },
+        hosts_per_second: { median: round(pct(rates, 50)), min: round(rates[0]!), max: round(rates[rates.length - 1]!), runs: rates.map((x) => round(x)) },
         commit_ms: { p50: round(pct(all((x) => x.commits), 50), 2), p99: round(pct(all((x) => x.commits), 99), 2), samples: all((x) => x.commits).length },
         transaction_ms: { p50: round(pct(all((x) => x.txMs), 50), 2), p99: round(pct(all((x) => x.txMs), 99), 2) },
         delivery_ms: { p50: round(pct(all((x) => x.delivery), 50)), p99: round(pct(all((x) => x.delivery), 99)), max: round(Math.max(...all((x) => x.delivery))) },
