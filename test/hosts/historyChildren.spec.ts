@@ -97,7 +97,7 @@ describe('hosts: history with children', () => {
     expect(second).to.deep.equal(all.slice(2, 4));
     const last = await history(host.id, `?limit=2&before=${encodeURIComponent(second[1].valid_from)}`);
     expect(last).to.deep.equal(all.slice(4));
-    expectError(await req('GET', `/api/v1/hosts/${host.id}/history?limit=501`), 400, 'validation_failed');
+    expectError(await req('GET', `/api/v1/hosts/${host.id}/history?limit=101`), 400, 'validation_failed');
     expectError(await req('GET', `/api/v1/hosts/${host.id}/history?before=yesterday`), 400, 'validation_failed');
     // A PUT changing the host and a port at once: one entry with both.
     const now = await ok('GET', `/api/v1/hosts/${host.id}`);

@@ -11,7 +11,7 @@ const KIND: Record<HostChange['entity'], string> = {
   host: 'host', ip_address: 'address', port: 'port', service: 'service', binding: 'binding', interface: 'interface',
 };
 /** Entries fetched at a time. */
-const PAGE = 50;
+const PAGE = 20;
 /** Changes shown before the rest of an entry folds. */
 const SHOWN = 6;
 

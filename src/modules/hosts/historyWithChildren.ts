@@ -22,7 +22,8 @@ import { serviceTable } from '../services/table.js';
 import { hostResponse } from './response.js';
 import { hostTable } from './table.js';
 
-export const HOST_HISTORY_MAX = 500;
+/** Each entry carries the host's children (~56 KB for a host with 100 ports): 100 entries is ~6 MB (bench/README.md). */
+export const HOST_HISTORY_MAX = 100;
 
 export const CHANGE_ENTITIES = ['host', 'ip_address', 'port', 'service', 'binding', 'interface'] as const;
 export const CHANGE_ACTIONS = ['created', 'updated', 'deleted', 'moved_in', 'moved_out'] as const;
@@ -33,7 +34,7 @@ type Action = (typeof CHANGE_ACTIONS)[number];
 const NOT_A_CHANGE = new Set(['last_seen_at', 'last_discovery_id', 'updated_at', 'valid_from', 'valid_to']);
 
 export const hostHistoryQuery = Joi.object({
-  limit: Joi.number().integer().min(1).max(HOST_HISTORY_MAX).default(100).description(`At most this many entries (at most ${HOST_HISTORY_MAX})`),
+  limit: Joi.number().integer().min(1).max(HOST_HISTORY_MAX).default(20).description(`At most this many entries (at most ${HOST_HISTORY_MAX})`),
   before: timestamp().description('Only entries that began before this instant: pass the last entry’s `valid_from` for the next (older) page; an answer shorter than `limit` is the last'),
 });
 
@@ -197,7 +198,7 @@ export async function hostHistory(db: Db, scope: Scope, hostId: string, q: { lim
   return db.transaction(async (tx) => {
     // Tenancy exactly as the host row's own history: another organization's 404, a network out of scope 403.
     const hostStates = new States(await hostTable.history(tx, scope, hostId));
-    const instants = await entryInstants(tx, hostId, q.before, q.limit ?? 100);
+    const instants = await entryInstants(tx, hostId, q.before, q.limit ?? 20);
     if (!instants.length) return [];
     const from = instants.at(-1)!.t;
     const to = instants[0]!.t;
