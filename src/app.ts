@@ -67,15 +67,6 @@ export async function createServices(
     });
     await readReplica.start();
   }
-  // Lag-tolerant reads on a standby (DATABASE_REPLICA_URL); a standby down now is opened when it answers.
-  let readReplica: ReadReplica | undefined;
-  if (config.databaseReplicaUrl) {
-    readReplica = new ReadReplica(orm, redis, logger, metrics.registry, {
-      replicaUrl: config.databaseReplicaUrl, maxLagSeconds: config.replicaMaxLagSeconds, waitMs: config.replicaWaitMs,
-      redisPrefix: config.redisPrefix, openOrm: (url) => createOrm(url),
-    });
-    await readReplica.start();
-  }
   return {
     config,
     orm,
