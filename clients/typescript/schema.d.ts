@@ -6511,7 +6511,7 @@ export interface operations {
     getHostHistory: {
         parameters: {
             query?: {
-                /** @description At most this many entries (at most 500) */
+                /** @description At most this many entries (at most 100) */
                 limit?: number;
                 /** @description Only entries that began before this instant: pass the last entry’s `valid_from` for the next (older) page; an answer shorter than `limit` is the last */
                 before?: string;
