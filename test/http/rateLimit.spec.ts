@@ -227,7 +227,8 @@ describe('http/rateLimit: token buckets through HTTP', () => {
 describe('http/rateLimit: Redis unreachable', () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await startTestApp({ redisUrl: 'redis://127.0.0.1:1' });
+    // Nothing listens on port 1: one Redis, or a cluster's only seed (npm run test:cluster).
+    app = await startTestApp(process.env.REDIS_CLUSTER_NODES ? { redisClusterNodes: ['127.0.0.1:1'] } : { redisUrl: 'redis://127.0.0.1:1' });
   });
   afterEach(() => app.close());
 

@@ -33,7 +33,7 @@ export async function startApi(name: string, app: TestApp, env: Record<string, s
   const line = await waitFor(`${name} listening`, async () => {
     if (!api.running()) throw new Error(`${name} exited: ${api.output()}`);
     return logLines(api.output()).find((l) => /api listening/.test(l.msg ?? '') && typeof l.port === 'number');
-  }, START_TIMEOUT_MS);
+  }, START_TIMEOUT_MS).catch((err: Error) => { throw new Error(`${err.message}; its output: ${api.output().slice(-2000)}`); });
   const url = `http://127.0.0.1:${line.port}`;
   // Until its Redis connection is up the API answers from an in-process rate limit bucket: wait for ready.
   await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, START_TIMEOUT_MS);
