@@ -24,6 +24,7 @@ import { Migration20261125000019SessionReports } from '../migrations/Migration20
 import { Migration20261125000020SnmpDiscovery } from '../migrations/Migration20261125000020SnmpDiscovery.js';
 import { Migration20261125000021OutboxWakeups } from '../migrations/Migration20261125000021OutboxWakeups.js';
 import { Migration20261125000022CaptureByArguments } from '../migrations/Migration20261125000022CaptureByArguments.js';
+import { Migration20261125000023KeysByTenant } from '../migrations/Migration20261125000023KeysByTenant.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000020SnmpDiscovery', class: Migration20261125000020SnmpDiscovery },
   { name: 'Migration20261125000021OutboxWakeups', class: Migration20261125000021OutboxWakeups },
   { name: 'Migration20261125000022CaptureByArguments', class: Migration20261125000022CaptureByArguments },
+  { name: 'Migration20261125000023KeysByTenant', class: Migration20261125000023KeysByTenant },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -93,8 +93,8 @@ export class HistoryTable {
     const src = this.source(at);
     const row = await db.one(
       `select ${this.selectList}, ${this.validTo(at)} from ${src.from}
-       where ${[...src.where, 't.id = ?'].join(' and ')}${lock ? ' for update' : ''}`,
-      [...src.params, id],
+       where ${[...src.where, 't.id = ?', 't.organization_id = ?'].join(' and ')}${lock ? ' for update' : ''}`,
+      [...src.params, id, scope.organizationId],
     );
     return this.toResponse(this.assertVisible(scope, row, id));
   }
@@ -132,13 +132,15 @@ export class HistoryTable {
    * Children of already-authorized parents (the parent's read checked tenancy), live or as of
    * `at`, in the given order. One query for a whole page of parents.
    */
-  async byParent(db: Db, column: string, parentIds: string[], at: string | undefined, order: string): Promise<Row[]> {
+  async byParent(db: Db, column: string, parentIds: string[], at: string | undefined, order: string, organizationId?: string): Promise<Row[]> {
     if (!parentIds.length) return [];
     const src = this.source(at);
+    // The parents' organization, when the caller has it, keeps the read on one partition / shard.
+    const org = organizationId ? ['t.organization_id = ?'] : [];
     const rows = await db.query(
       `select ${this.selectList}, ${this.validTo(at)} from ${src.from}
-       where ${[...src.where, `t.${column} = any(?::uuid[])`].join(' and ')} order by ${order}`,
-      [...src.params, parentIds],
+       where ${[...src.where, `t.${column} = any(?::uuid[])`, ...org].join(' and ')} order by ${order}`,
+      [...src.params, parentIds, ...(organizationId ? [organizationId] : [])],
     );
     return rows.map((r) => this.toResponse(r));
   }
@@ -154,7 +156,7 @@ export class HistoryTable {
    */
   async syncChildren(
     db: Db,
-    owner: { column: string; ids: string[] },
+    owner: { column: string; ids: string[]; organizationId?: string },
     rows: Row[],
     updatable: string[],
     field: string,
@@ -163,14 +165,15 @@ export class HistoryTable {
     const ids = rows.map((r) => r.id as string);
     const listed = new Set(ids);
     if (!current || [...current].some((id) => !listed.has(id))) {
-      await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))`, [owner.ids, ids]);
+      const org = owner.organizationId ? ' and organization_id = ?' : ''; // one partition / shard when the caller has it
+      await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))${org}`, [owner.ids, ids, ...(owner.organizationId ? [owner.organizationId] : [])]);
     }
     if (!rows.length) return;
     const cols = Object.keys(rows[0]!);
     const t = this.spec.table;
     const written = await db.query<{ id: string }>(
       `insert into ${t} (${cols.join(', ')}) select ${cols.join(', ')} from jsonb_populate_recordset(null::${t}, ?::jsonb)
-       on conflict (id) do update set ${updatable.map((c) => `${c} = excluded.${c}`).join(', ')}
+       on conflict (id, organization_id) do update set ${updatable.map((c) => `${c} = excluded.${c}`).join(', ')}
        where ${t}.${owner.column} = excluded.${owner.column}
        returning id`,
       [JSON.stringify(rows)],
@@ -207,14 +210,14 @@ export class HistoryTable {
     await this.get(db, scope, id, undefined, true); // 404 / 403, and serialises the writers of this row
     const values = this.bindable(input);
     const cols = Object.keys(values);
-    const params: unknown[] = [...cols.map((c) => values[c]), id];
+    const params: unknown[] = [...cols.map((c) => values[c]), id, scope.organizationId];
     let check = '';
     if (expectedUpdatedAt) {
       check = ' and updated_at = ?::timestamptz';
       params.push(expectedUpdatedAt);
     }
     const row = await db.one(
-      `update ${this.spec.table} set ${cols.map((c) => `${c} = ?`).join(', ')} where id = ?${check}
+      `update ${this.spec.table} set ${cols.map((c) => `${c} = ?`).join(', ')} where id = ? and organization_id = ?${check}
        returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
       params,
     );
@@ -230,7 +233,7 @@ export class HistoryTable {
 
   async remove(db: Db, scope: Scope, id: string): Promise<void> {
     await this.get(db, scope, id, undefined, true);
-    await db.query(`delete from ${this.spec.table} where id = ?`, [id]);
+    await db.query(`delete from ${this.spec.table} where id = ? and organization_id = ?`, [id, scope.organizationId]);
   }
 
   /** Every state of one entity, newest first; a deleted entity keeps its history. */

@@ -14,6 +14,6 @@ export const BINDING_ORDER = 't.created_at, t.id';
 
 /** Services with their bindings (live, or as of `at`), oldest first: one query for all of them. */
 export async function withBindings(db: Db, services: Row[], at?: string): Promise<Row[]> {
-  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, BINDING_ORDER), 'service_id');
+  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, BINDING_ORDER, services[0]?.organization_id as string | undefined), 'service_id');
   return services.map((s) => ({ ...s, bindings: bindings.get(s.id as string) ?? [] }));
 }

@@ -40,7 +40,7 @@ const COLUMNS = `${daemonTable.spec.columns.join(', ')}, null::timestamptz as va
  */
 async function ownDaemon(db: Db, scope: Scope, id: string, lock = false): Promise<Row> {
   if (id !== scope.daemonId) throw new AppError('daemon_identity_mismatch', { daemon_id: id });
-  const row = await db.one(`select ${COLUMNS} from daemons where id = ?${lock ? ' for update' : ''}`, [id]);
+  const row = await db.one(`select ${COLUMNS} from daemons where id = ? and organization_id = ?${lock ? ' for update' : ''}`, [id, scope.organizationId]);
   if (!row || row.organization_id !== scope.organizationId) throw notFound('Daemon', id);
   if (!scope.networkIds.has(row.network_id as string)) throw accessDenied('Daemon', id);
   return row;

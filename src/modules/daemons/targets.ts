@@ -71,7 +71,7 @@ export const daemonTargets = {
       const subnet = await resolveSubnet(tx, daemon, input);
       await tx.query(
         `insert into daemon_targets (id, organization_id, network_id, daemon_id, subnet_id, approved_by) values (?, ?, ?, ?, ?, ?)
-         on conflict (daemon_id, subnet_id) where revoked_at is null do nothing`,
+         on conflict (daemon_id, subnet_id, organization_id) where revoked_at is null do nothing`,
         [randomUUID(), daemon.organization_id, daemon.network_id, daemonId, subnet.id, scope.userId || null],
       );
       const approved = await tx.query<ApprovedRow>(APPROVED_SQL, [daemonId]);

@@ -268,7 +268,7 @@ async function upsert(db: Db, table: HistoryTable, owner: 'host_id' | 'service_i
   const written = await db.query(
     `insert into ${t} (${cols.join(', ')}, last_seen_at)
      select ${cols.join(', ')}, now() from json_populate_recordset(null::${t}, ?::json)
-     on conflict (id) do update set ${[...updatable.map((c) => `${c} = excluded.${c}`), 'last_seen_at = now()'].join(', ')}
+     on conflict (id, organization_id) do update set ${[...updatable.map((c) => `${c} = excluded.${c}`), 'last_seen_at = now()'].join(', ')}
      where ${t}.${owner} = excluded.${owner}
      returning ${table.spec.columns.join(', ')}`,
     [json(rows)],
@@ -625,10 +625,10 @@ async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Pr
 async function rememberDigests(db: Db, ctx: IngestContext, applied: Array<{ host_id: string; digest: string; response: string }>): Promise<void> {
   if (!applied.length) return;
   await db.query(
-    `insert into host_discovery_digests (host_id, network_id, digest, response)
-     select x.host_id, ?, x.digest, x.response from json_to_recordset(?::json) as x(host_id uuid, digest text, response text)
-     on conflict (host_id) do update set digest = excluded.digest, response = excluded.response`,
-    [ctx.networkId, json(applied)],
+    `insert into host_discovery_digests (host_id, organization_id, network_id, digest, response)
+     select x.host_id, ?, ?, x.digest, x.response from json_to_recordset(?::json) as x(host_id uuid, digest text, response text)
+     on conflict (host_id, organization_id) do update set digest = excluded.digest, response = excluded.response`,
+    [ctx.organizationId, ctx.networkId, json(applied)],
   );
 }
 

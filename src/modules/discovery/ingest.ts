@@ -97,7 +97,7 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, progress, error, started_at, finished_at, report)
      select ?, d.organization_id, d.network_id, d.id, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb from daemons d
      where d.id = ? and d.organization_id = ? and d.network_id = ?
-     on conflict (id) do update set phase = excluded.phase, progress = excluded.progress, error = excluded.error,
+     on conflict (id, organization_id) do update set phase = excluded.phase, progress = excluded.progress, error = excluded.error,
        started_at = coalesce(excluded.started_at, discovery_sessions.started_at), finished_at = excluded.finished_at,
        report = coalesce(excluded.report, discovery_sessions.report), updated_at = now()
      where discovery_sessions.daemon_id = excluded.daemon_id and not (discovery_sessions.phase = any(?::text[]))`,

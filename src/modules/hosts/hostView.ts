@@ -15,11 +15,12 @@ export const HOST_CHILD_ORDER = {
 /** Attaches children to a page of hosts: five queries whatever the page size. */
 export async function withChildren(db: Db, hosts: Row[], at?: string): Promise<Row[]> {
   const ids = hosts.map((h) => h.id as string);
+  const org = hosts[0]?.organization_id as string | undefined; // a page is one organization's
   const [ips, ports, services, interfaces] = await Promise.all([
-    ipAddressTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ip_addresses),
-    portTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ports),
-    serviceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.services),
-    interfaceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.interfaces),
+    ipAddressTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ip_addresses, org),
+    portTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ports, org),
+    serviceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.services, org),
+    interfaceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.interfaces, org),
   ]);
   const byHost = {
     ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(await withBindings(db, services, at), 'host_id'), interfaces: groupBy(interfaces, 'host_id'),

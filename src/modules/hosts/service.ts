@@ -42,13 +42,14 @@ const ORDER_COLUMNS = { name: 'name', hostname: 'hostname', created_at: 'created
 const MANUAL = { type: 'Manual' };
 
 /** The ids of the host's children now: the ones a PUT keeps (none for a new host). */
-async function ownChildIds(db: Db, hostId: string): Promise<OwnChildIds> {
+async function ownChildIds(db: Db, hostId: string, organizationId: string): Promise<OwnChildIds> {
   const rows = await db.query<{ kind: keyof OwnChildIds; id: string }>(
-    `select 'ipAddresses' as kind, id from ip_addresses where host_id = ?
-     union all select 'ports', id from ports where host_id = ?
-     union all select 'services', id from services where host_id = ?
-     union all select 'bindings', b.id from bindings b join services s on s.id = b.service_id where s.host_id = ?`,
-    [hostId, hostId, hostId, hostId],
+    `select 'ipAddresses' as kind, id from ip_addresses where host_id = ? and organization_id = ?
+     union all select 'ports', id from ports where host_id = ? and organization_id = ?
+     union all select 'services', id from services where host_id = ? and organization_id = ?
+     union all select 'bindings', b.id from bindings b join services s on s.id = b.service_id and s.organization_id = b.organization_id
+                where s.host_id = ? and s.organization_id = ?`,
+    [hostId, organizationId, hostId, organizationId, hostId, organizationId, hostId, organizationId],
   );
   const own: OwnChildIds = { ipAddresses: new Set(), ports: new Set(), services: new Set(), bindings: new Set() };
   for (const r of rows) own[r.kind].add(r.id);
@@ -80,11 +81,11 @@ async function assertNotAnotherHostsChild(db: Db, scope: Scope, host: Row, input
 }
 
 async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): Promise<void> {
-  const own = await ownChildIds(db, host.id as string);
+  const own = await ownChildIds(db, host.id as string, host.organization_id as string);
   await assertNotAnotherHostsChild(db, scope, host, given, own);
   const input = withServerIds(given, own);
   const owned = { organization_id: host.organization_id, network_id: host.network_id, host_id: host.id };
-  const hostOwner = { column: 'host_id', ids: [host.id as string] };
+  const hostOwner = { column: 'host_id', ids: [host.id as string], organizationId: host.organization_id as string };
   if (input.ip_addresses) {
     const ips = planIpAddresses(input.ip_addresses);
     await assertIpAddressesInSubnets(db, scope, host.network_id as string, ips, 'ip_addresses.subnet_id', host.id as string);

@@ -56,7 +56,7 @@ export async function restoreNetwork(db: Db, scope: Scope, id: string, at: strin
     );
     if (!then || then.organization_id !== scope.organizationId) throw notFound('Network', id);
     if (!canSeeNetwork(scope, id)) throw accessDenied('Network', id);
-    const live = await tx.one(`select 1 from networks where id = ? for update`, [id]);
+    const live = await tx.one(`select 1 from networks where id = ? and organization_id = ? for update`, [id, scope.organizationId]);
     if (live) throw new AppError('entity_already_exists', { entity: 'Network', field: 'id', value: id });
     await restoreTable(tx, 'networks', 'id', id, at);
     const restored: Record<string, number> = {};

@@ -98,7 +98,7 @@ function protocolCapabilities(raw: unknown): { has_docker_socket: boolean; inter
 async function recordPollError(db: Db, daemonId: string, message: string): Promise<void> {
   await db.query(
     `insert into daemon_poll_errors (daemon_id, last_error, last_error_at) values (?, ?, now())
-     on conflict (daemon_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`,
+     on conflict (daemon_id, organization_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`,
     [daemonId, message.slice(0, 500)],
   );
 }

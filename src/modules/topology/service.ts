@@ -604,7 +604,7 @@ export const pinService = {
     await db.query(
       `insert into topology_pins (organization_id, network_id, view, node_id, x, y)
        select ?, ?, ?, r.node_id, r.x, r.y from jsonb_to_recordset(?::jsonb) as r(node_id text, x double precision, y double precision)
-       on conflict (network_id, view, node_id) do update set x = excluded.x, y = excluded.y, updated_at = now()`,
+       on conflict (network_id, view, node_id, organization_id) do update set x = excluded.x, y = excluded.y, updated_at = now()`,
       [scope.organizationId, input.network_id, input.view, JSON.stringify(rows)],
     );
     return this.list(db, input.network_id, input.view);

@@ -99,7 +99,7 @@ export async function dispatchEvents(db: Db, batch = 1000): Promise<{ events: nu
       const written = await tx.query<{ id: string }>(
         `insert into webhook_deliveries (id, webhook_id, event_id, type, payload, next_attempt_at)
          select id, webhook_id, event_id, type, payload, now() from jsonb_to_recordset(?::jsonb) as d(id uuid, webhook_id uuid, event_id bigint, type text, payload jsonb)
-         on conflict (webhook_id, event_id) do nothing returning id`,
+         on conflict (webhook_id, event_id, organization_id) do nothing returning id`,
         [JSON.stringify(deliveries)],
       );
       ids = written.map((w) => w.id);
