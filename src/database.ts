@@ -25,6 +25,7 @@ import { Migration20261125000020SnmpDiscovery } from '../migrations/Migration202
 import { Migration20261125000021OutboxWakeups } from '../migrations/Migration20261125000021OutboxWakeups.js';
 import { Migration20261125000022CaptureByArguments } from '../migrations/Migration20261125000022CaptureByArguments.js';
 import { Migration20261125000023KeysByTenant } from '../migrations/Migration20261125000023KeysByTenant.js';
+import { Migration20261125000024PartitionByOrganization } from '../migrations/Migration20261125000024PartitionByOrganization.js';
 import { ensureDatabase } from './core/db.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000021OutboxWakeups', class: Migration20261125000021OutboxWakeups },
   { name: 'Migration20261125000022CaptureByArguments', class: Migration20261125000022CaptureByArguments },
   { name: 'Migration20261125000023KeysByTenant', class: Migration20261125000023KeysByTenant },
+  { name: 'Migration20261125000024PartitionByOrganization', class: Migration20261125000024PartitionByOrganization },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../../src/core/logger.js';
 // runs in parallel (or of other checkouts) never drop a template another run is cloning.
 const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
 const TEMPLATE = `netinv_tpl_${createHash('sha256')
+  .update(`schema variant: ${process.env.SCHEMA_VARIANT ?? 'plain'}\0`) // migration 24 reads it
   .update(readdirSync(MIGRATIONS_DIR).sort().map((f) => readFileSync(new URL(f, MIGRATIONS_DIR), 'utf8')).join('\0'))
   .digest('hex')
   .slice(0, 12)}`;
