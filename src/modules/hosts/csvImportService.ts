@@ -34,13 +34,14 @@ async function loadState(db: Db, scope: Scope, networkId: string, names: string[
     names.length
       ? hostTable.list(db, scope, { where: [['t.network_id = ?', [networkId]], ['t.name = any(?::text[])', [names]]], order: [{ column: 'created_at', direction: 'asc' }], limit: 0, offset: 0 }).then((r) => r.rows)
       : Promise.resolve([]),
-    db.query<{ id: string; cidr: string }>(`select id, cidr::text as cidr from subnets where network_id = ? order by cidr`, [networkId]),
+    // organization_id too: every key of a tenant table ends with it (one partition on the partitioned schema).
+    db.query<{ id: string; cidr: string }>(`select id, cidr::text as cidr from subnets where organization_id = ? and network_id = ? order by cidr`, [scope.organizationId, networkId]),
     db.query<{ id: string; name: string }>(`select id, name from tags where organization_id = ? order by name`, [scope.organizationId]),
     ips.length
       ? db.query<{ ip_address: string; subnet_id: string; host_id: string; host_name: string }>(
         `select host(a.ip_address) as ip_address, a.subnet_id, a.host_id, h.name as host_name
-         from ip_addresses a join hosts h on h.id = a.host_id
-         where a.network_id = ? and a.ip_address = any(?::inet[])`, [networkId, ips])
+         from ip_addresses a join hosts h on h.id = a.host_id and h.organization_id = a.organization_id
+         where a.organization_id = ? and a.network_id = ? and a.ip_address = any(?::inet[])`, [scope.organizationId, networkId, ips])
       : Promise.resolve([]),
   ]);
   const hosts = await withChildren(db, hostRows);
