@@ -90,10 +90,17 @@ describe('scale: Redis Cluster (3 masters, 3 replicas): an API and a worker proc
       userRateLimit: { capacity: USER_BURST, refillPerMinute: 60 }, rateLimitTestClock: true, rateLimitRedisTimeoutMs: 60_000,
     });
     expect(redis(), 'the app’s connection').to.be.instanceOf(Cluster);
+    // The app starts degraded when its connection is not up within 2 s (a loaded machine): wait for it.
+    await waitFor('the app’s cluster connection ready', async () => redis().status === 'ready', 60_000);
     await redis().set(testClockKey(app.redisPrefix), 1_700_000_000_000);
     queues = openQueues(app.services.config, loadQueueSettings({}));
     const onCluster = { REDIS_CLUSTER_NODES: cluster.seeds, REDIS_URL: 'redis://127.0.0.1:1' }; // REDIS_URL must be ignored
-    [api, worker] = await Promise.all([startApi('netinv-api-cluster', app, { ...API_ENV, ...onCluster }), startWorker('netinv-worker-cluster', app, { ...WORKER_ENV, ...onCluster })]);
+    // Both kept as they start, so that after() stops whichever started when the other did not.
+    const started = await Promise.allSettled([
+      startApi('netinv-api-cluster', app, { ...API_ENV, ...onCluster }).then((p) => { api = p; }),
+      startWorker('netinv-worker-cluster', app, { ...WORKER_ENV, ...onCluster }).then((p) => { worker = p; }),
+    ]);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
   });
 
   after(async function () {

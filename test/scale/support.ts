@@ -33,10 +33,14 @@ export async function startApi(name: string, app: TestApp, env: Record<string, s
   const line = await waitFor(`${name} listening`, async () => {
     if (!api.running()) throw new Error(`${name} exited: ${api.output()}`);
     return logLines(api.output()).find((l) => /api listening/.test(l.msg ?? '') && typeof l.port === 'number');
-  }, START_TIMEOUT_MS).catch((err: Error) => { throw new Error(`${err.message}; its output: ${api.output().slice(-2000)}`); });
+  }, START_TIMEOUT_MS).catch((err: Error) => {
+    api.child.kill('SIGKILL'); // not left running behind a failed start
+    throw new Error(`${err.message}; its output: ${api.output().slice(-2000)}`);
+  });
   const url = `http://127.0.0.1:${line.port}`;
   // Until its Redis connection is up the API answers from an in-process rate limit bucket: wait for ready.
-  await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, START_TIMEOUT_MS);
+  await waitFor(`${name} ready`, async () => (await fetch(`${url}/api/ready`)).status === 200, START_TIMEOUT_MS)
+    .catch((err: Error) => { api.child.kill('SIGKILL'); throw err; });
   return { ...api, url };
 }
 
@@ -46,7 +50,7 @@ export async function startWorker(name: string, app: TestApp, env: Record<string
   await waitFor(`${name} started`, async () => {
     if (!worker.running()) throw new Error(`${name} exited: ${worker.output()}`);
     return worker.output().includes('worker started');
-  }, START_TIMEOUT_MS);
+  }, START_TIMEOUT_MS).catch((err: Error) => { worker.child.kill('SIGKILL'); throw err; });
   return worker;
 }
 
