@@ -23,6 +23,7 @@ import { apiDocs } from './http/apiDocs.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountRoutes } from './http/pipeline.js';
 import { RateLimiter } from './http/rateLimiter.js';
+import { HeavyReadBudget } from './modules/topology/heavyReadBudget.js';
 import { requestLog } from './http/requestLog.js';
 import { securityHeaders } from './http/securityHeaders.js';
 import { webApp } from './http/webApp.js';
@@ -81,6 +82,7 @@ export async function createServices(
     // Connects at the first stream (or start()): a process without streams needs no listener.
     events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes }),
     topologyGraphs: new GraphCache(config.topologyCacheItems, (result) => topologyLookups.inc({ result })),
+    heavyReadBudget: new HeavyReadBudget(redis, config.heavyReadBudget, { keyPrefix: config.redisPrefix, redisTimeoutMs: config.rateLimitRedisTimeoutMs, testClock: config.rateLimitTestClock }),
     readReplica,
   };
 }

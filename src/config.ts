@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseAllowedNetworks } from './core/outboundPolicy.js';
 import { parseClusterNodes } from './core/redis.js';
 import { RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
+import { DEFAULT_HEAVY_READ_BUDGET, type HeavyReadBudgetPolicy } from './modules/topology/heavyReadBudget.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -76,6 +77,12 @@ export interface AppConfig {
    * default (decisions: rate limits). Raise it for a large import made of single requests.
    */
   userRateLimit: BucketPolicy;
+  /**
+   * HEAVY_READ_BUDGET_MS_PER_SECOND (400; 0 = off) and HEAVY_READ_BUDGET_BURST_MS (10 000): each
+   * organization's CPU time for heavy topology reads, refilled per second up to the burst
+   * (src/modules/topology/heavyReadBudget.ts); spent, its heavy reads answer 429.
+   */
+  heavyReadBudget: HeavyReadBudgetPolicy;
 }
 
 function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
@@ -141,6 +148,10 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     rateLimitRedisTimeoutMs: nonNegative('RATE_LIMIT_REDIS_TIMEOUT_MS', env.RATE_LIMIT_REDIS_TIMEOUT_MS, 100),
     rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
     userRateLimit: bucketPolicy('RATE_LIMIT_USER', env.RATE_LIMIT_USER, RATE_POLICIES.user),
+    heavyReadBudget: {
+      refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_MS_PER_SECOND', env.HEAVY_READ_BUDGET_MS_PER_SECOND, DEFAULT_HEAVY_READ_BUDGET.refillMsPerSecond),
+      burstMs: nonNegative('HEAVY_READ_BUDGET_BURST_MS', env.HEAVY_READ_BUDGET_BURST_MS, DEFAULT_HEAVY_READ_BUDGET.burstMs),
+    },
     ...overrides,
   };
 }

@@ -12,6 +12,7 @@ import type { Metrics } from './http/metrics.js';
 import type { QueueSettings, Queues } from './core/queues.js';
 import type { EventHub } from './modules/events/hub.js';
 import type { DrawnGraphCache } from './modules/topology/service.js';
+import type { HeavyReadBudget } from './modules/topology/heavyReadBudget.js';
 
 export interface Services {
   config: AppConfig;
@@ -31,6 +32,8 @@ export interface Services {
   events: EventHub;
   /** Topology graphs drawn by this process, served again while their network is unchanged. */
   topologyGraphs: DrawnGraphCache;
+  /** Each organization's CPU time for heavy topology reads, shared through Redis (src/modules/topology/heavyReadBudget.ts). */
+  heavyReadBudget: HeavyReadBudget;
   /** The standby of DATABASE_REPLICA_URL, when set: where lag-tolerant reads go (src/core/readReplica.ts). */
   readReplica?: ReadReplica;
 }

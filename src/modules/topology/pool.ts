@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
+import type { HeavyReadBudget } from './heavyReadBudget.js';
 import { TASKS, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
 
 /**
@@ -75,9 +76,22 @@ export class CpuPool {
     this.gate = new PerKeyGate({ running: options.perOrgRunning, queued: options.perOrgQueued, restRatio: options.restRatio });
   }
 
-  /** A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn (PerKeyGate says why). */
-  async heavy<T>(organizationId: string, work: () => Promise<T>): Promise<T> {
-    const done = await this.gate.run(organizationId, work);
+  /**
+   * A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn
+   * (PerKeyGate says why), paid from the organization's CPU budget (heavyReadBudget.ts): refused
+   * with 429 before any work when it is spent; charged afterwards with the read's duration (it runs
+   * alone for its organization, so that is the organization's CPU time, plus any wait for a thread).
+   */
+  async heavy<T>(organizationId: string, work: () => Promise<T>, budget?: HeavyReadBudget): Promise<T> {
+    await budget?.admit(organizationId);
+    const done = await this.gate.run(organizationId, !budget ? work : async () => {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        await budget.charge(organizationId, performance.now() - started);
+      }
+    });
     if (!done) throw new AppError('topology_busy', { queued: this.gate.waiting(organizationId), retry_after: 5 });
     return done.value;
   }

@@ -13,6 +13,7 @@ import { elementRowsOfText, POSITIONED, type GraphJson, type RowsText, type Snap
 import { AppError } from '../../core/errors.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
+import type { HeavyReadBudget } from './heavyReadBudget.js';
 
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
@@ -486,7 +487,7 @@ async function exportView(db: Db, organizationId: string, q: TopologyQuery & { f
 }
 
 export const topologyService = {
-  async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }) {
+  async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }, budget?: HeavyReadBudget) {
     await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
     return cpuPool().heavy(scope.organizationId, () => readTransaction(db, async (tx) => {
       const to = query.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
@@ -494,15 +495,15 @@ export const topologyService = {
       const q = { ...query, from };
       const hostIds = await hostsToCompare(tx, scope.organizationId, q, from, to);
       return { network_id: q.network_id, view: q.view, from, to, ...(await drawForDiff(tx, scope.organizationId, q, [from, to], hostIds)) };
-    }));
+    }), budget);
   },
 
-  async timeline(db: Db, scope: Scope, q: IntervalQuery, layoutQueue: Queue) {
+  async timeline(db: Db, scope: Scope, q: IntervalQuery, layoutQueue: Queue, budget?: HeavyReadBudget) {
     await networkService.assertFilterable(db, scope, q.network_id, q.to);
     const union = await cpuPool().heavy(scope.organizationId, () => readTransaction(db, async (tx) => {
       const to = q.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
       return { to, ...(await timelineJson(tx, scope.organizationId, { ...q, to })) };
-    }));
+    }), budget);
     // ONE layout for the union: scrubbing through the interval never moves a node.
     const layout = await layoutFor(db, layoutQueue, {
       organization_id: scope.organizationId, network_id: q.network_id, view: q.view, as_of: union.to, digest: union.digest,
@@ -515,12 +516,12 @@ export const topologyService = {
   },
 
   /** A file of the view as drawn at `at` (now by default), laid out (now, in this request, if no layout is stored yet). */
-  async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }) {
+  async export(db: Db, scope: Scope, q: TopologyQuery & { format: ExportFormat }, budget?: HeavyReadBudget) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
-    return cpuPool().heavy(scope.organizationId, () => exportView(db, scope.organizationId, q));
+    return cpuPool().heavy(scope.organizationId, () => exportView(db, scope.organizationId, q), budget);
   },
 
-  async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache) {
+  async get(db: Db, scope: Scope, q: TopologyQuery, layoutQueue: Queue, cache?: DrawnGraphCache, budget?: HeavyReadBudget) {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // The version first, then the drawing (graphCache.ts says why this order is safe).
     const { version, now } = await changeVersion(db, scope.organizationId, q.network_id);
@@ -531,7 +532,7 @@ export const topologyService = {
       drawn = await cpuPool().heavy(scope.organizationId, async () => {
         const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
         return { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
-      });
+      }, budget);
       cache?.set(key, version, drawn, drawn.graph.size);
     } else {
       // Unchanged since it was drawn: the same graph is the network as of now.

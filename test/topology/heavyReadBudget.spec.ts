@@ -1,0 +1,95 @@
+// Issue 22: each organization's heavy topology reads (exports, timelines, uncached views) are paid
+// from a CPU-time budget shared by every API process through Redis; spent, they answer 429 before
+// any work, while the organization's cached reads and other organizations' heavy reads go on.
+// The budget's clock is the rate limiter's test clock, and the spending is charged explicitly, so
+// nothing here depends on how fast the machine runs.
+import { expect } from 'chai';
+import { testClockKey } from '../../src/http/rateLimiter.js';
+import { SPEND_BUDGET_LUA, spendBudget, type BudgetState } from '../../src/modules/topology/heavyReadBudget.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+
+// 1 s of CPU at most, 100 ms added per second.
+const SMALL_BUDGET = { heavyReadBudget: { burstMs: 1000, refillMsPerSecond: 100 }, rateLimitTestClock: true, rateLimitRedisTimeoutMs: 60_000 };
+const START = 1_700_000_000_000;
+
+describe('heavy topology reads: a CPU-time budget per organization, shared through Redis', () => {
+  let app: TestApp;
+  let a: Tenant;
+  let b: Tenant;
+  const advance = async (ms: number) => { await app.services.redis.incrby(testClockKey(app.redisPrefix), ms); };
+  const get = (t: Tenant, path: string, on = app) => fetch(`${on.url}${path}`, { headers: { Cookie: t.owner.cookie! } });
+  const exportOf = (t: Tenant, on = app) => get(t, `/api/v1/topology/export?network_id=${t.defaultNetworkId}&format=mermaid`, on);
+  const timelineOf = (t: Tenant) => get(t, `/api/v1/topology/timeline?network_id=${t.defaultNetworkId}&from=2026-01-01T00:00:00Z`);
+
+  beforeEach(async () => {
+    app = await startTestApp(SMALL_BUDGET);
+    await app.services.redis.set(testClockKey(app.redisPrefix), START);
+    [a, b] = [await registerTenant(app.url, 'budget-a'), await registerTenant(app.url, 'budget-b')];
+  });
+  afterEach(() => app.close());
+
+  it('an organization that spent its budget gets 429 + Retry-After on heavy reads; its cached map and another organization still answer', async () => {
+    const map = `/api/v1/topology?network_id=${a.defaultNetworkId}`;
+    expect((await get(a, map)).status).to.equal(200); // drawn (a heavy read), now cached
+    // Twice five seconds of CPU charged: the bucket bottoms out one burst in debt (-1 s), and the
+    // organization's median cost is 5 s.
+    await app.services.heavyReadBudget.charge(a.orgId, 5000);
+    await app.services.heavyReadBudget.charge(a.orgId, 5000);
+
+    for (const res of [await exportOf(a), await timelineOf(a)]) {
+      expect(res.status).to.equal(429);
+      const body = await res.json() as { code: string; error: string };
+      expect(body.code).to.equal('rate_limit_exceeded');
+      expect(body.error).to.match(/CPU time for large topology computations/);
+      // Until the bucket covers the median cost (5 s): (5 s + 1 s debt) / 100 ms per s.
+      expect(res.headers.get('retry-after')).to.equal('60');
+    }
+    expect((await get(a, map)).status, 'the cached map is no heavy read').to.equal(200);
+    expect((await exportOf(b)).status, 'another organization').to.equal(200);
+    expect((await timelineOf(b)).status, 'another organization').to.equal(200);
+  });
+
+  it('the budget refills with time (the test clock): 10 s pays the 1 s debt, a positive balance admits again', async () => {
+    await app.services.heavyReadBudget.charge(a.orgId, 5000);
+    expect((await exportOf(a)).status).to.equal(429);
+    await advance(10_000); // balance exactly 0: still refused
+    expect((await exportOf(a)).status).to.equal(429);
+    await advance(10); // 1 ms of CPU in the bucket
+    expect((await exportOf(a)).status).to.equal(200);
+  });
+
+  it('two API instances on one Redis share an organization\'s budget', async () => {
+    const second = await startTestApp({ ...SMALL_BUDGET, databaseUrl: app.databaseUrl, redisPrefix: app.redisPrefix });
+    try {
+      expect((await exportOf(a, second)).status).to.equal(200);
+      await app.services.heavyReadBudget.charge(a.orgId, 5000); // spent through the first
+      expect((await exportOf(a, second)).status, 'refused by the second').to.equal(429);
+      expect((await exportOf(b, second)).status).to.equal(200);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('the Lua script and spendBudget() agree on many inputs', async () => {
+    const redis = app.services.redis;
+    redis.defineCommand('heavyReadSpendAgreement', { lua: SPEND_BUDGET_LUA, numberOfKeys: 1 });
+    const commands = redis as unknown as Record<string, (...args: Array<string | number>) => Promise<[number, number]>>;
+    const run = (...args: Array<string | number>) => commands.heavyReadSpendAgreement(...args);
+    let seed = 7;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const policy = { burstMs: 1 + rnd(5000), refillMsPerSecond: 1 + rnd(1000) };
+    const key = `${app.redisPrefix}hrb:agreement`;
+    let state: BudgetState | undefined;
+    let now = START;
+    for (let i = 0; i < 200; i++) {
+      now += rnd(3000);
+      const cost = rnd(3) === 0 ? 0 : rnd(4000) + rnd(1000) / 1000;
+      const need = rnd(2000);
+      const js = spendBudget(state, now, policy, cost, need);
+      if (cost > 0) state = js.state; // the script writes only when it charges
+      const [allowed, retry] = await run(key, policy.burstMs, policy.refillMsPerSecond, now, '1', Math.round(cost * 1000), need * 1000);
+      expect([allowed === 1, retry], `step ${i}`).to.deep.equal([js.allowed, js.retryAfterSeconds]);
+    }
+  });
+});
