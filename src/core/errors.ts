@@ -100,9 +100,11 @@ export function fromUniqueViolation(err: { code?: string; constraint?: string; m
   const name = err.constraint ?? /constraint "([^"]+)"/.exec(text)?.[1];
   const known = name ? UNIQUE_CONSTRAINTS[name] : undefined;
   if (!known) return undefined;
-  // "Key (organization_id, name)=(…, prod) already exists": drop the scoping column(s) of the key.
+  // "Key (organization_id, name)=(…, prod) already exists": drop the scoping column(s) of the key
+  // (organization_id, which every tenant key carries since migration 23, then the owner column).
   const tuple = /Key \(([^)]*)\)=\((.*?)\) already exists/.exec(text);
-  const values = tuple ? tuple[2]!.split(', ') : [];
+  const columns = tuple ? tuple[1]!.split(', ') : [];
+  const values = tuple ? tuple[2]!.split(', ').filter((_, i) => columns[i] !== 'organization_id') : [];
   return alreadyExists(known.entity, known.field, values.slice(values.length > 1 ? 1 : 0).join('/'));
 }
 
@@ -114,12 +116,17 @@ export function fromUniqueViolation(err: { code?: string; constraint?: string; m
 export function fromForeignKeyViolation(err: { code?: string; message?: string; table?: string; detail?: string }): AppError | undefined {
   if (err.code !== '23503') return undefined;
   // "Key (id)=(…) is still referenced from table "daemons"." / "Key (subnet_id)=(…) is not present in table "subnets"."
-  const key = /Key \(([^)]*)\)=\(([^)]*)\)/.exec(err.detail ?? '');
+  // Keys carry organization_id (migration 23): the column that names the row is the other one. On
+  // the partitioned schema the tables named are partitions (hosts_p3): their table is named instead.
+  const match = /Key \(([^)]*)\)=\(([^)]*)\)/.exec(err.detail ?? '');
+  const pairs = match ? match[1]!.split(', ').map((c, i) => [c, match[2]!.split(', ')[i] ?? ''] as const).filter(([c]) => c !== 'organization_id') : [];
+  const key = pairs.length ? [undefined, pairs.map(([c]) => c).join(', '), pairs.map(([, v]) => v).join(', ')] : undefined;
+  const table = err.table?.replace(/_p[0-7]$/, '');
   if (/still referenced/.test(err.detail ?? '') || /^update or delete on/.test(err.message ?? '')) {
-    const by = /referenced from table "([^"]+)"/.exec(err.detail ?? '')?.[1] ?? 'another entity';
-    return new AppError('entity_in_use', { entity: err.table ?? 'entity', used_by: by });
+    const by = /referenced from table "([^"]+)"/.exec(err.detail ?? '')?.[1]?.replace(/_p[0-7]$/, '') ?? 'another entity';
+    return new AppError('entity_in_use', { entity: table ?? 'entity', used_by: by });
   }
-  return invalidReference(err.table ?? 'entity', key?.[2] ?? '', key?.[1] ?? 'body');
+  return invalidReference(table ?? 'entity', key?.[2] ?? '', key?.[1] ?? 'body');
 }
 
 /** A wait in words, rounded up to what a person reads: "10 seconds", "1 minute", "15 minutes" (899 s → 15 minutes). */

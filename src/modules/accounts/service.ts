@@ -147,7 +147,8 @@ export const accountService = {
   async grantNetworks(db: Db, userId: string, networkIds: string[]) {
     await db.query(`delete from user_network_access where user_id = ?`, [userId]);
     if (networkIds.length) {
-      await db.query(`insert into user_network_access (user_id, network_id) select ?, unnest(?::uuid[])`, [userId, networkIds]);
+      // organization_id given, not filled by the table's trigger: on the partitioned schema it picks the partition.
+      await db.query(`insert into user_network_access (user_id, network_id, organization_id) select ?, n.id, n.organization_id from networks n where n.id = any(?::uuid[])`, [userId, networkIds]);
     }
   },
 

@@ -97,9 +97,9 @@ function protocolCapabilities(raw: unknown): { has_docker_socket: boolean; inter
 /** The daemon's last poll error, shown on it (`last_error`, `last_error_at`) until the next successful contact. */
 async function recordPollError(db: Db, daemonId: string, message: string): Promise<void> {
   await db.query(
-    `insert into daemon_poll_errors (daemon_id, last_error, last_error_at) values (?, ?, now())
+    `insert into daemon_poll_errors (daemon_id, organization_id, last_error, last_error_at) select id, organization_id, ?, now() from daemons where id = ?
      on conflict (daemon_id, organization_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`,
-    [daemonId, message.slice(0, 500)],
+    [message.slice(0, 500), daemonId],
   );
 }
 

@@ -97,8 +97,9 @@ export async function dispatchEvents(db: Db, batch = 1000): Promise<{ events: nu
     let ids: string[] = [];
     if (deliveries.length) {
       const written = await tx.query<{ id: string }>(
-        `insert into webhook_deliveries (id, webhook_id, event_id, type, payload, next_attempt_at)
-         select id, webhook_id, event_id, type, payload, now() from jsonb_to_recordset(?::jsonb) as d(id uuid, webhook_id uuid, event_id bigint, type text, payload jsonb)
+        `insert into webhook_deliveries (id, webhook_id, organization_id, event_id, type, payload, next_attempt_at)
+         select d.id, d.webhook_id, w.organization_id, d.event_id, d.type, d.payload, now()
+           from jsonb_to_recordset(?::jsonb) as d(id uuid, webhook_id uuid, event_id bigint, type text, payload jsonb) join webhooks w on w.id = d.webhook_id
          on conflict (webhook_id, event_id, organization_id) do nothing returning id`,
         [JSON.stringify(deliveries)],
       );
@@ -217,8 +218,8 @@ export async function attemptDeliveries(db: Db, config: AppConfig, logger: Logge
   if (delivered.length) {
     await db.query(
       `with r as (select * from jsonb_to_recordset(?::jsonb) as r(id uuid, webhook_id uuid, attempt int, started_at timestamptz, status_code int, latency_ms int, response_excerpt text)),
-            logged as (insert into webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, response_excerpt)
-                       select id, attempt, started_at, status_code, latency_ms, response_excerpt from r),
+            logged as (insert into webhook_attempts (delivery_id, organization_id, attempt, started_at, status_code, latency_ms, response_excerpt)
+                       select r.id, d.organization_id, r.attempt, r.started_at, r.status_code, r.latency_ms, r.response_excerpt from r join webhook_deliveries d on d.id = r.id),
             done as (update webhook_deliveries d set status = 'delivered', attempts = r.attempt, delivered_at = now(), next_attempt_at = null, last_status_code = r.status_code
                      from r where d.id = r.id)
        update webhooks set failing_since = null where id in (select webhook_id from r) and failing_since is not null`,
@@ -238,8 +239,9 @@ async function recordFailure(db: Db, config: AppConfig, logger: Logger, d: Claim
   const schedule = config.webhookRetrySchedule;
   return db.transaction(async (tx) => {
     await tx.query(
-      `insert into webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error, response_excerpt) values (?, ?, ?, ?, ?, ?, ?)`,
-      [d.id, attempt, startedAt.toISOString(), result.status ?? null, result.latencyMs, result.error ?? null, result.excerpt ?? null],
+      `insert into webhook_attempts (delivery_id, organization_id, attempt, started_at, status_code, latency_ms, error, response_excerpt)
+       select id, organization_id, ?, ?, ?, ?, ?, ? from webhook_deliveries where id = ?`,
+      [attempt, startedAt.toISOString(), result.status ?? null, result.latencyMs, result.error ?? null, result.excerpt ?? null, d.id],
     );
     const gone = result.status === 410;
     const retryInMs = !gone && attempt < schedule.length ? schedule[attempt]! * 1000 : undefined;

@@ -127,8 +127,8 @@ export const webhookService = {
     const deliveryId = randomUUID();
     const payload = { type: 'webhook.ping', timestamp: new Date().toISOString(), data: { webhook_id: hook.id, name: hook.name } };
     await db.query(
-      `insert into webhook_deliveries (id, webhook_id, type, payload, next_attempt_at) values (?, ?, 'webhook.ping', ?::jsonb, now())`,
-      [deliveryId, id, payload],
+      `insert into webhook_deliveries (id, webhook_id, organization_id, type, payload, next_attempt_at) values (?, ?, ?, 'webhook.ping', ?::jsonb, now())`,
+      [deliveryId, id, scope.organizationId, payload],
     );
     await enqueueDeliveries(queues, [{ id: deliveryId, attempt: 0 }]);
     return { id: hook.id as string, delivery_id: deliveryId };
