@@ -157,7 +157,8 @@ export async function releaseTestDatabases(): Promise<void> {
 export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: Logger): Promise<TestApp> {
   const database = await takeDatabase();
   const id = database.slice(`netinv_t_${runId()}_`.length);
-  const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, ...overrides });
+  // No heavy-read budget unless a test sets one: its charges are durations, longer the busier the machine.
+  const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, heavyReadBudget: { burstMs: 0, refillMsPerSecond: 0 }, ...overrides });
   let orm = orms.get(database);
   if (!orm) orms.set(database, (orm = await createOrm(serverUrl(database))));
   if (overrides.databaseUrl) orm = undefined; // a test that brings its own database gets its own ORM

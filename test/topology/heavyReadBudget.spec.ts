@@ -1,11 +1,10 @@
 // Issue 22: each organization's heavy topology reads (exports, timelines, uncached views) are paid
 // from a CPU-time budget shared by every API process through Redis; spent, they answer 429 before
 // any work, while the organization's cached reads and other organizations' heavy reads go on.
-// The budget's clock is the rate limiter's test clock, and the spending is charged explicitly, so
+// The budget's clock is its test clock (RATE_LIMIT_TEST_CLOCK), and the spending is charged explicitly, so
 // nothing here depends on how fast the machine runs.
 import { expect } from 'chai';
-import { testClockKey } from '../../src/http/rateLimiter.js';
-import { SPEND_BUDGET_LUA, spendBudget, type BudgetState } from '../../src/modules/topology/heavyReadBudget.js';
+import { budgetClockKey, SPEND_BUDGET_LUA, spendBudget, type BudgetState } from '../../src/modules/topology/heavyReadBudget.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 
@@ -17,14 +16,14 @@ describe('heavy topology reads: a CPU-time budget per organization, shared throu
   let app: TestApp;
   let a: Tenant;
   let b: Tenant;
-  const advance = async (ms: number) => { await app.services.redis.incrby(testClockKey(app.redisPrefix), ms); };
+  const advance = async (ms: number) => { await app.services.redis.incrby(budgetClockKey(app.redisPrefix), ms); };
   const get = (t: Tenant, path: string, on = app) => fetch(`${on.url}${path}`, { headers: { Cookie: t.owner.cookie! } });
   const exportOf = (t: Tenant, on = app) => get(t, `/api/v1/topology/export?network_id=${t.defaultNetworkId}&format=mermaid`, on);
   const timelineOf = (t: Tenant) => get(t, `/api/v1/topology/timeline?network_id=${t.defaultNetworkId}&from=2026-01-01T00:00:00Z`);
 
   beforeEach(async () => {
     app = await startTestApp(SMALL_BUDGET);
-    await app.services.redis.set(testClockKey(app.redisPrefix), START);
+    await app.services.redis.set(budgetClockKey(app.redisPrefix), START);
     [a, b] = [await registerTenant(app.url, 'budget-a'), await registerTenant(app.url, 'budget-b')];
   });
   afterEach(() => app.close());

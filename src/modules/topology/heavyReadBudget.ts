@@ -9,13 +9,13 @@
 // The cost is known only after the read, so the limiter's take-one-token script (src/http/
 // rateLimiter.ts) cannot be reused as is: this one charges a measured amount afterwards (the bucket
 // may go into debt, at most one burst deep) and admits while the balance is positive. Same design
-// otherwise: one Lua script on ONE key per organization (Redis-Cluster-safe), Redis TIME or the
-// limiter's test clock (RATE_LIMIT_TEST_CLOCK), integer units so JS and Lua agree exactly, an
-// in-process bucket while Redis is down.
+// otherwise: one Lua script on ONE key per organization (Redis-Cluster-safe), Redis TIME or, with
+// RATE_LIMIT_TEST_CLOCK, a test clock of its own (budgetClockKey; unset, Redis TIME: bench/isolation.ts
+// runs the limiter's clock fast, which must not refill this budget), integer units so JS and Lua
+// agree exactly, an in-process bucket while Redis is down.
 import type { RedisClient } from '../../core/redis.js';
 import { AppError } from '../../core/errors.js';
 import { withTimeout } from '../../core/timeout.js';
-import { testClockKey } from '../../http/rateLimiter.js';
 
 export interface HeavyReadBudgetPolicy {
   /** HEAVY_READ_BUDGET_BURST_MS (10 000): the most CPU-ms an idle organization may spend at once. */
@@ -85,6 +85,9 @@ return {allowed, retry}
 
 type SpendCommand = (key: string, burstMs: number, refillMsPerSecond: number, nowMs: string, testClock: string, cost: number, need: number) => Promise<[number, number]>;
 
+/** The Redis key of the budgets' test clock (ms), read when RATE_LIMIT_TEST_CLOCK is on. */
+export const budgetClockKey = (keyPrefix: string) => `${keyPrefix}hrb:clock`;
+
 const RECENT_COSTS = 15; // per organization, for the median that Retry-After waits for
 const MAX_ORGS_TRACKED = 10_000; // in-process maps: oldest organization out first
 const DEFAULT_COST_MS = 100; // the median before any read was measured
@@ -142,7 +145,7 @@ export class HeavyReadBudget {
     if (this.redis.status === 'ready') {
       try {
         const prefix = this.opts.keyPrefix ?? '';
-        const clock = this.opts.testClock ? await this.redis.get(testClockKey(prefix)) : null;
+        const clock = this.opts.testClock ? await this.redis.get(budgetClockKey(prefix)) : null;
         const [allowed, retry] = await withTimeout(this.spend_(`${prefix}hrb:${organizationId}`, this.policy.burstMs, this.policy.refillMsPerSecond,
           clock ?? '', clock === null ? '0' : '1', Math.round(costMs * UNITS_PER_MS), Math.round(need * UNITS_PER_MS)), this.opts.redisTimeoutMs ?? 100, 'heavy read budget: redis timeout');
         return { allowed: allowed === 1, retryAfterSeconds: retry };
