@@ -18,7 +18,7 @@ import { AppError } from '../../core/errors.js';
 import { withTimeout } from '../../core/timeout.js';
 
 export interface HeavyReadBudgetPolicy {
-  /** HEAVY_READ_BUDGET_BURST_MS (10 000): the most CPU-ms an idle organization may spend at once. */
+  /** HEAVY_READ_BUDGET_BURST_MS (10 000): the most CPU-ms an idle organization may spend at once; 0 turns the budget off. */
   burstMs: number;
   /** HEAVY_READ_BUDGET_MS_PER_SECOND (400): CPU-ms added per second; 0 turns the budget off. */
   refillMsPerSecond: number;
@@ -109,7 +109,7 @@ export class HeavyReadBudget {
   }
 
   get enabled(): boolean {
-    return this.policy.refillMsPerSecond > 0;
+    return this.policy.refillMsPerSecond > 0 && this.policy.burstMs > 0; // a bucket of 0 would refuse every heavy read
   }
 
   /** Throws 429 rate_limit_exceeded when the organization's budget is spent (before any work). */
