@@ -26,6 +26,10 @@ export const BENCH_PACKAGES: Need[] = [{ pkg: 'nmap', file: '/usr/bin/nmap' }];
 
 const missing = (needs: Need[]) => needs.filter((n) => !fs.existsSync(n.file)).map((n) => n.pkg);
 
+// Two lab files start at once on mocha's two workers, each may install what it misses: the second
+// apt-get waits for the first's dpkg lock (up to 10 minutes) instead of failing at once.
+const APT_WAITS_FOR_LOCK = ['-o', 'DPkg::Lock::Timeout=600'];
+
 function run(cmd: string, args: string[]): void {
   const r = spawnSync(cmd, args, {
     encoding: 'utf8',
@@ -49,11 +53,11 @@ export function ensurePackages(needs: Need[]): string[] {
   }
   log(`apt-get install -y --no-install-recommends ${absent.join(' ')}`);
   try {
-    run('apt-get', ['install', '-y', '--no-install-recommends', ...absent]);
+    run('apt-get', [...APT_WAITS_FOR_LOCK, 'install', '-y', '--no-install-recommends', ...missing(needs)]);
   } catch {
     log('apt-get update'); // the package lists may be missing or stale on a fresh machine
-    run('apt-get', ['update']);
-    run('apt-get', ['install', '-y', '--no-install-recommends', ...absent]);
+    run('apt-get', [...APT_WAITS_FOR_LOCK, 'update']);
+    run('apt-get', [...APT_WAITS_FOR_LOCK, 'install', '-y', '--no-install-recommends', ...missing(needs)]);
   }
   const still = missing(needs);
   if (still.length) throw new Error(`apt-get install did not provide ${still.join(', ')}`);
