@@ -55,7 +55,7 @@ const stats = (ms: number[], failures = 0) => ({ n: ms.length, failures, p50: ro
 
 // ---- HTTP ---------------------------------------------------------------------------------------
 
-interface Answer { status: number; ms: number; text: string }
+interface Answer { status: number; ms: number; text: string; retryAfterSeconds?: number }
 
 /** One request with a timeout; a timeout or a refused connection is status 0 (its time is still counted). */
 async function call(base: string, method: string, path: string, opts: { cookie?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<Answer> {
@@ -68,7 +68,8 @@ async function call(base: string, method: string, path: string, opts: { cookie?:
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
     });
     const text = await res.text();
-    return { status: res.status, ms: performance.now() - started, text };
+    const retryAfter = Number(res.headers.get('retry-after'));
+    return { status: res.status, ms: performance.now() - started, text, ...(retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}) };
   } catch (err) {
     return { status: 0, ms: performance.now() - started, text: String(err) };
   }
@@ -291,7 +292,13 @@ async function main() {
       solo[r.name] = { status: answer.status, ms: round(answer.ms), bytes: Buffer.byteLength(answer.text) };
       log(`org A ${r.name} alone: ${answer.status} in ${round(answer.ms)} ms, ${solo[r.name]!.bytes} bytes`);
     }
-    const bigView = JSON.parse((await call(base, 'GET', `/api/v1/topology?${aQuery}`, { cookie: a.cookie })).text).data;
+    // A's own view, read as a client honouring Retry-After would (its heavy-read budget may be spent).
+    let viewAnswer = await call(base, 'GET', `/api/v1/topology?${aQuery}`, { cookie: a.cookie });
+    for (let i = 0; i < 10 && viewAnswer.status === 429; i++) {
+      await sleep((viewAnswer.retryAfterSeconds ?? 1) * 1000);
+      viewAnswer = await call(base, 'GET', `/api/v1/topology?${aQuery}`, { cookie: a.cookie });
+    }
+    const bigView = data(viewAnswer, 'org A\'s view');
     log(`org A's view: ${bigView.nodes.length} nodes, ${bigView.edges.length} edges`);
     // A's layouts done before the idle phase (bounded).
     for (let i = 0; i < 240 && Number((await db.query(`select count(*) as n from topology_layouts where status = 'pending'`)).rows[0].n) > 0; i++) await sleep(500);
@@ -311,8 +318,12 @@ async function main() {
         const seen = aAnswers[r.name]!;
         seen.statuses[answer.status] = (seen.statuses[answer.status] ?? 0) + 1;
         if (answer.status === 200) seen.ms.push(answer.ms);
-        // Refused (429 topology_busy, 503): a short pause, as a client would, instead of a spin of refusals.
-        else await sleep(100);
+        // Refused: 429 with Retry-After (the organization's heavy-read budget is spent) is honoured, as a
+        // client would, within the phase; 429 topology_busy or 503 get a short pause instead of a spin.
+        else await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, answer.retryAfterSeconds ? answer.retryAfterSeconds * 1000 : 100);
+          aLoad.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+        });
       }
     });
     const { out: loaded, eventLoopDelay: loadedLoop } = await measure(CFG.phaseSeconds);
