@@ -1,14 +1,54 @@
-// Token-bucket rate limiting: pure math, no I/O (product decisions §4).
+// Token buckets: pure math, no I/O (product decisions §4).
 //
-// The Lua script in src/http/rateLimiter.ts (TAKE_TOKEN_LUA) is a line-by-line
-// port of takeToken() below. THE TWO MUST STAY IN STEP: any change here must be
-// made there too (test/http/rateLimiter.spec.ts compares them on many inputs).
+// One bucket mechanism serves both the rate limiter (src/http/rateLimiter.ts: one token per request)
+// and the heavy-read CPU budget (src/modules/topology/heavyReadBudget.ts: a measured cost charged
+// afterwards, the balance allowed into debt). spendBucket() is that mechanism; the Lua script in
+// src/core/bucketStore.ts (BUCKET_LUA) is a line-by-line port of it. THE TWO MUST STAY IN STEP
+// (test/core/bucketStore.spec.ts compares them on many inputs).
 //
-// Exactness: a bucket refills refillPerMinute tokens per 60 000 ms, so we count
-// in "units" of 1/60 000 token. One ms then adds exactly `refillPerMinute` units
-// and every quantity is an integer-valued double (< 2^53), so the arithmetic is
-// exact and identical in JS and in Redis's Lua (both IEEE doubles) — no drift
-// such as 4.9999 tokens where 5 are due.
+// Exactness: every quantity is an integer count of "units" (for the limiter 1/60 000 token, so one
+// ms adds exactly `refillPerMinute` units) and an integer-valued double (< 2^53), so the arithmetic
+// is exact and identical in JS and in Redis's Lua (both IEEE doubles): no drift such as 4.9999
+// tokens where 5 are due.
+
+/** A bucket's shape in units: it holds at most capUnits, gains refillUnitsPerMs per ms, and may go debtUnits below zero. */
+export interface BucketShape {
+  capUnits: number;
+  refillUnitsPerMs: number;
+  debtUnits: number;
+}
+
+/** What one call asks: allowed when the refilled balance is at least `need`; then `cost` is taken (always, when `force`). */
+export interface BucketSpend {
+  cost: number;
+  need: number;
+  force?: boolean;
+}
+
+export interface BucketUnits {
+  units: number;
+  updatedAtMs: number;
+}
+
+/**
+ * Refill up to nowMs, then spend. A missing state is a full bucket; a clock going backwards neither
+ * refills nor moves updatedAt back; a refused spend takes nothing (unless forced).
+ * BUCKET_LUA (src/core/bucketStore.ts) IS A PORT OF THIS: keep them in step.
+ */
+export function spendBucket(state: BucketUnits | undefined, nowMs: number, shape: BucketShape, spend: BucketSpend): { allowed: boolean; state: BucketUnits } {
+  const now = Math.floor(nowMs); // integer ms keeps units integral (Redis TIME is floored the same way)
+  let units = state ? state.units : shape.capUnits;
+  let updated = state ? state.updatedAtMs : now;
+  units = Math.min(shape.capUnits, units + Math.max(0, now - updated) * shape.refillUnitsPerMs);
+  updated = Math.max(updated, now);
+  const allowed = units >= spend.need;
+  if (allowed || spend.force) units = Math.max(0 - shape.debtUnits, units - spend.cost); // 0 - x: never -0 (Lua would store "-0")
+  return { allowed, state: { units, updatedAtMs: updated } };
+}
+
+/** Whole seconds until the bucket holds `needUnits` again (at least 1). */
+export const secondsUntil = (units: number, needUnits: number, shape: BucketShape) =>
+  Math.max(1, Math.ceil((needUnits - units) / (shape.refillUnitsPerMs * 1000)));
 
 export interface BucketPolicy {
   capacity: number; // burst size, whole tokens
@@ -37,6 +77,23 @@ export interface RateDecision {
 /** Units per token (see header): one minute in ms. */
 export const UNITS_PER_TOKEN = 60_000;
 
+/** A request-rate policy as a bucket: one token is UNITS_PER_TOKEN units; no debt. */
+export const rateBucket = (policy: BucketPolicy): BucketShape => ({ capUnits: policy.capacity * UNITS_PER_TOKEN, refillUnitsPerMs: policy.refillPerMinute, debtUnits: 0 });
+export const TAKE_ONE_TOKEN: BucketSpend = { cost: UNITS_PER_TOKEN, need: UNITS_PER_TOKEN };
+
+/** The limiter's answer (and its headers) from a take's outcome: the units left after it. */
+export function rateDecision(allowed: boolean, units: number, policy: BucketPolicy): RateDecision {
+  const shape = rateBucket(policy);
+  const fullInSeconds = Math.ceil((shape.capUnits - units) / (shape.refillUnitsPerMs * 1000));
+  return {
+    allowed,
+    remaining: Math.floor(units / UNITS_PER_TOKEN),
+    resetSeconds: fullInSeconds,
+    retryAfterSeconds: allowed ? 0 : secondsUntil(units, UNITS_PER_TOKEN, shape),
+    limit: policy.refillPerMinute,
+  };
+}
+
 /**
  * Refill the bucket up to nowMs, then try to take one token.
  * A missing state is a full bucket; a denied request consumes nothing.
@@ -46,30 +103,10 @@ export function takeToken(
   nowMs: number,
   policy: BucketPolicy,
 ): { decision: RateDecision; state: BucketState } {
-  const now = Math.floor(nowMs); // integer ms keeps units integral (Redis TIME is floored the same way)
-  const rate = policy.refillPerMinute; // units per ms
-  const cap = policy.capacity * UNITS_PER_TOKEN;
   // Math.round recovers the exact integer units from tokens = units / 60000.
-  let units = state ? Math.round(state.tokens * UNITS_PER_TOKEN) : cap;
-  let updated = state ? state.updatedAtMs : now;
-
-  // A clock going backwards must neither refill nor move updatedAt back.
-  const elapsed = Math.max(0, now - updated);
-  units = Math.min(cap, units + elapsed * rate);
-  updated = Math.max(updated, now);
-
-  const allowed = units >= UNITS_PER_TOKEN;
-  if (allowed) units -= UNITS_PER_TOKEN;
-
-  const missing = cap - units;
-  const decision: RateDecision = {
-    allowed,
-    remaining: Math.floor(units / UNITS_PER_TOKEN),
-    resetSeconds: Math.ceil(missing / (rate * 1000)),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((UNITS_PER_TOKEN - units) / (rate * 1000))),
-    limit: rate,
-  };
-  return { decision, state: { tokens: units / UNITS_PER_TOKEN, updatedAtMs: updated } };
+  const units = state ? { units: Math.round(state.tokens * UNITS_PER_TOKEN), updatedAtMs: state.updatedAtMs } : undefined;
+  const { allowed, state: next } = spendBucket(units, nowMs, rateBucket(policy), TAKE_ONE_TOKEN);
+  return { decision: rateDecision(allowed, next.units, policy), state: { tokens: next.units / UNITS_PER_TOKEN, updatedAtMs: next.updatedAtMs } };
 }
 
 /** Response headers for a rate-limited request (Retry-After only on a 429). */
