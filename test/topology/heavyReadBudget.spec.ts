@@ -4,6 +4,7 @@
 // The budget's clock is its test clock (RATE_LIMIT_TEST_CLOCK), and the spending is charged explicitly, so
 // nothing here depends on how fast the machine runs.
 import { expect } from 'chai';
+import pg from 'pg';
 import { budgetClockKey } from '../../src/modules/topology/heavyReadBudget.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { registerTenant, type Tenant } from '../support/world.js';
@@ -68,5 +69,49 @@ describe('heavy topology reads: a CPU-time budget per organization, shared throu
     } finally {
       await second.close();
     }
+  });
+
+  /** Holds an exclusive lock on `hosts` (every drawing reads it) until the returned release is called, once a reader waits on it. */
+  async function holdHosts(): Promise<{ waiting(n?: number): Promise<void>; release(): Promise<void> }> {
+    const locker = new pg.Client({ connectionString: app.databaseUrl });
+    await locker.connect();
+    await locker.query('begin');
+    await locker.query('lock table hosts in access exclusive mode');
+    return {
+      async waiting() {
+        for (let i = 0; ; i++) {
+          const { rows } = await locker.query(`select count(*)::int as n from pg_locks where relation = 'hosts'::regclass and not granted`);
+          if (rows[0].n > 0) return;
+          if (i > 600) throw new Error('no reader waited on hosts');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+      async release() {
+        await locker.query('commit');
+        await locker.end();
+      },
+    };
+  }
+
+  it('a heavy read is charged the CPU time of its work, not its wait (here a table lock held 1.5 s, more than the 1 s burst)', async () => {
+    const lock = await holdHosts();
+    const held = exportOf(a);
+    await lock.waiting();
+    await new Promise((r) => setTimeout(r, 1500));
+    await lock.release();
+    expect((await held).status).to.equal(200);
+    // Charged its wall time (≥ 1.5 s), the bucket would be half a second in debt and this a 429.
+    expect((await exportOf(a)).status).to.equal(200);
+  });
+
+  it('requests for the same map at the same version share one draw: none is refused topology_busy', async () => {
+    // One organization's heavy reads run one at a time with 4 waiting (TOPOLOGY_QUEUE_PER_ORG); six
+    // separate draws would refuse the sixth.
+    const lock = await holdHosts();
+    const answers = Promise.all(Array.from({ length: 6 }, () => get(a, `/api/v1/topology?network_id=${a.defaultNetworkId}`)));
+    await lock.waiting();
+    await new Promise((r) => setTimeout(r, 1000)); // the other five arrive meanwhile
+    await lock.release();
+    expect((await answers).map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
   });
 });

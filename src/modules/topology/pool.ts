@@ -8,12 +8,20 @@
 // large ones: rows come as PostgreSQL's JSON text, answers leave as JSON bytes; service.ts).
 // Measured here: a small task's round trip 0.15 ms; a thread start 0.3 s under tsx. Its own FIFO
 // queue is not used: at most `threads` tasks are handed to it at a time, chosen by the fair scheduler.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
 import type { HeavyReadBudget } from './heavyReadBudget.js';
-import { TASKS, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
+import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
+
+/**
+ * The CPU time of the heavy read in progress (heavy() opens one per read), which each task it runs
+ * adds to: measured per thread (process.threadCpuUsage), so neither a wait for a thread or a core
+ * nor another organization's work on the same machine is charged to this organization.
+ */
+const readCpu = new AsyncLocalStorage<{ ms: number }>();
 
 /**
  * Work below these sizes runs inline: the copies to and from a thread would cost about as much as
@@ -79,17 +87,20 @@ export class CpuPool {
   /**
    * A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn
    * (PerKeyGate says why), paid from the organization's CPU budget (heavyReadBudget.ts): refused
-   * with 429 before any work when it is spent; charged afterwards with the read's duration (it runs
-   * alone for its organization, so that is the organization's CPU time, plus any wait for a thread).
+   * with 429 before any work when it is spent; charged afterwards with the CPU time of the read's
+   * tasks (drawing, layout, export text: inline or on a thread). Not charged: waits (for the gate,
+   * a thread, the database or a busy core: on a loaded machine those would make every tenant's
+   * small reads look expensive) and PostgreSQL's own work, which grows with the same rows the
+   * tasks then parse.
    */
   async heavy<T>(organizationId: string, work: () => Promise<T>, budget?: HeavyReadBudget): Promise<T> {
     await budget?.admit(organizationId);
     const done = await this.gate.run(organizationId, !budget ? work : async () => {
-      const started = performance.now();
+      const cpu = { ms: 0 };
       try {
-        return await work();
+        return await readCpu.run(cpu, work);
       } finally {
-        await budget.charge(organizationId, performance.now() - started);
+        await budget.charge(organizationId, cpu.ms);
       }
     });
     if (!done) throw new AppError('topology_busy', { queued: this.gate.waiting(organizationId), retry_after: 5 });
@@ -98,9 +109,21 @@ export class CpuPool {
 
   /** Runs a task for an organization: inline when small (`size`), else on a thread in its turn. */
   async run<K extends TaskName>(organizationId: string, task: K, input: TaskInput<K>, size: number): Promise<TaskOutput<K>> {
-    if (size < INLINE_BELOW[task]) return (TASKS[task] as (i: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(input);
+    const cpu = readCpu.getStore();
+    if (size < INLINE_BELOW[task]) {
+      const start = process.threadCpuUsage();
+      try {
+        return await (TASKS[task] as (i: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(input);
+      } finally {
+        if (cpu) cpu.ms += threadCpuMsSince(start);
+      }
+    }
     return new Promise<TaskOutput<K>>((resolve, reject) => {
-      const waiting: Waiting = { task, input, resolve: resolve as (v: unknown) => void, reject };
+      const metered = ({ out, cpuMs }: Metered<TaskOutput<K>>) => {
+        if (cpu) cpu.ms += cpuMs;
+        resolve(out);
+      };
+      const waiting: Waiting = { task, input, resolve: metered as (v: unknown) => void, reject };
       if (!this.scheduler.push(organizationId, waiting)) {
         reject(new AppError('topology_busy', { queued: this.scheduler.queued(organizationId), retry_after: 5 }));
         return;

@@ -486,6 +486,9 @@ async function exportView(db: Db, organizationId: string, q: TopologyQuery & { f
   return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, Buffer.from(text.buffer, text.byteOffset, text.byteLength));
 }
 
+/** Draws of `get` in progress in this process, by organization, cache key and change version. */
+const drawsInProgress = new Map<string, Promise<Drawn>>();
+
 export const topologyService = {
   async diff(db: Db, scope: Scope, query: Omit<IntervalQuery, 'from'> & { from?: string }, budget?: HeavyReadBudget) {
     await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
@@ -528,11 +531,23 @@ export const topologyService = {
     const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort()]);
     let drawn = cache?.get(key, version);
     if (!drawn) {
-      // One snapshot: every table read in one transaction, and `as_of` is its instant.
-      drawn = await cpuPool().heavy(scope.organizationId, async () => {
-        const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
-        return { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
-      }, budget);
+      // Requests for the same drawing of the same version (a map polled, opened by several operators)
+      // share one draw in progress: one heavy read, not one each (which would also fill the
+      // organization's queue and refuse the rest with topology_busy).
+      const flightKey = version === undefined ? undefined : `${scope.organizationId} ${key} ${version}`;
+      let drawing = flightKey === undefined ? undefined : drawsInProgress.get(flightKey);
+      if (!drawing) {
+        // One snapshot: every table read in one transaction, and `as_of` is its instant.
+        drawing = cpuPool().heavy(scope.organizationId, async () => {
+          const { graph, digest, asOf } = await drawAt(db, scope.organizationId, q);
+          return { graph, digest, asOf, availableViews: await availableViewsOf(db, scope.organizationId, q.network_id, q.at) };
+        }, budget);
+        if (flightKey !== undefined) {
+          drawsInProgress.set(flightKey, drawing);
+          drawing.finally(() => drawsInProgress.delete(flightKey)).catch(() => undefined);
+        }
+      }
+      drawn = await drawing;
       cache?.set(key, version, drawn, drawn.graph.size);
     } else {
       // Unchanged since it was drawn: the same graph is the network as of now.
@@ -557,8 +572,9 @@ export const topologyService = {
   },
 };
 
-/** Drawn graphs of `get` (as the answer's JSON bytes), with what else an unchanged network answers the same (its views). */
-export type DrawnGraphCache = GraphCache<{ graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] }>;
+/** A drawn graph of `get` (as the answer's JSON bytes), with what else an unchanged network answers the same (its views). */
+type Drawn = { graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] };
+export type DrawnGraphCache = GraphCache<Drawn>;
 
 /** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
 /**

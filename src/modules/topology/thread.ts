@@ -143,7 +143,18 @@ export type TaskName = keyof typeof TASKS;
 export type TaskInput<K extends TaskName> = Parameters<(typeof TASKS)[K]>[0];
 export type TaskOutput<K extends TaskName> = Awaited<ReturnType<(typeof TASKS)[K]>>;
 
-/** The threads' entry (piscina calls the default export with each task). */
-export default function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): TaskOutput<K> | Promise<TaskOutput<K>> {
-  return (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
+/** A task's answer with the CPU time this thread spent on it (charged to the organization's heavy-read budget). */
+export interface Metered<T> { out: T; cpuMs: number }
+
+/** This thread's CPU time (ms) since `start`: unlike wall time, no wait for a core or for another task counts. */
+export const threadCpuMsSince = (start: NodeJS.CpuUsage) => {
+  const d = process.threadCpuUsage(start);
+  return (d.user + d.system) / 1000;
+};
+
+/** The threads' entry (piscina calls the default export with each task; a thread runs one at a time). */
+export default async function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): Promise<Metered<TaskOutput<K>>> {
+  const start = process.threadCpuUsage();
+  const out = await (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
+  return { out, cpuMs: threadCpuMsSince(start) };
 }
