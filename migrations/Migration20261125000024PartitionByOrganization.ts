@@ -12,8 +12,8 @@ import { DIGEST_TABLES, EVENT_TABLES, HISTORY_TABLES } from './Migration20261125
  *
  * Done from the catalog on the tables migrations 1–23 made (rows copied; a fresh database has none):
  * each table is re-created partitioned with its columns, defaults and compression, then its
- * constraints, indexes and row triggers are made again from their saved definitions, foreign keys
- * last. Capture triggers come from their installers, which make row-level ones on a partitioned
+ * constraints, indexes and row triggers are made again from their saved definitions (each partition's
+ * keys named after its table's, `<key>_p<n>`), foreign keys last. Capture triggers come from their installers, which make row-level ones on a partitioned
  * table (migration 22). Without the setting this migration only records the variant.
  * `schema_variant()` answers which one a database has.
  */
@@ -38,6 +38,7 @@ declare
     select format('alter table %s add constraint %I %s', c.conrelid::regclass, c.conname, pg_get_constraintdef(c.oid))
       from pg_constraint c where c.contype = 'f' and (c.conrelid = any(tenant) or c.confrelid = any(tenant)));
   fk record;
+  k record;
   t text;
   defs text[];
   seqs text[];
@@ -76,6 +77,14 @@ begin
     execute format('drop table %I', t || '__plain');
     foreach s in array defs || seqs loop
       execute s;
+    end loop;
+    -- Each partition's key is named after its table's (tags_org_name_uq_p3, not PostgreSQL's
+    -- tags_p3_organization_id_name_key): a violation is reported with the partition's key, and
+    -- src/core/errors.ts knows the keys by their table's names (409 entity_already_exists, not 500).
+    for k in select c.conrelid::regclass::text as part, c.conname, p.conname as parent
+               from pg_constraint c join pg_constraint p on p.oid = c.conparentid join pg_inherits h on h.inhrelid = c.conrelid
+              where h.inhparent = t::regclass and c.contype in ('p', 'u', 'x') loop
+      execute format('alter table %I rename constraint %I to %I', k.part, k.conname, k.parent || substring(k.part from '_p[0-9]+$'));
     end loop;
   end loop;
   foreach s in array fks loop

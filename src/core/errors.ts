@@ -98,7 +98,8 @@ export function fromUniqueViolation(err: { code?: string; constraint?: string; m
   if (err.code !== '23505') return undefined;
   const text = `${err.message ?? ''} ${err.detail ?? ''}`;
   const name = err.constraint ?? /constraint "([^"]+)"/.exec(text)?.[1];
-  const known = name ? UNIQUE_CONSTRAINTS[name] : undefined;
+  // On the partitioned schema the key is a partition's, named after its table's (migration 24): tags_org_name_uq_p3.
+  const known = name ? (UNIQUE_CONSTRAINTS[name] ?? UNIQUE_CONSTRAINTS[name.replace(/_p[0-7]$/, '')]) : undefined;
   if (!known) return undefined;
   // "Key (organization_id, name)=(…, prod) already exists": drop the scoping column(s) of the key
   // (organization_id, which every tenant key carries since migration 23, then the owner column).
