@@ -427,6 +427,7 @@ async function workerServices(w: World, concurrency: number, poolMax: number): P
   const services: WorkerServices = {
     config, orm, redis, logger: createLogger('silent'), queues, settings,
     metrics: new SharedMetricsStore(redis, config.redisPrefix), versionPolicy: versionPolicyFromEnv(),
+    heavyReadBudget: w.app.services.heavyReadBudget,
   };
   return {
     ...services,

@@ -8,12 +8,15 @@ import { openQueues, SharedMetricsStore, type QueueName, type QueueSettings } fr
 import { createRedis } from '../src/core/redis.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
 import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
+import { HeavyReadBudget } from '../src/modules/topology/heavyReadBudget.js';
 import { closeCpuPool } from '../src/modules/topology/pool.js';
 
 /** What the server-poll cycle needs (src/modules/serverPoll), plus the shared job metrics. */
 export interface WorkerServices extends PollerDeps {
   metrics: SharedMetricsStore;
   versionPolicy: VersionPolicy;
+  /** The organizations' CPU budgets for heavy topology work, shared with the API: layout jobs are charged to it. */
+  heavyReadBudget: HeavyReadBudget;
 }
 
 /** Builds the worker process's services (the API builds its own in src/app.ts). */
@@ -27,6 +30,7 @@ export async function createWorkerServices(config: AppConfig, settings: QueueSet
     config, orm, redis, logger, queues, settings,
     metrics: new SharedMetricsStore(redis, config.redisPrefix),
     versionPolicy: versionPolicyFromEnv(),
+    heavyReadBudget: new HeavyReadBudget(redis, config.heavyReadBudget, { keyPrefix: config.redisPrefix, redisTimeoutMs: config.rateLimitRedisTimeoutMs, testClock: config.rateLimitTestClock }),
   };
 }
 

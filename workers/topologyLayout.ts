@@ -7,7 +7,7 @@
 // this process's CPU pool (src/modules/topology/pool.ts), so its event loop keeps delivering
 // webhooks and polling daemons meanwhile; jobs are taken by priority, an organization's nth
 // outstanding job at n (layout.ts enqueueLayout), so one organization's flood never delays
-// another's first map.
+// another's first map. A job's CPU time is charged to its organization's heavy-read budget.
 import { Worker } from 'bullmq';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
@@ -41,7 +41,11 @@ export async function startTopologyLayout(services: WorkerServices): Promise<Wor
     TOPOLOGY_LAYOUT_QUEUE,
     timed(services, TOPOLOGY_LAYOUT_QUEUE, async (job) => {
       try {
-        return await runLayoutJob(services, job.data as LayoutJob);
+        // Its CPU time is the organization's, as a heavy read's is (heavyReadBudget.ts): an organization
+        // whose views keep needing new layouts spends its budget, and its heavy reads then wait.
+        const { value, cpuMs } = await cpuPool().metered(() => runLayoutJob(services, job.data as LayoutJob));
+        await services.heavyReadBudget.charge((job.data as LayoutJob).organization_id, cpuMs);
+        return value;
       } finally {
         await layoutFinished(services.queues.topologyLayout, (job.data as LayoutJob).organization_id).catch(() => undefined);
       }

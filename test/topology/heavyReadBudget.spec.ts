@@ -7,6 +7,8 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { budgetClockKey } from '../../src/modules/topology/heavyReadBudget.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { startTopologyLayout } from '../../workers/topologyLayout.js';
+import { waitFor, workerServicesFor } from '../workers/support.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 
 // 1 s of CPU at most, 100 ms added per second.
@@ -113,5 +115,26 @@ describe('heavy topology reads: a CPU-time budget per organization, shared throu
     await new Promise((r) => setTimeout(r, 1000)); // the other five arrive meanwhile
     await lock.release();
     expect((await answers).map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
+  });
+
+  it('a layout job\'s CPU time (in the worker) is charged to its organization\'s budget, not to another\'s', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${app.url}/api/v1/hosts`, { method: 'POST', headers: { Cookie: a.owner.cookie!, 'Content-Type': 'application/json' }, body: JSON.stringify({ network_id: a.defaultNetworkId, name: `host-${i}` }) });
+      expect(res.status).to.equal(201);
+    }
+    const map = `/api/v1/topology?network_id=${a.defaultNetworkId}`;
+    expect(((await (await get(a, map)).json()) as any).data.layout.status).to.equal('pending');
+    const balance = async (t: Tenant) => Number(await app.services.redis.hget(`${app.redisPrefix}hrb:${t.orgId}`, 'u') ?? 1000 * 1000);
+    const [aBefore, bBefore] = [await balance(a), await balance(b)];
+    const services = workerServicesFor(app);
+    const worker = await startTopologyLayout(services);
+    try {
+      await waitFor('layout ready', async () => ((await (await get(a, map)).json()) as any).data.layout.status === 'ready');
+      expect(await balance(a)).to.be.below(aBefore);
+      expect(await balance(b)).to.equal(bBefore);
+    } finally {
+      await worker.close();
+      await services.close();
+    }
   });
 });

@@ -33,6 +33,7 @@ export function workerServicesFor(app: TestApp, overrides: Partial<QueueSettings
     queues,
     settings,
     metrics: new SharedMetricsStore(app.services.redis, app.services.config.redisPrefix),
+    heavyReadBudget: app.services.heavyReadBudget,
     versionPolicy: DEFAULT_VERSION_POLICY,
     async close() {
       await queues.close();

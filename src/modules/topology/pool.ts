@@ -107,6 +107,13 @@ export class CpuPool {
     return done.value;
   }
 
+  /** `work` and the CPU time of the tasks it ran (a layout job's, charged by the worker to its organization). */
+  async metered<T>(work: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {
+    const cpu = { ms: 0 };
+    const value = await readCpu.run(cpu, work);
+    return { value, cpuMs: cpu.ms };
+  }
+
   /** Runs a task for an organization: inline when small (`size`), else on a thread in its turn. */
   async run<K extends TaskName>(organizationId: string, task: K, input: TaskInput<K>, size: number): Promise<TaskOutput<K>> {
     const cpu = readCpu.getStore();
