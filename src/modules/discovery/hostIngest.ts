@@ -1,13 +1,17 @@
 // Discovered hosts (reference §2.2) merged into the inventory, a batch at a time. A batch is one
 // transaction of a fixed number of set-based statements, whatever its size (bench/INGEST.md counts
 // them: 10 for a batch of new hosts, 2 for a batch of unchanged ones; one more, its type, when the
-// batch belongs to a discovery session):
+// batch belongs to a discovery session; one more since step 3 asks other organizations apart).
+// Every statement names the organization as well as the network (one partition on the partitioned
+// schema, one shard on Citus: test/core/partitionPruning.spec.ts), but for step 3's question whether
+// another organization has an id:
 //   1. advisory locks on what identifies each host (its id, each MAC, each subnet+IP), so two reports
 //      of one machine never both create it, and a check that every address is on a known subnet;
 //   2. the host each report is: the first reported address that a stored host of the network has
 //      (same IP on the same subnet, same MAC, same address id), else the reported id; with children;
 //   3. for what is new: whether a reported id is used elsewhere (then a fresh one: never reveal or
-//      touch another network's rows) and the lineage of a deleted host / address found again;
+//      touch another network's rows; another organization's ids in a statement of their own, the one
+//      that reads every organization's partition) and the lineage of a deleted host / address found again;
 //   4. one insert of the new hosts, one update of the known ones (last_seen_at, last_discovery_id,
 //      what discovery may fill), and one upsert per kind of child (SNMP `if_entries` are the
 //      interfaces kind: by host and if_index, never deleted). A child is written only when it is
@@ -117,8 +121,8 @@ async function lockAndCheck(db: Db, ctx: IngestContext, ds: Discovery[]): Promis
      select (select locked from locks) as locked,
             (select coalesce(json_agg(json_build_object('h', x.h, 'n', x.n, 'ip', host(x.ip_address), 'known', s.id is not null,
                                                         'inside', coalesce(x.ip_address <<= s.cidr, false))), '[]')
-             from x left join subnets s on s.id = x.subnet_id and s.network_id = {network}) as ips`,
-    { reported: json(reported), hostKeys: ds.map((d) => `host:${ctx.networkId}:${d.host.id}`), network: ctx.networkId },
+             from x left join subnets s on s.id = x.subnet_id and s.organization_id = {org} and s.network_id = {network}) as ips`,
+    { reported: json(reported), hostKeys: ds.map((d) => `host:${ctx.networkId}:${d.host.id}`), network: ctx.networkId, org: ctx.organizationId },
   );
   const row = await db.one<{ ips: Array<{ h: number; n: number; ip: string; known: boolean; inside: boolean }> }>(sql, params);
   const result: Array<string[] | AppError> = ds.map((d) => new Array<string>(d.ip_addresses.length));
@@ -153,28 +157,29 @@ async function findHosts(db: Db, ctx: IngestContext, reports: Report[]): Promise
     `with x as materialized (select * from json_to_recordset({reported}::json) as x(h int, n int, id uuid, subnet_id uuid, ip_address inet, mac_address text)),
      candidates as materialized (
        select x.h, i.host_id, x.n * 3 as rank from x, lateral (
-         select host_id from ip_addresses i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address offset 0) i
+         select host_id from ip_addresses i where i.organization_id = {org} and i.subnet_id = x.subnet_id and i.ip_address = x.ip_address offset 0) i
        union all
        select x.h, i.host_id, x.n * 3 + 1 from x, lateral (
-         select host_id from ip_addresses i where i.network_id = {network} and i.mac_address = x.mac_address offset 0) i
+         select host_id from ip_addresses i where i.organization_id = {org} and i.network_id = {network} and i.mac_address = x.mac_address offset 0) i
        union all
-       select x.h, i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.id = x.id offset 0) i
+       select x.h, i.host_id, x.n * 3 + 2 from x, lateral (select host_id from ip_addresses i where i.organization_id = {org} and i.id = x.id offset 0) i
        union all
        select hx.h, hx.id, 2147483647 from json_to_recordset({hosts}::json) as hx(h int, id uuid)),
      chosen as (
        select distinct on (c.h) c.h, c.host_id from candidates c,
-         lateral (select 1 from hosts h where h.id = c.host_id and h.network_id = {network} offset 0) h
+         lateral (select 1 from hosts h where h.organization_id = {org} and h.id = c.host_id and h.network_id = {network} offset 0) h
        order by c.h, c.rank)
      select chosen.h, ${hostTable.spec.columns.map((c) => `h.${c}`).join(', ')},
-       ${childJson(ipAddressTable, 'from ip_addresses c where c.host_id = h.id', 'r.position, r.id')} as ip_addresses,
-       ${childJson(portTable, 'from ports c where c.host_id = h.id', 'r.number, r.protocol')} as ports,
-       ${childJson(serviceTable, 'from services c where c.host_id = h.id', 'r.position, r.id')} as services,
-       ${childJson(bindingTable, 'from bindings c where c.service_id = any(array(select s.id from services s where s.host_id = h.id))', 'r.id')} as bindings,
-       ${childJson(interfaceTable, 'from interfaces c where c.host_id = h.id', 'r.if_index, r.id')} as interfaces
-     from chosen join hosts h on h.id = chosen.host_id
+       ${childJson(ipAddressTable, 'from ip_addresses c where c.organization_id = {org} and c.host_id = h.id', 'r.position, r.id')} as ip_addresses,
+       ${childJson(portTable, 'from ports c where c.organization_id = {org} and c.host_id = h.id', 'r.number, r.protocol')} as ports,
+       ${childJson(serviceTable, 'from services c where c.organization_id = {org} and c.host_id = h.id', 'r.position, r.id')} as services,
+       ${childJson(bindingTable, `from bindings c where c.organization_id = {org}
+                                    and c.service_id = any(array(select s.id from services s where s.organization_id = {org} and s.host_id = h.id))`, 'r.id')} as bindings,
+       ${childJson(interfaceTable, 'from interfaces c where c.organization_id = {org} and c.host_id = h.id', 'r.if_index, r.id')} as interfaces
+     from chosen join hosts h on h.organization_id = {org} and h.id = chosen.host_id
      order by h.id
      for update of h`,
-    { reported: json(reported), hosts: json(reports.map(({ h, d }) => ({ h, id: d.host.id }))), network: ctx.networkId },
+    { reported: json(reported), hosts: json(reports.map(({ h, d }) => ({ h, id: d.host.id }))), network: ctx.networkId, org: ctx.organizationId },
   );
   return db.query<StoredHost>(sql, params);
 }
@@ -209,13 +214,14 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
   // (two probes, each one an index lookup).
   const deletedAddress = (columns: string) => `
     (select ${columns} from (
-       (select i.* from ip_addresses_history i where i.subnet_id = x.subnet_id and i.ip_address = x.ip_address
-          and not exists (select 1 from ip_addresses l where l.id = i.id) order by i.valid_from desc limit 1)
+       (select i.* from ip_addresses_history i where i.organization_id = {org} and i.subnet_id = x.subnet_id and i.ip_address = x.ip_address
+          and not exists (select 1 from ip_addresses l where l.organization_id = {org} and l.id = i.id) order by i.valid_from desc limit 1)
        union all
-       (select i.* from ip_addresses_history i where i.network_id = {network} and i.mac_address = x.mac_address
-          and not exists (select 1 from ip_addresses l where l.id = i.id) order by i.valid_from desc limit 1)) i
+       (select i.* from ip_addresses_history i where i.organization_id = {org} and i.network_id = {network} and i.mac_address = x.mac_address
+          and not exists (select 1 from ip_addresses l where l.organization_id = {org} and l.id = i.id) order by i.valid_from desc limit 1)) i
      order by i.valid_from desc limit 1)`;
-  const ownedBy = (history: string) => `exists (select 1 from ${history} t where t.id = q.id and (t.host_id <> q.owner or t.network_id <> {network}))`;
+  // Ids of this organization's other hosts or networks; another organization's come from idsOfOtherOrganizations.
+  const ownedBy = (history: string) => `exists (select 1 from ${history} t where t.organization_id = {org} and t.id = q.id and (t.host_id <> q.owner or t.network_id <> {network}))`;
   // Each part is computed once for the whole batch and grouped by report (`h`): a per-report
   // subquery over the batch's rows would make the statement quadratic in the batch size.
   const [sql, params] = bind(
@@ -227,21 +233,23 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
            when 'ip' then ${ownedBy('ip_addresses_history')}
            when 'port' then ${ownedBy('ports_history')}
            when 'service' then ${ownedBy('services_history')}
-           else exists (select 1 from bindings_history t where t.id = q.id and (not (t.service_id = any(q.service_ids)) or t.network_id <> {network})) end
+           else exists (select 1 from bindings_history t where t.organization_id = {org} and t.id = q.id
+                          and (not (t.service_id = any(q.service_ids)) or t.network_id <> {network})) end
        group by q.h),
      address_lineage as (
        select x.h, x.n, d.host_id, d.valid_from, d.lineage_id from x, lateral ${deletedAddress('i.host_id, i.valid_from, i.lineage_id')} d),
      host_by_address as (
-       select distinct on (a.h) a.h, hh.lineage_id from address_lineage a, lateral (select lineage_id from hosts_history h where h.id = a.host_id limit 1) hh
-       where not exists (select 1 from hosts l where l.id = a.host_id)
+       select distinct on (a.h) a.h, hh.lineage_id from address_lineage a,
+         lateral (select lineage_id from hosts_history h where h.organization_id = {org} and h.id = a.host_id limit 1) hh
+       where not exists (select 1 from hosts l where l.organization_id = {org} and l.id = a.host_id)
        order by a.h, a.valid_from desc),
      ip_lineage as (
        select x.h, json_agg(json_build_object('n', x.n, 'lineage_id', a.lineage_id)) as list
        from x left join address_lineage a on a.h = x.h and a.n = x.n group by x.h)
      select hx.h,
-       exists (select 1 from hosts_history where id = hx.host_id and network_id <> {network}) as host_taken,
+       exists (select 1 from hosts_history where organization_id = {org} and id = hx.host_id and network_id <> {network}) as host_taken,
        case when hx.new_host then coalesce(
-         (select lineage_id from hosts_history where id = hx.host_id and network_id = {network} order by valid_from desc limit 1),
+         (select lineage_id from hosts_history where organization_id = {org} and id = hx.host_id and network_id = {network} order by valid_from desc limit 1),
          hba.lineage_id) end as host_lineage,
        coalesce(taken.ids, '{}') as taken,
        coalesce(ip_lineage.list, '[]') as ip_lineage
@@ -251,10 +259,43 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
       addresses: json(questions.flatMap((q) => q.newIps.map((i) => ({ h: q.h, ...i })))),
       ids: json(questions.flatMap((q) => q.ids.map((i) => ({ h: q.h, ...i })))),
       network: ctx.networkId,
+      org: ctx.organizationId,
     },
   );
   const rows = await db.query<NewFacts>(sql, params);
+  const elsewhere = await idsOfOtherOrganizations(db, ctx, questions.flatMap((q) => [
+    ...(q.newHost ? [{ h: q.h, kind: 'host', id: q.hostId }] : []), ...q.ids.map((i) => ({ h: q.h, ...i })),
+  ]));
+  for (const r of rows) {
+    const theirs = elsewhere.filter((e) => e.h === r.h);
+    if (theirs.some((e) => e.kind === 'host')) r.host_taken = true;
+    r.taken = [...r.taken, ...theirs.filter((e) => e.kind !== 'host').map((e) => e.id)];
+  }
   return new Map(rows.map((r) => [r.h, r]));
+}
+
+/** Marks the statements that read every organization's partition on purpose (test/core/partitionPruning.spec.ts). */
+export const ACROSS_ORGANIZATIONS = '/* across organizations */';
+
+/**
+ * The reported ids (of one kind each; 'host' for a host) that another organization has, live or
+ * deleted: daemons choose ids, and another organization's is never reused (the entity gets a fresh
+ * id; test/discovery/ingest.spec.ts, 'ids used in another organization'). The one kind of ingest
+ * statement that reads every organization's partition (every shard on Citus): one index probe per
+ * partition and id, and only for reports that bring new ids.
+ */
+export async function idsOfOtherOrganizations(
+  db: Db, ctx: IngestContext, ids: Array<{ h: number; kind: string; id: string }>,
+): Promise<Array<{ h: number; kind: string; id: string }>> {
+  if (!ids.length) return [];
+  const theirs = (history: string) => `exists (select 1 from ${history} t where t.id = q.id and t.organization_id <> ?)`;
+  return db.query<{ h: number; kind: string; id: string }>(
+    `${ACROSS_ORGANIZATIONS} select q.h, q.kind, q.id from json_to_recordset(?::json) as q(h int, kind text, id uuid) where case q.kind
+       when 'host' then ${theirs('hosts_history')} when 'subnet' then ${theirs('subnets_history')}
+       when 'ip' then ${theirs('ip_addresses_history')} when 'port' then ${theirs('ports_history')}
+       when 'service' then ${theirs('services_history')} else ${theirs('bindings_history')} end`,
+    [json(ids), ...new Array(6).fill(ctx.organizationId)],
+  );
 }
 
 /**
@@ -519,9 +560,9 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
       `update hosts h set hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
                           sys_location = x.sys_location, sys_contact = x.sys_contact, chassis_id = x.chassis_id,
                           source = x.source, first_discovery_id = x.first_discovery_id, last_discovery_id = x.last_discovery_id, last_seen_at = now()
-       from json_populate_recordset(null::hosts, ?::json) x where h.id = x.id
+       from json_populate_recordset(null::hosts, ?::json) x where h.organization_id = ? and h.id = x.id
        returning ${hostColumns.split(', ').map((c) => `h.${c}`).join(', ')}`,
-      [json(updates)],
+      [json(updates), ctx.organizationId],
     );
     for (const row of rows) hosts.set(row.id as string, row);
   }
@@ -535,11 +576,12 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   const unchecked = plans.filter((p) => p.uncheckedBindingIds.length);
   if (unchecked.length) {
     const taken = await db.query<{ id: string }>(
-      `select distinct t.id from json_to_recordset(?::json) as q(id uuid, service_ids uuid[]) join bindings_history t on t.id = q.id
+      `select distinct t.id from json_to_recordset(?::json) as q(id uuid, service_ids uuid[]) join bindings_history t on t.organization_id = ? and t.id = q.id
        where not (t.service_id = any(q.service_ids)) or t.network_id <> ?`,
-      [json(unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ id, service_ids: p.serviceIds })))), ctx.networkId],
+      [json(unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ id, service_ids: p.serviceIds })))), ctx.organizationId, ctx.networkId],
     );
-    ids.exclude(taken.map((t) => t.id));
+    const theirs = await idsOfOtherOrganizations(db, ctx, unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ h: p.h, kind: 'binding', id }))));
+    ids.exclude([...taken, ...theirs].map((t) => t.id));
   }
   const bindingRows = await settle(db, bindingTable, 'service_id', plans.map((p) => p.planBindings()), ['first_discovery_id'], discovery);
 
@@ -572,7 +614,7 @@ function reportDigest(ctx: IngestContext, request: DaemonHostRequest, pruneFor: 
 async function pruningDaemon(db: Db, ctx: IngestContext): Promise<string | null> {
   if (!ctx.discoveryId) return null;
   const session = await db.one<{ type: string | null }>(
-    `select discovery_type->>'type' as type from discovery_sessions where id = ? and daemon_id = ?`, [ctx.discoveryId, ctx.daemonId],
+    `select discovery_type->>'type' as type from discovery_sessions where id = ? and organization_id = ? and daemon_id = ?`, [ctx.discoveryId, ctx.organizationId, ctx.daemonId],
   );
   return session?.type === 'Network' ? ctx.daemonId : null;
 }
@@ -592,14 +634,14 @@ function onlyFoundByNetworkScansOf(source: DaemonSource | null | undefined, daem
  * unconfirmed entities of an earlier session, a Docker run's among them, during the next one. Runs
  * before the round's digests are remembered (the delete's trigger forgets the host's old digest).
  */
-async function deleteStoppedServices(db: Db, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
+async function deleteStoppedServices(db: Db, ctx: IngestContext, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
   const stopped = matched.flatMap((m) => {
     const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
     if (!m.stored || !reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId)) return [];
     const listed = new Set(m.serviceMatch.flatMap((s) => (s ? [s.id] : [])));
     return m.stored.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
   });
-  if (stopped.length) await db.query(`delete from services where id = any(?::uuid[])`, [stopped]);
+  if (stopped.length) await db.query(`delete from services where organization_id = ? and id = any(?::uuid[])`, [ctx.organizationId, stopped]);
 }
 
 /**
@@ -611,11 +653,12 @@ async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Pr
   const [sql, params] = bind(
     `with hit as (
        select h.id, d.digest, d.response from hosts h join host_discovery_digests d on d.host_id = h.id
-       where d.network_id = {network} and d.digest = any({digests}::text[]) order by h.id for update of h)
+       where h.organization_id = {org} and d.organization_id = {org} and d.network_id = {network} and d.digest = any({digests}::text[])
+       order by h.id for update of h)
      update hosts h set last_seen_at = now(), last_discovery_id = coalesce({discovery}::uuid, h.last_discovery_id)
-     from hit where h.id = hit.id
+     from hit where h.organization_id = {org} and h.id = hit.id
      returning h.id, hit.digest, hit.response`,
-    { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null },
+    { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null, org: ctx.organizationId },
   );
   const rows = await db.query<{ id: string; digest: string; response: string }>(sql, params);
   return new Map(rows.map((r) => [r.digest, { id: r.id, answer: r.response }]));
@@ -700,7 +743,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
       const written = await writeRound(tx, ctx, plans, ids);
-      if (pruneFor) await deleteStoppedServices(tx, matched, pruneFor);
+      if (pruneFor) await deleteStoppedServices(tx, ctx, matched, pruneFor);
       const applied: Array<{ host_id: string; digest: string; response: string }> = [];
       for (const [h, stored] of written) {
         const ingested = { id: stored.host.id as string, answer: JSON.stringify(discoveryToDaemon(stored)) };

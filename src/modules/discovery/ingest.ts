@@ -7,7 +7,7 @@ import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
 import { subnetTable } from '../subnets/table.js';
-import { assertOwnNetwork, json, LOCKS, NIL, type IngestContext } from './hostIngest.js';
+import { assertOwnNetwork, idsOfOtherOrganizations, json, LOCKS, NIL, type IngestContext } from './hostIngest.js';
 import { newSource } from './plan.js';
 import { TERMINAL_PHASES } from './schemas.js';
 import { subnetToDaemon, type DaemonSource, type DaemonSubnet } from './vocabulary.js';
@@ -41,8 +41,8 @@ export async function ingestSubnet(db: Db, ctx: IngestContext, subnet: DaemonSub
     await tx.query(LOCKS(`select ?::text as k`), [`subnet:${ctx.networkId}:${subnet.cidr}`]);
     const rows = await tx.query(
       `select ${subnetTable.spec.columns.join(', ')}, null::timestamptz as valid_to from subnets
-       where network_id = ? and (cidr = ?::cidr or id = ?) order by (id = ?) desc, created_at, id`,
-      [ctx.networkId, subnet.cidr, subnet.id, subnet.id],
+       where organization_id = ? and network_id = ? and (cidr = ?::cidr or id = ?) order by (id = ?) desc, created_at, id`,
+      [ctx.organizationId, ctx.networkId, subnet.cidr, subnet.id, subnet.id],
     );
     const docker = dockerHostOf(subnet.source, subnet.subnet_type);
     const same = rows.find((r) => {
@@ -53,13 +53,15 @@ export async function ingestSubnet(db: Db, ctx: IngestContext, subnet: DaemonSub
     if (same) return subnetToDaemon(subnetTable.toResponse(same));
 
     const facts = await tx.one<{ taken: boolean; lineage_id: string | null }>(
-      `select exists (select 1 from subnets_history where id = ? and network_id <> ?) as taken,
-              (select lineage_id from subnets_history where network_id = ? and (id = ? or cidr = ?::cidr)
+      `select exists (select 1 from subnets_history where organization_id = ? and id = ? and network_id <> ?) as taken,
+              (select lineage_id from subnets_history where organization_id = ? and network_id = ? and (id = ? or cidr = ?::cidr)
                order by (id = ?) desc, valid_from desc limit 1) as lineage_id`,
-      [subnet.id, ctx.networkId, ctx.networkId, subnet.id, subnet.cidr, subnet.id],
+      [ctx.organizationId, subnet.id, ctx.networkId, ctx.organizationId, ctx.networkId, subnet.id, subnet.cidr, subnet.id],
     );
+    // Another organization's id (a statement of its own: the one that reads every organization's partition).
+    const theirs = await idsOfOtherOrganizations(tx, ctx, [{ h: 0, kind: 'subnet', id: subnet.id }]);
     const row = await subnetTable.insert(tx, {
-      id: facts!.taken || subnet.id === NIL ? randomUUID() : subnet.id,
+      id: facts!.taken || theirs.length || subnet.id === NIL ? randomUUID() : subnet.id,
       organization_id: ctx.organizationId, network_id: ctx.networkId, cidr: subnet.cidr, name: subnet.name, description: subnet.description,
       subnet_type: subnet.subnet_type, source: newSource(subnet.source), tags: [], lineage_id: facts!.lineage_id,
     });

@@ -20,6 +20,6 @@ export const discoveryRoutes = defineRoutes([
     group: 'Daemon protocol', auth: 'daemon', operationId: 'ingestDiscoveredHost', method: 'post', path: '/api/v1/hosts/discovery',
     summary: 'A discovered host with its interfaces, ports and services, merged into the inventory; answers the stored host',
     body: daemonHostRequestBody,
-    handler: async ({ db, scope, body }) => ingestHost(db, daemonContext(scope, await currentSessionId(db, scope.daemonId!)), body),
+    handler: async ({ db, scope, body }) => ingestHost(db, daemonContext(scope, await currentSessionId(db, scope.organizationId, scope.daemonId!)), body),
   },
 ]);

@@ -31,10 +31,12 @@ export async function adoptSelfReportedHosts(
     await db.query(
       `delete from hosts h where h.id = ? and h.organization_id = ?
          and h.source = '{"type":"Discovery","metadata":[]}'::jsonb
-         and not exists (select 1 from ip_addresses where host_id = h.id) and not exists (select 1 from ports where host_id = h.id)
-         and not exists (select 1 from services where host_id = h.id) and not exists (select 1 from interfaces where host_id = h.id)
-         and not exists (select 1 from daemons where host_id = h.id)`,
-      [placeholder, ctx.organizationId],
+         and not exists (select 1 from ip_addresses where organization_id = ? and host_id = h.id)
+         and not exists (select 1 from ports where organization_id = ? and host_id = h.id)
+         and not exists (select 1 from services where organization_id = ? and host_id = h.id)
+         and not exists (select 1 from interfaces where organization_id = ? and host_id = h.id)
+         and not exists (select 1 from daemons where organization_id = ? and host_id = h.id)`,
+      [placeholder, ...new Array(6).fill(ctx.organizationId)],
     );
   }
 }

@@ -81,9 +81,10 @@ export async function nextWork(db: Db, daemonId: string): Promise<[ReturnType<ty
 }
 
 /** The session a daemon is running now (its reports belong to it), if any. */
-export async function currentSessionId(db: Db, daemonId: string): Promise<string | undefined> {
+export async function currentSessionId(db: Db, organizationId: string, daemonId: string): Promise<string | undefined> {
   const row = await db.one<{ id: string }>(
-    `select id from discovery_sessions where daemon_id = ? and phase = any(?::text[]) order by updated_at desc, id limit 1`, [daemonId, RUNNING_PHASES],
+    `select id from discovery_sessions where organization_id = ? and daemon_id = ? and phase = any(?::text[]) order by updated_at desc, id limit 1`,
+    [organizationId, daemonId, RUNNING_PHASES],
   );
   return row?.id;
 }

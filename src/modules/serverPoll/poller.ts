@@ -269,7 +269,7 @@ async function syncEntities(
   }
   if (!items.length) return { queued: 0, confirmed: 0 };
 
-  const running = await currentSessionId(db, ctx.daemonId);
+  const running = await currentSessionId(db, ctx.organizationId, ctx.daemonId);
   const jobCtx: SyncContext = running ? { ...ctx, discoveryId: running } : ctx;
   const queue = deps.queues.discoverySync;
   const batches = discoverySyncBatches(
