@@ -38,17 +38,19 @@ let stopping = false;
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-const started = (async () => {
+const starting = (async () => {
   for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery]) {
     if (stopping) return;
     const worker = await start(services);
     worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));
     workers.push(worker);
   }
+})();
+await starting;
+if (!stopping) {
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   logger.info({ queues: workers.map((w) => w.name), prefix: services.queues.prefix }, 'worker started');
-})();
-await started;
+}
 
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -60,9 +62,13 @@ async function shutdown(signal: string) {
   }, settings.shutdownTimeoutMs);
   deadline.unref();
   try {
-    await started.catch(() => undefined); // a queue still starting is closed with the others
-    // close() stops fetching and resolves once the running jobs have finished.
-    await Promise.all(workers.map((w) => w.close()));
+    // close() stops fetching and resolves once the running jobs have finished. The workers already
+    // running are closed at once, not after the rest have started: on a Redis Cluster starting
+    // them all takes a second or more, and meanwhile the running ones would take new jobs.
+    const closing = workers.map((w) => w.close());
+    // A queue still starting when the signal came is closed once it has started.
+    await starting.catch(() => undefined);
+    await Promise.all([...closing, ...workers.slice(closing.length).map((w) => w.close())]);
     await closeWorkerServices(services);
     logger.info('worker stopped');
     process.exit(0);

@@ -149,7 +149,7 @@ describe('worker process', function () {
       const later = await services.queues.discoverySync.add('sync', {
         ctx: job.data.ctx, hosts: [], subnets: [{ ...body('/api/v1/subnets'), id: randomUUID(), cidr: '10.9.0.0/24', name: 'later', network_id: t.defaultNetworkId }],
       });
-      expect(await w.exited).to.deep.equal({ code: 0, signal: null });
+      expect(await w.exited, `worker output:\n${w.output()}`).to.deep.equal({ code: 0, signal: null });
       expect(Date.now() - stoppedAt).to.be.below(10_000);
       expect(await services.queues.discoverySync.getJobState(job.jobId)).to.equal('completed');
       expect(await db(app).query(`select id from hosts where id = ?`, [job.hostId])).to.have.length(1);
