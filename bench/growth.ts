@@ -28,9 +28,13 @@
 //
 // Environment: GROWTH_POINTS ("10000:1000000,30000:3000000,100000:10000000": hosts:states of the
 // organization under test), GROWTH_VARIANTS (plain[,partitioned]; default: both if the migrations
-// know SCHEMA_VARIANT), GROWTH_RUNS (20), GROWTH_TOPO_RUNS (5), GROWTH_DIFF_RUNS (5), GROWTH_FULL_DIFF_MAX_HOSTS
+// know SCHEMA_VARIANT), GROWTH_RUNS (40), GROWTH_TOPO_RUNS (5), GROWTH_DIFF_RUNS (5), GROWTH_FULL_DIFF_MAX_HOSTS
 // (10000), GROWTH_INGEST (50), GROWTH_OTHER_ORGS (3), GROWTH_OTHER_SHARE (0.2), GROWTH_CHUNK (5000 hosts per seeding transaction),
-// GROWTH_SVG (bench/growth.svg), BENCH_KEEP=1, DATABASE_URL, REDIS_URL, LOG_LEVEL.
+// GROWTH_DROP_INDEXES=1 (seed with the twins' secondary indexes dropped, see below), GROWTH_SVG
+// (bench/growth.svg), BENCH_KEEP=1, DATABASE_URL, REDIS_URL, LOG_LEVEL.
+// `growth.ts --chart a.json b.json` draws one chart (GROWTH_SVG) and prints the tables from several
+// runs' results, e.g. the two variants run as two processes at once (under the same load).
+// The request rate limiter and the heavy-read budget are off: the bench times requests, one at a time.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,7 +55,7 @@ import { hostReport, postSubnet } from '../test/discovery/reports.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { explainAll, traceQueries } from './diagnose.js';
 import { RAW_HOSTS_SQL } from './rawHosts.js';
-import { checkHistory, growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings } from './growthSeed.js';
+import { checkHistory, growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings, withoutHistoryIndexes } from './growthSeed.js';
 
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const migrationsKnowVariant = () => {
@@ -64,7 +68,7 @@ const CFG = {
     return { hosts: hosts!, states: states! };
   }),
   variants: (process.env.GROWTH_VARIANTS ?? (migrationsKnowVariant() ? 'plain,partitioned' : 'plain')).split(',') as Array<'plain' | 'partitioned'>,
-  runs: env('GROWTH_RUNS', 20),
+  runs: env('GROWTH_RUNS', 40),
   topoRuns: env('GROWTH_TOPO_RUNS', 5),
   diffRuns: env('GROWTH_DIFF_RUNS', 5),
   fullDiffMaxHosts: env('GROWTH_FULL_DIFF_MAX_HOSTS', 10_000),
@@ -222,7 +226,10 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
   // The variant is a setting read by the migrations (issue 27 part 3).
   if (variant === 'partitioned') process.env.SCHEMA_VARIANT = 'partitioned';
   else delete process.env.SCHEMA_VARIANT;
-  const config = loadConfig({ databaseUrl, redisPrefix: `bench:growth:${id}:` });
+  // The heavy-read budget (a per-organization CPU-time bucket for topology reads) off: the bench times
+  // back-to-back topology reads of one organization, which the budget would answer 429 once they
+  // cost more than its burst (it did at 30,000 hosts in the run of 2026-11-25 23:29).
+  const config = loadConfig({ databaseUrl, redisPrefix: `bench:growth:${id}:`, heavyReadBudget: { burstMs: 0, refillMsPerSecond: 0 } });
   const services = await createServices(config, createLogger(process.env.LOG_LEVEL ?? 'silent'));
   let server: ReturnType<ReturnType<typeof buildApp>['listen']> | undefined;
   const points: any[] = [];
@@ -249,7 +256,7 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
 
     // Tenants: the organization under test and the others, through the API.
     const owner = await registerOwner(base, 'under-test');
-    const others = [];
+    const others: Array<Awaited<ReturnType<typeof registerOwner>>> = [];
     for (let k = 1; k <= CFG.otherOrgs; k++) others.push(await registerOwner(base, `other-${k}`));
     const tag = ok(await call(base, 'POST', '/api/v1/tags', { cookie: owner.cookie, body: { name: 'growth-tagged', color: 'Orange' } }), 201, 'tag');
     const putSubnet = ok(await call(base, 'POST', '/api/v1/subnets', { cookie: owner.cookie, body: { network_id: owner.networkId, cidr: '10.200.0.0/24', name: 'put' } }), 201, 'subnet');
@@ -271,14 +278,23 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
       const p0 = performance.now();
       log(`${variant}: point ${pointIndex + 1}: growing to ${point.hosts} hosts (${rounds} past states per row) and the others to ${Math.round(point.hosts * CFG.otherShare)} hosts in all …`);
       const seedLog = (s: string) => (process.env.GROWTH_VERBOSE ? log(s) : undefined);
-      await growOrg(databaseUrl, { ...owner, from: seededHosts, to: point.hosts, rounds, tagId: tag.id, tagEvery: TAG_EVERY, base: baseInstant, orgIndex: 0 },
-        { chunk: CFG.chunk, parallel: 2, log: seedLog });
-      seededHosts = point.hosts;
-      for (const [k, other] of others.entries()) {
-        const to = Math.round((point.hosts * CFG.otherShare) / CFG.otherOrgs);
-        await growOrg(databaseUrl, { ...other, from: seededOthers[k]!, to, rounds, tagId: null, tagEvery: TAG_EVERY, base: baseInstant, orgIndex: k + 1 }, { chunk: CFG.chunk, parallel: 2, log: seedLog });
-        seededOthers[k] = to;
-      }
+      const seedPoint = async () => {
+        await growOrg(databaseUrl, { ...owner, from: seededHosts, to: point.hosts, rounds, tagId: tag.id, tagEvery: TAG_EVERY, base: baseInstant, orgIndex: 0 },
+          { chunk: CFG.chunk, parallel: 2, log: seedLog });
+        seededHosts = point.hosts;
+        for (const [k, other] of others.entries()) {
+          const to = Math.round((point.hosts * CFG.otherShare) / CFG.otherOrgs);
+          await growOrg(databaseUrl, { ...other, from: seededOthers[k]!, to, rounds, tagId: null, tagEvery: TAG_EVERY, base: baseInstant, orgIndex: k + 1 }, { chunk: CFG.chunk, parallel: 2, log: seedLog });
+          seededOthers[k] = to;
+        }
+      };
+      // GROWTH_DROP_INDEXES=1: the twins' secondary indexes dropped while seeding and built again
+      // after (bench/growthSeed.ts). Measured (plain, 2026-11-26, shared machine): slower at 10,000
+      // hosts (83 s against 73 s) and 30,000 (263 s against 220 s), faster at 100,000 (620 s, 381 of
+      // them rebuilding, against 1,189 s): the rebuild covers the whole twin, not the increment, and PostgreSQL 15
+      // builds the (uuid, tstzrange) GiST indexes without sorting. So off by default.
+      if (process.env.GROWTH_DROP_INDEXES === '1') await withoutHistoryIndexes(databaseUrl, seedPoint, seedLog);
+      else await seedPoint();
       const seedSeconds = round((performance.now() - p0) / 1000);
       const seedStatements = Object.fromEntries(Object.entries(seedTimings).map(([k, v]) => [k, round(v, 2)]));
       for (const k of Object.keys(seedTimings)) delete seedTimings[k];
@@ -300,6 +316,10 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
         await admin.execute(`vacuum (analyze) ${t}`);
         await admin.execute(`vacuum (analyze) ${t}_history`);
       }
+      // The deleted outbox rows too: left to autovacuum, the dead index entries made the outbox's
+      // 'anything pending?' probe (first seq) on every write read 5,315 buffers, 43 ms of the PUT at
+      // 100,000 hosts (run of 2026-11-25 23:29), a cost of the bench's delete, not of the data's size.
+      await admin.execute(`vacuum (analyze) event_outbox`);
       const vacuumSeconds = round((performance.now() - v0) / 1000);
       const counts = await admin.execute<Array<Record<string, number>>>(
         `select ${SEEDED_TABLES.map((t) => `(select count(*) from ${t}_history where organization_id = ?)::int as ${t}_org,
@@ -573,7 +593,36 @@ function growthRatios(points: Array<{ hosts: number; ops: Record<string, Stats> 
   }]));
 }
 
+/** The per-variant tables of p50 / p99 (markdown), as printed at the end of a run. */
+function printTables(variants: Array<{ variant: string; points: any[] }>) {
+  for (const v of variants) {
+    const ops = CHART_OPS.map(([k]) => k).concat('rawTagList', 'layout', 'diffFullHistory').filter((k) => v.points.some((p: any) => p.ops[k]));
+    console.log(`${v.variant}: p50 / p99 ms`);
+    console.log(`| operation | ${v.points.map((p: any) => `${p.hosts.toLocaleString('en')} hosts, ${(p.counts.historyOrg / 1e6).toFixed(2)} M states`).join(' | ')} | ×, last/first p50 |`);
+    console.log(`|---|${v.points.map(() => '---:').join('|')}|---:|`);
+    const g = growthRatios(v.points);
+    for (const k of ops) console.log(`| ${k} | ${v.points.map((p: any) => (p.ops[k] ? `${p.ops[k].p50} / ${p.ops[k].p99}` : p.failures?.[k] ? 'failed' : '–')).join(' | ')} | ${g[k]?.p50 ?? ''} |`);
+    console.log(`| load average (1 min) | ${v.points.map((p: any) => round(p.loadAverage[0], 2)).join(' | ')} | |`);
+  }
+}
+
+/**
+ * `growth.ts --chart a.json b.json …`: one chart (GROWTH_SVG) and one set of tables from the results
+ * of several runs (e.g. the plain and the partitioned variant run as two processes at once, so that
+ * both curves were measured under the same load).
+ */
+function combine(files: string[]) {
+  const variants = files.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { variants: Array<{ variant: string; points: any[] }> }).variants)
+    .filter((v) => v.points.length);
+  const dates = files.map((f) => (JSON.parse(readFileSync(f, 'utf8')) as { date: string }).date.slice(0, 10));
+  writeFileSync(CFG.svg, chartSvg(variants, `Growth curve, p50 per request (${[...new Set(dates)].join(', ')}; solid: plain schema, dashed: partitioned)`));
+  printTables(variants);
+  console.log(`chart: ${CFG.svg}`);
+}
+
 async function main() {
+  const chartAt = process.argv.indexOf('--chart');
+  if (chartAt >= 0) return combine(process.argv.slice(chartAt + 1));
   const stamp = new Date().toISOString();
   log(`growth bench ${stamp}: points ${CFG.points.map((p) => `${p.hosts}/${p.states}`).join(', ')}; variants ${CFG.variants.join(', ')}; ${os.cpus().length} CPUs`);
   const variants: VariantResult[] = [];
@@ -605,14 +654,7 @@ async function main() {
   const totalSeconds = write(true);
 
   console.log('');
-  for (const v of variants) {
-    const ops = CHART_OPS.map(([k]) => k).concat('rawTagList', 'layout', 'diffFullHistory').filter((k) => v.points.some((p: any) => p.ops[k]));
-    console.log(`${v.variant}: p50 / p99 ms`);
-    console.log(`| operation | ${v.points.map((p: any) => `${p.hosts.toLocaleString('en')} hosts, ${(p.counts.historyOrg / 1e6).toFixed(2)} M states`).join(' | ')} | ×, last/first p50 |`);
-    console.log(`|---|${v.points.map(() => '---:').join('|')}|---:|`);
-    const g = growthRatios(v.points);
-    for (const k of ops) console.log(`| ${k} | ${v.points.map((p: any) => (p.ops[k] ? `${p.ops[k].p50} / ${p.ops[k].p99}` : p.failures?.[k] ? 'failed' : '–')).join(' | ')} | ${g[k]?.p50 ?? ''} |`);
-  }
+  printTables(variants);
   console.log(`results: ${file.pathname}\nchart: ${CFG.svg}\ntotal ${totalSeconds} s`);
   if (existsSync(CFG.svg)) log('done');
 }
