@@ -28,21 +28,24 @@
 // (PostgreSQL ×2, Redis ×7, 4 Node processes and the clients) shares two cores: the figures measure
 // overhead and correctness, not capacity.
 // Environment: SCALE_HOSTS, SCALE_INGEST_HOSTS, SCALE_JOB_HOSTS, SCALE_LIST_REQUESTS, SCALE_AT_REQUESTS,
-// SCALE_STREAM_WRITES, SCALE_JOBS, SCALE_ROUNDS, SCALE_SKIP_CONCURRENT=1, SCALE_CONCURRENT_REPEAT, SCALE_ANALYZE_ROUNDS=1.
+// SCALE_STREAM_WRITES, SCALE_JOBS, SCALE_ROUNDS, SCALE_SKIP_CONCURRENT=1, SCALE_CONCURRENT_REPEAT, SCALE_ANALYZE_ROUNDS=1;
+// SCALE_ONLY=bullmq runs step 5's jobs/s alone on six Redis set-ups (see bullmqOnly; 20,000 jobs a pass).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
-import { Worker } from 'bullmq';
+import path from 'node:path';
+import { Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildBundles, bundlePath } from '../scripts/build.js';
 import { startStandbyPair, type StandbyPair } from '../scripts/pgStandby.js';
 import { startRedisCluster, type RedisCluster } from '../scripts/redisCluster.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type AppConfig } from '../src/config.js';
+import { createRedis, deleteKeysMatching, isCluster } from '../src/core/redis.js';
 import { migrate } from '../src/core/db.js';
-import { discoverySyncJobId, loadQueueSettings, openQueues, QUEUE_NAMES, type DiscoverySyncJob, type Queues } from '../src/core/queues.js';
+import { discoverySyncJobId, loadQueueSettings, openQueues, QUEUE_NAMES, type DiscoverySyncJob, type Queues, type QueueSettings } from '../src/core/queues.js';
 import { testClockKey } from '../src/http/rateLimiter.js';
 import { daemonHostRequestBody } from '../src/modules/discovery/schemas.js';
 import { createOrm } from '../src/database.js';
@@ -224,7 +227,148 @@ function discoveryJobs(t: IngestTarget, hosts: number, perJob = CFG.jobHosts): A
 
 // ---- Main -----------------------------------------------------------------------------------------
 
+// ---- Step 5's pass, also run alone (SCALE_ONLY=bullmq) ----
+
+/**
+ * `jobs` no-op jobs added in bulks of 100 to the webhook-delivery queue (a tag of its own; nothing
+ * else works on the prefix) and run by one Worker with the project's options, concurrency 8; jobs/s
+ * from the first add to the last completion. `ownWorkerClient`: on a cluster the Worker gets a
+ * cluster client of its own instead of the one openQueues shares with the Queues.
+ */
+async function bullmqPass(config: AppConfig, settings: QueueSettings, jobs: number, ownWorkerClient = false): Promise<number> {
+  const q = openQueues(config, settings);
+  const name = QUEUE_NAMES.webhookDelivery;
+  const own = ownWorkerClient && isCluster(config) ? createRedis(config, 'bullmq') : undefined;
+  own?.on('error', () => undefined);
+  let completed = 0;
+  const worker = new Worker(name, async () => null, {
+    ...workerOptions({ config, queues: q, settings }, name, 8), removeOnComplete: { count: 100 },
+    ...(own ? { connection: own as unknown as WorkerOptions['connection'] } : {}),
+  });
+  worker.on('completed', () => { completed++; });
+  worker.on('error', () => undefined);
+  try {
+    await worker.waitUntilReady();
+    const started = performance.now();
+    for (let k = 0; k < jobs; k += 100) {
+      await q.byName[name].addBulk(Array.from({ length: Math.min(100, jobs - k) }, (_, j) => ({ name: 'noop', data: { n: k + j }, opts: { removeOnComplete: { count: 100 } } })));
+    }
+    await waitFor('every no-op job completed', async () => completed >= jobs, 300_000, 20);
+    return jobs / ((performance.now() - started) / 1000);
+  } finally {
+    await worker.close();
+    await q.close();
+    own?.disconnect();
+  }
+}
+
+/** A throwaway redis-server on a free loopback port, configured as the cluster's nodes are (no persistence). */
+/** CPU seconds (user + system) used so far by the processes `pids` (Linux /proc; 100 ticks a second). */
+function cpuSeconds(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return sum + (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime
+  }, 0);
+}
+
+async function startRedisServer(dir: string, extra: string[] = []): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--logfile', `${dir}/redis-${port}.log`, ...extra], { stdio: 'ignore' });
+  const exited = new Promise((r) => child.once('exit', r));
+  const stop = async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGTERM'); await exited; } };
+  await waitFor(`redis-server on ${port}`, async () => {
+    const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    c.on('error', () => undefined);
+    try { await c.connect(); return (await c.ping()) === 'PONG'; } catch { return false; } finally { c.disconnect(); }
+  }, 15_000, 50);
+  return { port, pid: child.pid!, stop };
+}
+
+/**
+ * SCALE_ONLY=bullmq: step 5's jobs/s alone, no PostgreSQL, no APIs, in about a minute, on:
+ * the machine's Redis (what the full run calls "one Redis"); a Redis of our own (same flags as the
+ * cluster's nodes); a Redis of our own with one replica (--replicaof: replication's cost alone);
+ * the 3+3 cluster (what the full run measures); a 3-master cluster without replicas; and the 3+3
+ * cluster with the Worker on a cluster client of its own. Passes alternate target by target, the
+ * order reversed every round; medians, min and max per target; ratios to the machine's Redis.
+ */
+async function bullmqOnly() {
+  const stamp = new Date().toISOString();
+  const jobs = env('SCALE_JOBS', 20_000);
+  const rounds = env('SCALE_ROUNDS', 3);
+  const prefix = `bench:scale:${randomBytes(4).toString('hex')}:`;
+  const loadAtStart = load();
+  log(`${stamp}: SCALE_ONLY=bullmq, ${jobs} jobs a pass, ${rounds} rounds; load average ${loadAtStart.join(' ')}`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'netinv-scale-redis-'));
+  const stops: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => { for (const s of stops.reverse()) await s().catch(() => undefined); rmSync(dir, { recursive: true, force: true }); };
+  process.once('SIGINT', () => { void stopAll().then(() => process.exit(130)); });
+  try {
+    const alone = await startRedisServer(dir); stops.push(alone.stop);
+    const master = await startRedisServer(dir); stops.push(master.stop);
+    const replica = await startRedisServer(dir, ['--replicaof', '127.0.0.1', String(master.port)]); stops.push(replica.stop);
+    await waitFor('the replica in sync', async () => /master_link_status:up/.test(await (async () => {
+      const c = new Redis({ port: replica.port, host: '127.0.0.1' }); try { return await c.info('replication'); } finally { c.disconnect(); }
+    })()), 15_000, 100);
+    const c33 = await startRedisCluster({ basePort: 7401 }); stops.push(c33.stop);
+    const c30 = await startRedisCluster({ basePort: 7421, replicasPerMaster: 0 }); stops.push(c30.stop);
+    const settings = loadQueueSettings({});
+    const machineUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const cfg = (redisUrl: string, nodes?: string) => () => loadConfig({ redisUrl, redisClusterNodes: nodes?.split(','), redisPrefix: `${prefix}${randomBytes(3).toString('hex')}:` });
+    const m = new Redis(machineUrl);
+    const machinePid = Number(/process_id:(\d+)/.exec(await m.info('server'))![1]);
+    m.disconnect();
+    const pids33 = c33.nodes.map((n) => n.pid);
+    // pids: the servers whose CPU a pass is charged with (every node of a cluster, replicas included).
+    const targets: Array<{ name: string; config: () => AppConfig; own?: boolean; pids: number[] }> = [
+      { name: 'machine Redis (6379, the full run\'s "one Redis")', config: cfg(machineUrl), pids: [machinePid] },
+      { name: 'own Redis, no replica', config: cfg(`redis://127.0.0.1:${alone.port}`), pids: [alone.pid] },
+      { name: 'own Redis + 1 replica', config: cfg(`redis://127.0.0.1:${master.port}`), pids: [master.pid, replica.pid] },
+      { name: 'cluster 3 masters + 3 replicas', config: cfg(machineUrl, c33.seeds), pids: pids33 },
+      { name: 'cluster 3 masters, no replica', config: cfg(machineUrl, c30.seeds), pids: c30.nodes.map((n) => n.pid) },
+      { name: 'cluster 3+3, Worker on its own cluster client', config: cfg(machineUrl, c33.seeds), own: true, pids: pids33 },
+    ];
+    for (const t of targets) await bullmqPass(t.config(), settings, Math.min(jobs, 2000), t.own); // warm-up
+    const rates = targets.map(() => [] as number[]);
+    // CPU ms per 1,000 jobs: this Node process (producer + worker + client library) and the target's redis-servers.
+    const nodeCpu = targets.map(() => [] as number[]);
+    const redisCpu = targets.map(() => [] as number[]);
+    const loads: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const order = targets.map((_, i) => i);
+      if (r % 2) order.reverse();
+      for (const i of order) {
+        const t = targets[i]!;
+        const [n0, r0] = [process.cpuUsage(), cpuSeconds(t.pids)];
+        rates[i]!.push(await bullmqPass(t.config(), settings, jobs, t.own));
+        const n1 = process.cpuUsage(n0);
+        nodeCpu[i]!.push((n1.user + n1.system) / 1000 / (jobs / 1000));
+        redisCpu[i]!.push(((cpuSeconds(t.pids) - r0) * 1000) / (jobs / 1000));
+      }
+      loads.push(load()[0]!);
+      log(`round ${r + 1}: ${targets.map((t, i) => `${t.name} ${round(rates[i]!.at(-1)!)}`).join('; ')}; load ${load().join(' ')}`);
+    }
+    const base = median(rates[0]!);
+    const summary = targets.map((t, i) => ({ target: t.name, median: round(median(rates[i]!)), min: round(Math.min(...rates[i]!)), max: round(Math.max(...rates[i]!)), runs: rates[i]!.map((x) => round(x)), ratio_to_machine_redis: ratio(median(rates[i]!), base), ratio_to_own_redis: ratio(median(rates[i]!), median(rates[1]!)),
+      cpu_ms_per_1000_jobs: { node: round(median(nodeCpu[i]!)), redis_servers: round(median(redisCpu[i]!)) } }));
+    console.log(`\n| target | jobs/s median (min–max) | to machine Redis | to own Redis | CPU ms / 1,000 jobs: Node, redis-servers |\n|---|---:|---:|---:|---:|`);
+    for (const s of summary) console.log(`| ${s.target} | ${s.median} (${s.min}–${s.max}) | ${s.ratio_to_machine_redis} | ${s.ratio_to_own_redis} | ${s.cpu_ms_per_1000_jobs.node}, ${s.cpu_ms_per_1000_jobs.redis_servers} |`);
+    const loadAtEnd = load();
+    console.log(`load average at start ${loadAtStart.join(' ')}, after each round ${loads.join(', ')}, at end ${loadAtEnd.join(' ')}`);
+    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+    const file = new URL(`./results/scale-out-bullmq-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    writeFileSync(file, `${JSON.stringify({ stamp, jobs_per_pass: jobs, rounds, worker_concurrency: 8, summary, machine: { cpus: os.cpus().length, node: process.version, load_average_at_start: loadAtStart, load_after_rounds: loads, load_average_at_end: loadAtEnd, commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim() } }, null, 2)}\n`);
+    log(`wrote ${file.pathname}`);
+  } finally {
+    await stopAll();
+    // What the passes left on the machine's Redis (the last 100 jobs of each pass, the queue's keys).
+    const machine = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    await deleteKeysMatching(machine, `${prefix}*`).finally(() => machine.disconnect());
+  }
+}
+
 async function main() {
+  if (process.env.SCALE_ONLY === 'bullmq') return bullmqOnly();
   const stamp = new Date().toISOString();
   const id = randomBytes(4).toString('hex');
   const prefix = `bench:scale:${id}:`;
@@ -500,30 +644,7 @@ async function main() {
     const cluster: RedisCluster = await startRedisCluster({ nodeTimeoutMs: 2000, basePort: 7401 });
     cleanups.push(() => cluster.stop());
     const settings = loadQueueSettings({});
-    const jobsPass = async (onCluster: boolean) => {
-      const config = loadConfig({ redisUrl: common.REDIS_URL, redisClusterNodes: onCluster ? cluster.seeds.split(',') : undefined, redisPrefix: `${prefix}jobs:${randomBytes(3).toString('hex')}:` });
-      const q = openQueues(config, settings);
-      const name = QUEUE_NAMES.webhookDelivery; // a queue with a tag of its own; nothing else works on this prefix
-      let completed = 0;
-      const worker = new Worker(name, async () => null, { ...workerOptions({ config, queues: q, settings }, name, 8), removeOnComplete: { count: 100 } });
-      worker.on('completed', () => { completed++; });
-      worker.on('error', () => undefined);
-      try {
-        await worker.waitUntilReady();
-        const started = performance.now();
-        for (let k = 0; k < CFG.jobs; k += 100) {
-          await q.byName[name].addBulk(Array.from({ length: Math.min(100, CFG.jobs - k) }, (_, j) => ({ name: 'noop', data: { n: k + j }, opts: { removeOnComplete: { count: 100 } } })));
-        }
-        await waitFor('every no-op job completed', async () => completed >= CFG.jobs, 300_000, 20);
-        return CFG.jobs / ((performance.now() - started) / 1000);
-      } finally {
-        await worker.close();
-        if (onCluster) {
-          // Nothing of the pass left on the cluster (it is stopped anyway) nor on the shared Redis (the prefix's cleanup).
-        }
-        await q.close();
-      }
-    };
+    const jobsPass = (onCluster: boolean) => bullmqPass(loadConfig({ redisUrl: common.REDIS_URL, redisClusterNodes: onCluster ? cluster.seeds.split(',') : undefined, redisPrefix: `${prefix}jobs:${randomBytes(3).toString('hex')}:` }), settings, CFG.jobs);
     const jobRates = { single: [] as number[], cluster: [] as number[] };
     await jobsPass(false); await jobsPass(true); // warm-up
     for (let r = 0; r < CFG.rounds; r++) {
