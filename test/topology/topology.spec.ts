@@ -134,7 +134,9 @@ describe('topology: the network as a graph', () => {
     expect(data.edges.some((e: any) => e.source === `subnet:${n.subnetA.id}` && e.target === `ip_address:${n.ip.webB}`)).to.equal(true);
 
     // The budgeted read (SQL counts, only the open hosts drawn) answers what drawing everything
-    // and collapsing it answers, here and as of an earlier instant.
+    // and collapsing it answers, here and as of an earlier instant; a host with no address at all is drawn too.
+    const lone = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: t.defaultNetworkId, name: 'no address' } }), 201);
+    expect(byId(await topo('&max_nodes=3')).has(`host:${lone.id}`)).to.equal(true);
     for (const [q, at] of [['&max_nodes=3', undefined], [`&max_nodes=2&expand=subnet:${n.subnetB.id}&include_hidden=true`, data.as_of]] as const) {
       const answered = await topo(`${q}${at ? `&at=${encodeURIComponent(at)}` : ''}`);
       const params = new URLSearchParams(q.slice(1));
