@@ -156,4 +156,19 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => postHost(daemon, first))).to.deep.equal([]);
     expect(await unpruned(async () => postHost(daemon, report(daemon, t.defaultNetworkId, lan.id, [22, 80, 443])))).to.deep.equal([]);
   });
+
+  // The host-children endpoints (/ports, /services, /ip-addresses): their parent's lock and the
+  // siblings' positions name the organization too.
+  it('host children: a port created, updated and deleted, a service moved, an address added first and deleted: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    let port: any;
+    expect(await unpruned(async () => { port = expectOk(await call(app.url, 'POST', '/api/v1/ports', { ...auth, body: { host_id: host.id, number: 8443, protocol: 'Tcp' } }), 201); })).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/ports/${port.id}`, { ...auth, body: { id: port.id, number: 8444, protocol: 'Tcp' } })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/ports/${port.id}`, auth)))).to.deep.equal([]);
+    const service = host.services[0];
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/services/${service.id}`, { ...auth, body: { id: service.id, name: 'nginx 2', service_definition: service.service_definition, tags: [], position: 1 } })))).to.deep.equal([]);
+    let ip: any;
+    expect(await unpruned(async () => { ip = expectOk(await call(app.url, 'POST', '/api/v1/ip-addresses', { ...auth, body: { host_id: host.id, subnet_id: host.ip_addresses[0].subnet_id, ip_address: '10.0.0.50', position: 0 } }), 201); })).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/ip-addresses/${ip.id}`, auth)))).to.deep.equal([]);
+  });
 });

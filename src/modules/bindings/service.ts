@@ -91,8 +91,8 @@ export const bindingService = {
     return db.transaction(async (tx) => {
       const current = await bindingTable.get(tx, scope, id);
       assertSameParent('service_id', current.service_id, input.service_id, 'A binding');
-      const hostId = (await tx.one<{ host_id: string }>(`select host_id from services where id = ?`, [current.service_id]))!.host_id;
-      await lockHost(tx, hostId);
+      const hostId = (await tx.one<{ host_id: string }>(`select host_id from services where organization_id = ? and id = ?`, [scope.organizationId, current.service_id]))!.host_id;
+      await lockHost(tx, scope.organizationId, hostId);
       const binding = facts(id, current.service_id as string, input);
       await assertBindingTargets(tx, hostId, [binding]);
       assertBindingRules([...(await hostBindings(tx, hostId)).filter((b) => b.id !== id), binding], new Set([id]), '');

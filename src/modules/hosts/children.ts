@@ -25,7 +25,7 @@ export async function referencedHost(db: Db, scope: Scope, hostId: string, field
   const host = await db.one<ParentRef>(`select id, organization_id, network_id from hosts where id = ? and organization_id = ?`, [hostId, scope.organizationId]);
   if (!host) throw invalidReference('Host', hostId, field);
   if (!canSeeNetwork(scope, host.network_id)) throw accessDenied('Host', hostId);
-  await lockHost(db, hostId);
+  await lockHost(db, scope.organizationId, hostId);
   return host;
 }
 
@@ -36,14 +36,17 @@ export async function referencedService(db: Db, scope: Scope, serviceId: string,
   );
   if (!service) throw invalidReference('Service', serviceId, field);
   if (!canSeeNetwork(scope, service.network_id)) throw accessDenied('Service', serviceId);
-  await lockHost(db, service.host_id);
+  await lockHost(db, scope.organizationId, service.host_id);
   return service;
 }
 
 /** Serialises the writers of one host's children (the host PUT locks the same row). */
-export async function lockHost(db: Db, hostId: string): Promise<void> {
-  await db.query(`select id from hosts where id = ? for update`, [hostId]);
+export async function lockHost(db: Db, organizationId: string, hostId: string): Promise<void> {
+  await db.query(`select id from hosts where organization_id = ? and id = ? for update`, [organizationId, hostId]);
 }
+
+/** The children of one owner (a host's addresses, ports, services): the organization named too, so a partitioned table reads one partition. */
+export interface ChildOwner { column: string; id: string; organizationId: string }
 
 /** A child keeps its parent: a PUT may echo `host_id` / `service_id` back, but not change it. */
 export function assertSameParent(field: string, stored: unknown, given: string | undefined, what: string): void {
@@ -59,9 +62,9 @@ export function assertSameParent(field: string, stored: unknown, given: string |
  * 0..n-1 (0..n for a new child) is 400.
  */
 export async function placeAt(
-  db: Db, table: string, owner: { column: string; id: string }, id: string, position: number | undefined,
+  db: Db, table: string, owner: ChildOwner, id: string, position: number | undefined,
 ): Promise<number> {
-  const rows = await db.query<{ id: string }>(`select id from ${table} where ${owner.column} = ? order by position, id`, [owner.id]);
+  const rows = await db.query<{ id: string }>(`select id from ${table} where organization_id = ? and ${owner.column} = ? order by position, id`, [owner.organizationId, owner.id]);
   const current = rows.findIndex((r) => r.id === id);
   const others = rows.filter((r) => r.id !== id).map((r) => r.id);
   const index = position ?? (current >= 0 ? current : others.length);
@@ -71,19 +74,19 @@ export async function placeAt(
   others.splice(index, 0, id); // every child of the owner, in order, this one at `index`
   await db.query(
     `update ${table} t set position = x.position from jsonb_to_recordset(?::jsonb) as x(id uuid, position int)
-     where t.id = x.id and t.id <> ? and t.position <> x.position`,
-    [JSON.stringify(others.map((x, i) => ({ id: x, position: i }))), id],
+     where t.organization_id = ? and t.id = x.id and t.id <> ? and t.position <> x.position`,
+    [JSON.stringify(others.map((x, i) => ({ id: x, position: i }))), owner.organizationId, id],
   );
   return index;
 }
 
 /** After a delete: the remaining children of the owner are renumbered 0..n-1. */
-export async function compactPositions(db: Db, table: string, owner: { column: string; id: string }): Promise<void> {
-  const rows = await db.query<{ id: string }>(`select id from ${table} where ${owner.column} = ? order by position, id`, [owner.id]);
+export async function compactPositions(db: Db, table: string, owner: ChildOwner): Promise<void> {
+  const rows = await db.query<{ id: string }>(`select id from ${table} where organization_id = ? and ${owner.column} = ? order by position, id`, [owner.organizationId, owner.id]);
   await db.query(
     `update ${table} t set position = x.position from jsonb_to_recordset(?::jsonb) as x(id uuid, position int)
-     where t.id = x.id and t.position <> x.position`,
-    [JSON.stringify(rows.map((r, i) => ({ id: r.id, position: i })))],
+     where t.organization_id = ? and t.id = x.id and t.position <> x.position`,
+    [JSON.stringify(rows.map((r, i) => ({ id: r.id, position: i }))), owner.organizationId],
   );
 }
 

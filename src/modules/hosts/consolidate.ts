@@ -44,7 +44,7 @@ export async function consolidateHosts(tx: Db, scope: Scope, destinationId: stri
       `update ${table} set host_id = ?, position = position + (select coalesce(max(position) + 1, 0) from ${table} where host_id = ?) where host_id = ?`,
       [destinationId, destinationId, otherId],
     );
-    await compactPositions(tx, table, { column: 'host_id', id: destinationId });
+    await compactPositions(tx, table, { column: 'host_id', id: destinationId, organizationId: scope.organizationId });
   }
   // An ifTable entry whose if_index the destination has is the destination's own: the other's goes.
   await tx.query(`delete from interfaces o using interfaces d where o.host_id = ? and d.host_id = ? and d.if_index = o.if_index`, [otherId, destinationId]);

@@ -49,7 +49,7 @@ export const interfaceService = {
     return db.transaction(async (tx) => {
       const current = await interfaceTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'An interface');
-      await lockHost(tx, current.host_id as string);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
       await assertFits(tx, current.host_id as string, id, input);
       return interfaceTable.update(tx, scope, id, values(input), input.expected_updated_at);
     });

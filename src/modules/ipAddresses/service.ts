@@ -39,7 +39,7 @@ export async function assertIpAddressesInSubnets(
     if (!r.inside) throw new AppError('ip_address_out_of_range', { ip: r.ip_address, subnet: r.cidr });
   }
   // After the subnets are known visible: the holder is on the subnet's network, so naming it reveals nothing.
-  if (hostId) await assertIpAddressesFree(db, hostId, ips);
+  if (hostId) await assertIpAddressesFree(db, scope.organizationId, hostId, ips);
 }
 
 /**
@@ -51,18 +51,18 @@ export async function assertIpAddressesInSubnets(
  * The host's own rows are left out (a host PUT replaces them; one host holding an address twice is
  * the unique constraint's 409). Discovery matches addresses by IP and subnet, so never duplicates.
  */
-async function assertIpAddressesFree(db: Db, hostId: string, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
+async function assertIpAddressesFree(db: Db, organizationId: string, hostId: string, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
   // The keys discovery locks an address with (src/core/advisoryLocks.ts): a manual write and a report of it take turns.
   await db.query(LOCKS(`select 'ip:' || x.subnet_id || ':' || host(x.ip_address::inet) as k
                         from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)`), [JSON.stringify(ips)]);
   const taken = await db.one<{ ip_address: string; cidr: string; host_id: string; host_name: string }>(
     `select host(a.ip_address) as ip_address, s.cidr::text as cidr, h.id as host_id, h.name as host_name
      from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
-     join ip_addresses a on a.subnet_id = x.subnet_id and a.ip_address = x.ip_address::inet and a.host_id <> ?
-     join hosts h on h.id = a.host_id
-     join subnets s on s.id = a.subnet_id
+     join ip_addresses a on a.organization_id = ? and a.subnet_id = x.subnet_id and a.ip_address = x.ip_address::inet and a.host_id <> ?
+     join hosts h on h.organization_id = ? and h.id = a.host_id
+     join subnets s on s.organization_id = ? and s.id = a.subnet_id
      order by a.ip_address limit 1`,
-    [JSON.stringify(ips.map((i) => ({ subnet_id: i.subnet_id, ip_address: i.ip_address }))), hostId],
+    [JSON.stringify(ips.map((i) => ({ subnet_id: i.subnet_id, ip_address: i.ip_address }))), organizationId, hostId, organizationId, organizationId],
   );
   if (taken) throw new AppError('ip_address_duplicate', { ip: taken.ip_address, subnet: taken.cidr, host_id: taken.host_id, host_name: taken.host_name });
 }
@@ -80,7 +80,7 @@ export const ipAddressService = {
       const host = await referencedHost(tx, scope, input.host_id!);
       await assertIpAddressesInSubnets(tx, scope, host.network_id, [input], 'subnet_id', host.id as string);
       const id = randomUUID(); // a body id is ignored (server-owned, like every create's)
-      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: host.id }, id, input.position);
+      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: host.id, organizationId: scope.organizationId }, id, input.position);
       return ipAddressTable.insert(tx, {
         id, organization_id: host.organization_id, network_id: host.network_id, host_id: host.id, subnet_id: input.subnet_id,
         ip_address: input.ip_address, mac_address: input.mac_address, name: input.name, position,
@@ -93,9 +93,9 @@ export const ipAddressService = {
     return db.transaction(async (tx) => {
       const current = await ipAddressTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'An IP address');
-      await lockHost(tx, current.host_id as string);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
       await assertIpAddressesInSubnets(tx, scope, current.network_id as string, [input], 'subnet_id', current.host_id as string);
-      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string }, id, input.position);
+      const position = await placeAt(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string, organizationId: scope.organizationId }, id, input.position);
       return ipAddressTable.update(tx, scope, id, {
         subnet_id: input.subnet_id, ip_address: input.ip_address, mac_address: input.mac_address, name: input.name, position,
       }, input.expected_updated_at);
@@ -106,9 +106,9 @@ export const ipAddressService = {
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
       const current = await ipAddressTable.get(tx, scope, id);
-      await lockHost(tx, current.host_id as string);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
       await ipAddressTable.remove(tx, scope, id);
-      await compactPositions(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string });
+      await compactPositions(tx, 'ip_addresses', { column: 'host_id', id: current.host_id as string, organizationId: scope.organizationId });
     });
   },
 

@@ -17,8 +17,8 @@ export interface PortWrite {
  * A clear 409 before the write; the deferred constraint `ports_host_number_protocol_uq` (mapped in
  * src/core/errors.ts) still catches a race at commit. Callers hold the host lock.
  */
-async function assertPortFree(db: Db, hostId: string, id: string, number: number, protocol: Protocol): Promise<void> {
-  const taken = await db.one(`select id from ports where host_id = ? and number = ? and protocol = ? and id <> ?`, [hostId, number, protocol, id]);
+async function assertPortFree(db: Db, organizationId: string, hostId: string, id: string, number: number, protocol: Protocol): Promise<void> {
+  const taken = await db.one(`select id from ports where organization_id = ? and host_id = ? and number = ? and protocol = ? and id <> ?`, [organizationId, hostId, number, protocol, id]);
   if (taken) throw alreadyExists('Port', 'number/protocol', `${number}/${protocol}`);
 }
 
@@ -34,7 +34,7 @@ export const portService = {
     return db.transaction(async (tx) => {
       const host = await referencedHost(tx, scope, input.host_id!);
       const id = randomUUID(); // a body id is ignored
-      await assertPortFree(tx, host.id, id, input.number, input.protocol);
+      await assertPortFree(tx, scope.organizationId, host.id, id, input.number, input.protocol);
       return portTable.insert(tx, {
         id, organization_id: host.organization_id, network_id: host.network_id, host_id: host.id,
         number: input.number, protocol: input.protocol, type: portType(input.number, input.protocol),
@@ -47,8 +47,8 @@ export const portService = {
     return db.transaction(async (tx) => {
       const current = await portTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'A port');
-      await lockHost(tx, current.host_id as string);
-      await assertPortFree(tx, current.host_id as string, id, input.number, input.protocol);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
+      await assertPortFree(tx, scope.organizationId, current.host_id as string, id, input.number, input.protocol);
       return portTable.update(tx, scope, id, {
         number: input.number, protocol: input.protocol, type: portType(input.number, input.protocol),
       }, input.expected_updated_at);
@@ -59,7 +59,7 @@ export const portService = {
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
       const current = await portTable.get(tx, scope, id);
-      await lockHost(tx, current.host_id as string);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
       await portTable.remove(tx, scope, id);
     });
   },

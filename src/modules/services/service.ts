@@ -58,7 +58,7 @@ export const serviceService = {
       const host = await referencedHost(tx, scope, input.host_id!);
       await tagService.assertTagsExist(tx, scope, input.tags);
       const id = randomUUID(); // a body id is ignored
-      const position = await placeAt(tx, 'services', { column: 'host_id', id: host.id }, id, input.position);
+      const position = await placeAt(tx, 'services', { column: 'host_id', id: host.id, organizationId: scope.organizationId }, id, input.position);
       const service = await serviceTable.insert(tx, {
         id, organization_id: host.organization_id, network_id: host.network_id, host_id: host.id, name: input.name,
         service_definition: input.service_definition, position, tags: input.tags, virtualization: input.virtualization, source: MANUAL,
@@ -74,9 +74,9 @@ export const serviceService = {
       const current = await serviceTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'A service');
       const hostId = current.host_id as string;
-      await lockHost(tx, hostId);
+      await lockHost(tx, scope.organizationId, hostId);
       await tagService.assertTagsExist(tx, scope, input.tags);
-      const position = await placeAt(tx, 'services', { column: 'host_id', id: hostId }, id, input.position);
+      const position = await placeAt(tx, 'services', { column: 'host_id', id: hostId, organizationId: scope.organizationId }, id, input.position);
       const service = await serviceTable.update(tx, scope, id, {
         name: input.name, service_definition: input.service_definition, position, tags: input.tags, virtualization: input.virtualization,
       }, input.expected_updated_at);
@@ -91,9 +91,9 @@ export const serviceService = {
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
       const current = await serviceTable.get(tx, scope, id);
-      await lockHost(tx, current.host_id as string);
+      await lockHost(tx, scope.organizationId, current.host_id as string);
       await serviceTable.remove(tx, scope, id);
-      await compactPositions(tx, 'services', { column: 'host_id', id: current.host_id as string });
+      await compactPositions(tx, 'services', { column: 'host_id', id: current.host_id as string, organizationId: scope.organizationId });
     });
   },
 
