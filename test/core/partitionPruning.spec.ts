@@ -171,4 +171,9 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => { ip = expectOk(await call(app.url, 'POST', '/api/v1/ip-addresses', { ...auth, body: { host_id: host.id, subnet_id: host.ip_addresses[0].subnet_id, ip_address: '10.0.0.50', position: 0 } }), 201); })).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/ip-addresses/${ip.id}`, auth)))).to.deep.equal([]);
   });
+
+  // The map (src/modules/topology/service.ts sourceOf, pins): its reads name the organization and the network.
+  it('the map, drawn anew: one partition per table', async () => {
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}`, { auth: t.owner })))).to.deep.equal([]);
+  });
 });

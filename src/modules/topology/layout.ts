@@ -488,15 +488,15 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
     }
     row = { status: 'pending', positions: null, error: null };
   }
-  const { positions, pinned } = await withPins(db, job.network_id, job.view, row.positions ?? {}, nodeIds);
+  const { positions, pinned } = await withPins(db, job.organization_id, job.network_id, job.view, row.positions ?? {}, nodeIds);
   return { status: row.status, positions, pinned, ...(row.error ? { error: row.error } : {}) };
 }
 
 export interface Pin { node_id: string; x: number; y: number }
 
 /** The network view's pins. */
-export function readPins(db: Db, networkId: string, view: View): Promise<Pin[]> {
-  return db.query<Pin>(`select node_id, x, y from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view]);
+export function readPins(db: Db, organizationId: string, networkId: string, view: View): Promise<Pin[]> {
+  return db.query<Pin>(`select node_id, x, y from topology_pins where organization_id = ? and network_id = ? and view = ? order by node_id`, [organizationId, networkId, view]);
 }
 
 /** Positions with pins laid over them (pins of nodes not drawn are left out). */
@@ -513,8 +513,8 @@ export function overlayPins(laid: Record<string, Box>, pins: Pin[], nodeIds: Set
 }
 
 /** Positions with the network view's pins laid over them (pins of nodes not drawn are left out). */
-export async function withPins(db: Db, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
-  return overlayPins(laid, await readPins(db, networkId, view), nodeIds);
+export async function withPins(db: Db, organizationId: string, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
+  return overlayPins(laid, await readPins(db, organizationId, networkId, view), nodeIds);
 }
 
 /**

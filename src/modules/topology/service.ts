@@ -41,49 +41,51 @@ const isSpan = (at: When): at is Span => typeof at === 'object' && !Array.isArra
 const validityColumns = (at: When) => (Array.isArray(at) ? ', at_first, at_second' : isSpan(at) ? ', v_from, v_to' : '');
 
 /**
- * A table's rows of the network (or, with `column`, of another scope: tags by organization), live,
- * as of `at`, or valid at either of two instants (flagged `at_first`, `at_second`), as a subquery
- * and its parameters.
+ * A table's rows of the network (without a network: of the organization, for tags), live, as of
+ * `at`, or valid at either of two instants (flagged `at_first`, `at_second`), as a subquery and its
+ * parameters. The organization is always named: on a partitioned schema each read is one partition.
  */
-function sourceOf(table: string, scopeId: string, at: When, column = 'network_id'): [string, unknown[]] {
+function sourceOf(table: string, organizationId: string, networkId: string | undefined, at: When): [string, unknown[]] {
+  const owner = networkId === undefined ? 'organization_id = ?' : 'organization_id = ? and network_id = ?';
+  const ownerParams = networkId === undefined ? [organizationId] : [organizationId, networkId];
   if (isSpan(at)) {
     return [
-      `(select *, ${US('valid_from')} as v_from, ${US('valid_to')} as v_to from ${table}_history where ${column} = ? and valid_from <= ?::timestamptz and (valid_to is null or valid_to > ?::timestamptz))`,
-      [scopeId, at.last, at.first],
+      `(select *, ${US('valid_from')} as v_from, ${US('valid_to')} as v_to from ${table}_history where ${owner} and valid_from <= ?::timestamptz and (valid_to is null or valid_to > ?::timestamptz))`,
+      [...ownerParams, at.last, at.first],
     ];
   }
   if (Array.isArray(at)) {
     const valid = 'tstzrange(valid_from, valid_to) @> ?::timestamptz';
     return [
-      `(select *, ${valid} as at_first, ${valid} as at_second from ${table}_history where ${column} = ? and (${valid} or ${valid}))`,
-      [at[0], at[1], scopeId, at[0], at[1]],
+      `(select *, ${valid} as at_first, ${valid} as at_second from ${table}_history where ${owner} and (${valid} or ${valid}))`,
+      [at[0], at[1], ...ownerParams, at[0], at[1]],
     ];
   }
   return at
-    ? [`(select * from ${table}_history where ${column} = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [scopeId, at]]
-    : [`(select * from ${table} where ${column} = ?)`, [scopeId]];
+    ? [`(select * from ${table}_history where ${owner} and tstzrange(valid_from, valid_to) @> ?::timestamptz)`, [...ownerParams, at]]
+    : [`(select * from ${table} where ${owner})`, ownerParams];
 }
 
 /** A table's read as a statement and its parameters. `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-function rowsOf(table: keyof typeof COLUMNS, networkId: string, at: When, hostIds?: string[]): [string, unknown[]] {
+function rowsOf(table: keyof typeof COLUMNS, organizationId: string, networkId: string, at: When, hostIds?: string[]): [string, unknown[]] {
   // host(ip_address) prints an address without its /32 (the column is inet).
   const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
   const cols = `${columns}${validityColumns(at)}`;
-  const [src, params] = sourceOf(table, networkId, at);
+  const [src, params] = sourceOf(table, organizationId, networkId, at);
   if (!hostIds || table === 'subnets' || table === 'dependencies') return [`select ${cols} from ${src} t`, params];
   if (table === 'hosts') return [`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]];
   if (table === 'bindings') {
-    const [services, sp] = sourceOf('services', networkId, at);
+    const [services, sp] = sourceOf('services', organizationId, networkId, at);
     return [`select ${cols} from ${src} t where service_id in (select id from ${services} s where host_id = any(?::uuid[]))`, [...params, ...sp, hostIds]];
   }
   return [`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]];
 }
 
-const tagsOf = (organizationId: string, at: When) => sourceOf('tags', organizationId, at, 'organization_id');
+const tagsOf = (organizationId: string, at: When) => sourceOf('tags', organizationId, undefined, at);
 
 /** Every table's read of a snapshot, by the Snapshot's names. */
 function snapshotReads(organizationId: string, networkId: string, at: When, hostIds?: string[]): Record<keyof Snapshot, [string, unknown[]]> {
-  const rows = (t: keyof typeof COLUMNS) => rowsOf(t, networkId, at, hostIds);
+  const rows = (t: keyof typeof COLUMNS) => rowsOf(t, organizationId, networkId, at, hostIds);
   const tags = tagsOf(organizationId, at);
   return {
     subnets: rows('subnets'), hosts: rows('hosts'), ipAddresses: rows('ip_addresses'), ports: rows('ports'), services: rows('services'),
@@ -126,8 +128,8 @@ const span = (ticks: string[]): Span => ({ first: ticks[0]!, last: ticks[ticks.l
  * tag; l2 with neighbour data on an interface (LLDP/CDP or a resolved neighbour) or a forwarding table.
  */
 async function availableViewsOf(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<View[]> {
-  const [services, sp] = sourceOf('services', networkId, at);
-  const [interfaces, ip] = sourceOf('interfaces', networkId, at);
+  const [services, sp] = sourceOf('services', organizationId, networkId, at);
+  const [interfaces, ip] = sourceOf('interfaces', organizationId, networkId, at);
   const tags = tagsOf(organizationId, at);
   // application: from the organization's few application tags to a service carrying one (the
   // other way round scanned every service of the network when there was no application tag: 30–40 ms as of an instant).
@@ -149,9 +151,9 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
  * whole view fits (the plain read is then as cheap).
  */
 async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined, task: K): Promise<TaskOutput<K> | undefined> {
-  const [hosts, hp] = sourceOf('hosts', q.network_id, at);
-  const [ips, ip] = sourceOf('ip_addresses', q.network_id, at);
-  const [subnets, sp] = sourceOf('subnets', q.network_id, at);
+  const [hosts, hp] = sourceOf('hosts', organizationId, q.network_id, at);
+  const [ips, ip] = sourceOf('ip_addresses', organizationId, q.network_id, at);
+  const [subnets, sp] = sourceOf('subnets', organizationId, q.network_id, at);
   const tags = q.tag_ids?.length ? q.tag_ids : null;
   // Visible hosts: as visibleHosts() in graph.ts decides. Each source is read once (materialized):
   // as of `at` each is a range scan of a history table.
@@ -185,9 +187,9 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
   // One outer join, not `not exists (…) or exists (…)`: PostgreSQL cannot turn a NOT EXISTS under
   // an OR into an anti-join, and ran it as a scan of the addresses per host (397 s at 100,000 hosts,
   // bench/README.md, growth curve; 436 ms as a join on that database).
-  const [services, svp] = sourceOf('services', q.network_id, at);
-  const [bindings, bp] = sourceOf('bindings', q.network_id, at);
-  const [deps, dp] = sourceOf('dependencies', q.network_id, at);
+  const [services, svp] = sourceOf('services', organizationId, q.network_id, at);
+  const [bindings, bp] = sourceOf('bindings', organizationId, q.network_id, at);
+  const [deps, dp] = sourceOf('dependencies', organizationId, q.network_id, at);
   const rows = await db.query<{ id: string }>(
     `with ${visible}, ${addresses}
      select v.id from v left join i on i.host_id = v.id
@@ -476,7 +478,7 @@ async function exportView(db: Db, organizationId: string, q: TopologyQuery & { f
   const stored = POSITIONED[q.format]
     ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
     : undefined;
-  const pins = await readPins(db, q.network_id, q.view);
+  const pins = await readPins(db, organizationId, q.network_id, q.view);
   const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
   const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
   // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
