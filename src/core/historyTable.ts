@@ -239,8 +239,8 @@ export class HistoryTable {
   /** Every state of one entity, newest first; a deleted entity keeps its history. */
   async history(db: Db, scope: Scope, id: string): Promise<Row[]> {
     const rows = await db.query(
-      `select ${this.selectList}, t.valid_to from ${this.spec.table}_history t where t.id = ? order by t.valid_from desc`,
-      [id],
+      `select ${this.selectList}, t.valid_to from ${this.spec.table}_history t where t.organization_id = ? and t.id = ? order by t.valid_from desc`,
+      [scope.organizationId, id],
     );
     this.assertVisible(scope, rows[0], id);
     return rows.map((r) => this.toResponse(r));

@@ -176,4 +176,9 @@ describe('core/partition pruning (partitioned schema)', () => {
   it('the map, drawn anew: one partition per table', async () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}`, { auth: t.owner })))).to.deep.equal([]);
   });
+
+  it('host history with its children, and one row\'s history: one partition per table', async () => {
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}/history`, { auth: t.owner })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/ports/${host.ports[0].id}/history`, { auth: t.owner })))).to.deep.equal([]);
+  });
 });

@@ -119,29 +119,31 @@ function changedFields(before: Row, after: Row): string[] {
  * first, before `before`, each with the next instant (when that state of the whole ended). The
  * host's deletion is only an end: it has no entry (there is no host as of it).
  */
-async function entryInstants(db: Db, hostId: string, before: string | undefined, limit: number): Promise<Array<{ t: string; next: string | null }>> {
-  const kids = HOST_KINDS.map((k) => `select valid_from, valid_to from ${k.table.spec.table}_history where host_id = ?`);
+async function entryInstants(db: Db, organizationId: string, hostId: string, before: string | undefined, limit: number): Promise<Array<{ t: string; next: string | null }>> {
+  // Every read names the organization: on a partitioned schema each is one partition.
+  const kids = HOST_KINDS.map((k) => `select valid_from, valid_to from ${k.table.spec.table}_history where organization_id = ? and host_id = ?`);
   // A binding belongs to the host while its service does: its boundaries count when the service
   // was the host's at that instant (a start inside a state of the service, an end at or before its end).
   const rows = await db.query<{ t: unknown; next: unknown }>(
     `with spans as (
-       select valid_from, valid_to from hosts_history where id = ?
+       select valid_from, valid_to from hosts_history where organization_id = ? and id = ?
        union all ${kids.join(' union all ')}
      ), boundary as (
        select valid_from as t from spans
        union select valid_to from spans where valid_to is not null
-       union select b.valid_from from bindings_history b join services_history s on s.id = b.service_id
-        where s.host_id = ? and s.valid_from <= b.valid_from and (s.valid_to is null or b.valid_from < s.valid_to)
-       union select b.valid_to from bindings_history b join services_history s on s.id = b.service_id
-        where s.host_id = ? and b.valid_to is not null and s.valid_from < b.valid_to and (s.valid_to is null or b.valid_to <= s.valid_to)
+       union select b.valid_from from bindings_history b join services_history s on s.organization_id = b.organization_id and s.id = b.service_id
+        where b.organization_id = ? and s.organization_id = ? and s.host_id = ? and s.valid_from <= b.valid_from and (s.valid_to is null or b.valid_from < s.valid_to)
+       union select b.valid_to from bindings_history b join services_history s on s.organization_id = b.organization_id and s.id = b.service_id
+        where b.organization_id = ? and s.organization_id = ? and s.host_id = ? and b.valid_to is not null and s.valid_from < b.valid_to and (s.valid_to is null or b.valid_to <= s.valid_to)
      ), step as (
        select t, lag(t) over (order by t desc) as next from boundary
      )
      select t, next from step
       where t < coalesce(?::timestamptz, 'infinity')
-        and exists (select 1 from hosts_history h where h.id = ? and h.valid_from <= step.t and (h.valid_to is null or step.t < h.valid_to))
+        and exists (select 1 from hosts_history h where h.organization_id = ? and h.id = ? and h.valid_from <= step.t and (h.valid_to is null or step.t < h.valid_to))
       order by t desc limit ?`,
-    [hostId, ...HOST_KINDS.map(() => hostId), hostId, hostId, before ?? null, hostId, limit],
+    [organizationId, hostId, ...HOST_KINDS.flatMap(() => [organizationId, hostId]), organizationId, organizationId, hostId,
+      organizationId, organizationId, hostId, before ?? null, organizationId, hostId, limit],
   );
   return rows.map((r) => ({ t: isoTimestamp(r.t)!, next: isoTimestamp(r.next) }));
 }
@@ -151,16 +153,16 @@ async function entryInstants(db: Db, hostId: string, before: string | undefined,
  * (of its services' bindings, for bindings) that overlaps that interval: the states before and after
  * each boundary inside it, the ones of another owner too.
  */
-async function childStates(db: Db, kind: Kind, hostId: string, from: string, to: string): Promise<States> {
+async function childStates(db: Db, organizationId: string, kind: Kind, hostId: string, from: string, to: string): Promise<States> {
   const overlaps = (alias: string) => `${alias}.valid_from <= ?::timestamptz and (${alias}.valid_to is null or ${alias}.valid_to >= ?::timestamptz)`;
   const owned = kind.parent === 'host_id'
-    ? `t.id in (select o.id from ${kind.table.spec.table}_history o where o.host_id = ? and ${overlaps('o')})`
-    : `t.service_id in (select o.id from services_history o where o.host_id = ? and ${overlaps('o')})`;
+    ? `t.id in (select o.id from ${kind.table.spec.table}_history o where o.organization_id = ? and o.host_id = ? and ${overlaps('o')})`
+    : `t.service_id in (select o.id from services_history o where o.organization_id = ? and o.host_id = ? and ${overlaps('o')})`;
   const rows = await db.query(
     `select ${kind.table.spec.columns.map((c) => `t.${c}`).join(', ')}, t.valid_to from ${kind.table.spec.table}_history t
-      where ${owned} and ${overlaps('t')}
+      where t.organization_id = ? and ${owned} and ${overlaps('t')}
       order by ${kind.order}, t.valid_from`,
-    [hostId, to, from, to, from],
+    [organizationId, organizationId, hostId, to, from, to, from],
   );
   return new States(rows.map((r) => kind.table.toResponse(r)));
 }
@@ -198,11 +200,11 @@ export async function hostHistory(db: Db, scope: Scope, hostId: string, q: { lim
   return db.transaction(async (tx) => {
     // Tenancy exactly as the host row's own history: another organization's 404, a network out of scope 403.
     const hostStates = new States(await hostTable.history(tx, scope, hostId));
-    const instants = await entryInstants(tx, hostId, q.before, q.limit ?? 20);
+    const instants = await entryInstants(tx, scope.organizationId, hostId, q.before, q.limit ?? 20);
     if (!instants.length) return [];
     const from = instants.at(-1)!.t;
     const to = instants[0]!.t;
-    const loaded = await Promise.all([...HOST_KINDS, BINDINGS].map((k) => childStates(tx, k, hostId, from, to)));
+    const loaded = await Promise.all([...HOST_KINDS, BINDINGS].map((k) => childStates(tx, scope.organizationId, k, hostId, from, to)));
     const all = Object.fromEntries([...HOST_KINDS, BINDINGS].map((k, i) => [k.entity, loaded[i]!])) as Record<Kind['entity'], States>;
     const label = labeller(all);
 
