@@ -181,4 +181,11 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}/history`, { auth: t.owner })))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/ports/${host.ports[0].id}/history`, { auth: t.owner })))).to.deep.equal([]);
   });
+
+  it('pins: pinned and unpinned: one partition per table', async () => {
+    const node = `ip_address:${host.ip_addresses[0].id}`;
+    const pin = { network_id: t.defaultNetworkId, view: 'l3', positions: { [node]: { x: 1, y: 2 } } };
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: pin })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/topology/positions?network_id=${t.defaultNetworkId}&view=l3`, { auth: t.owner })))).to.deep.equal([]);
+  });
 });

@@ -604,14 +604,15 @@ async function checkPins(db: Db, organizationId: string, networkId: string, view
   }
   for (const [kind, ids] of byKind) {
     const table = PIN_KINDS[view][kind]!;
-    const [column, scopeId] = table === 'tags' ? ['organization_id', organizationId] : ['network_id', networkId];
+    const [owner, ownerParams] = table === 'tags' ? ['organization_id = ?', [organizationId]] : ['organization_id = ? and network_id = ?', [organizationId, networkId]];
     // An l2 port may be drawn from an address (a host placed only by a forwarding table: graph.ts).
-    const from = view === 'l2' && kind === 'interface' ? `(select id, network_id from interfaces union all select id, network_id from ip_addresses) t` : table;
-    const found = new Set((await db.query<{ id: string }>(`select id::text from ${from} where ${column} = ? and id = any(?::uuid[])`, [scopeId, ids])).map((r) => r.id));
+    const from = view === 'l2' && kind === 'interface'
+      ? `(select id, organization_id, network_id from interfaces union all select id, organization_id, network_id from ip_addresses) t` : table;
+    const found = new Set((await db.query<{ id: string }>(`select id::text from ${from} where ${owner} and id = any(?::uuid[])`, [...ownerParams, ids])).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing) refuse(`${kind}:${missing}`, `no ${kind.replace('_', ' ')} of this network has this id`);
   }
-  const others = await db.one<{ n: number }>(`select count(*)::int as n from topology_pins where network_id = ? and view = ? and node_id <> all(?::text[])`, [networkId, view, nodeIds]);
+  const others = await db.one<{ n: number }>(`select count(*)::int as n from topology_pins where organization_id = ? and network_id = ? and view = ? and node_id <> all(?::text[])`, [organizationId, networkId, view, nodeIds]);
   if (others!.n + nodeIds.length > MAX_PINS) {
     throw new AppError('validation_failed', { field: 'positions', reason: `at most ${MAX_PINS} nodes of a view may be pinned (${others!.n} are): unpin some first` });
   }
@@ -628,21 +629,21 @@ export const pinService = {
        on conflict (network_id, view, node_id, organization_id) do update set x = excluded.x, y = excluded.y, updated_at = now()`,
       [scope.organizationId, input.network_id, input.view, JSON.stringify(rows)],
     );
-    return this.list(db, input.network_id, input.view);
+    return this.list(db, scope, input.network_id, input.view);
   },
 
   async unpin(db: Db, scope: Scope, q: { network_id: string; view: View; node_ids?: string[] }) {
     await networkService.assertFilterable(db, scope, q.network_id); // a query parameter: 404 / 403 as for lists
     if (q.node_ids?.length) {
-      await db.query(`delete from topology_pins where network_id = ? and view = ? and node_id = any(?::text[])`, [q.network_id, q.view, q.node_ids]);
+      await db.query(`delete from topology_pins where organization_id = ? and network_id = ? and view = ? and node_id = any(?::text[])`, [scope.organizationId, q.network_id, q.view, q.node_ids]);
     } else {
-      await db.query(`delete from topology_pins where network_id = ? and view = ?`, [q.network_id, q.view]);
+      await db.query(`delete from topology_pins where organization_id = ? and network_id = ? and view = ?`, [scope.organizationId, q.network_id, q.view]);
     }
-    return this.list(db, q.network_id, q.view);
+    return this.list(db, scope, q.network_id, q.view);
   },
 
-  async list(db: Db, networkId: string, view: View) {
-    const rows = await db.query<{ node_id: string }>(`select node_id from topology_pins where network_id = ? and view = ? order by node_id`, [networkId, view]);
+  async list(db: Db, scope: Scope, networkId: string, view: View) {
+    const rows = await db.query<{ node_id: string }>(`select node_id from topology_pins where organization_id = ? and network_id = ? and view = ? order by node_id`, [scope.organizationId, networkId, view]);
     return { network_id: networkId, view, pinned: rows.map((r) => r.node_id) };
   },
 };
