@@ -38,7 +38,7 @@ describe('core/partition pruning (partitioned schema)', () => {
 
   before(async function () {
     this.timeout(180_000); // two tenants with hosts, on a busy machine
-    app = await startTestApp();
+    app = await startTestApp({ webhookAllowedNetworks: ['127.0.0.0/8'] }); // a disabled webhook to loopback: nothing is sent
     const db = new Db(app.services.orm.em.fork());
     const variant = (await db.one<{ v: string }>(`select schema_variant() as v`))!.v;
     if (variant !== 'partitioned') {
@@ -187,5 +187,16 @@ describe('core/partition pruning (partitioned schema)', () => {
     const pin = { network_id: t.defaultNetworkId, view: 'l3', positions: { [node]: { x: 1, y: 2 } } };
     expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', '/api/v1/topology/positions', { auth: t.owner, body: pin })))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/topology/positions?network_id=${t.defaultNetworkId}&view=l3`, { auth: t.owner })))).to.deep.equal([]);
+  });
+
+  it('webhooks: updated, secret rotated, deliveries listed and redelivered, deleted: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const body = { name: 'pruned', url: 'http://127.0.0.1:9/hook', enabled: false };
+    const hook = expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { ...auth, body }), 201);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/webhooks/${hook.id}`, { ...auth, body: { ...body, name: 'pruned 2' } })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'POST', `/api/v1/webhooks/${hook.id}/rotate-secret`, auth)))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/webhooks/${hook.id}/deliveries`, auth)))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'POST', `/api/v1/webhooks/${hook.id}/redeliver`, { ...auth, body: { since: '2020-01-01T00:00:00Z' } }), 202))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/webhooks/${hook.id}`, auth)))).to.deep.equal([]);
   });
 });

@@ -95,8 +95,8 @@ export const webhookService = {
         `update webhooks set name = ?, url = ?, event_types = ?::text[], network_ids = ?::uuid[], enabled = ?,
            disabled_reason = case when ? then null else disabled_reason end,
            failing_since = case when ? and not enabled then null else failing_since end, updated_at = now()
-         where id = ? returning ${COLUMNS}`,
-        [input.name, input.url, input.event_types, input.network_ids, input.enabled, input.enabled, input.enabled, id],
+         where organization_id = ? and id = ? returning ${COLUMNS}`,
+        [input.name, input.url, input.event_types, input.network_ids, input.enabled, input.enabled, input.enabled, scope.organizationId, id],
       );
       return toResponse(row!);
     });
@@ -104,7 +104,7 @@ export const webhookService = {
 
   async remove(db: Db, scope: Scope, id: string) {
     await getRow(db, scope, id);
-    await db.query('delete from webhooks where id = ?', [id]);
+    await db.query('delete from webhooks where organization_id = ? and id = ?', [scope.organizationId, id]);
   },
 
   /** A new secret, shown once; the previous one keeps signing beside it for 24 hours. */
@@ -114,8 +114,8 @@ export const webhookService = {
       const secret = newSecret();
       const row = await tx.one(
         `update webhooks set previous_secret = secret, previous_secret_expires_at = now() + make_interval(hours => ?), secret = ?, updated_at = now()
-         where id = ? returning ${COLUMNS}, previous_secret_expires_at`,
-        [PREVIOUS_SECRET_HOURS, secret, id],
+         where organization_id = ? and id = ? returning ${COLUMNS}, previous_secret_expires_at`,
+        [PREVIOUS_SECRET_HOURS, secret, scope.organizationId, id],
       );
       return { ...toResponse(row!), secret };
     });
@@ -136,8 +136,8 @@ export const webhookService = {
 
   async deliveries(db: Db, scope: Scope, id: string, q: { limit: number; offset: number; status?: string }) {
     await getRow(db, scope, id);
-    const where = ['d.webhook_id = ?'];
-    const params: unknown[] = [id];
+    const where = ['d.organization_id = ?', 'd.webhook_id = ?'];
+    const params: unknown[] = [scope.organizationId, id];
     if (q.status) {
       where.push('d.status = ?');
       params.push(q.status);
@@ -147,7 +147,7 @@ export const webhookService = {
         `select d.id, d.webhook_id, d.event_id::text as event_id, d.type, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.created_at, d.delivered_at,
                 coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'started_at', a.started_at, 'status_code', a.status_code, 'latency_ms', a.latency_ms,
                                                               'error', a.error, 'response_excerpt', a.response_excerpt) order by a.attempt)
-                          from webhook_attempts a where a.delivery_id = d.id), '[]') as attempt_log
+                          from webhook_attempts a where a.organization_id = d.organization_id and a.delivery_id = d.id), '[]') as attempt_log
          from webhook_deliveries d where ${where.join(' and ')} order by d.created_at desc, d.id limit ? offset ?`,
         [...params, q.limit || 50, q.offset],
       ),
@@ -164,8 +164,8 @@ export const webhookService = {
   async redeliver(db: Db, scope: Scope, queues: Pick<Queues, 'webhookDelivery'>, id: string, deliveryId: string) {
     await getRow(db, scope, id);
     const row = await db.one<{ id: string; attempts: number }>(
-      `update webhook_deliveries set status = 'pending', next_attempt_at = now() where id = ? and webhook_id = ? returning id, attempts`,
-      [deliveryId, id],
+      `update webhook_deliveries set status = 'pending', next_attempt_at = now() where organization_id = ? and id = ? and webhook_id = ? returning id, attempts`,
+      [scope.organizationId, deliveryId, id],
     );
     if (!row) throw notFound('Webhook delivery', deliveryId);
     await enqueueDeliveries(queues, [{ id: row.id, attempt: row.attempts }]);
@@ -177,8 +177,8 @@ export const webhookService = {
     await getRow(db, scope, id);
     const rows = await db.query<{ id: string; attempts: number }>(
       `update webhook_deliveries set status = 'pending', next_attempt_at = now()
-       where webhook_id = ? and status = 'failed' and created_at >= ?::timestamptz returning id, attempts`,
-      [id, since],
+       where organization_id = ? and webhook_id = ? and status = 'failed' and created_at >= ?::timestamptz returning id, attempts`,
+      [scope.organizationId, id, since],
     );
     await enqueueDeliveries(queues, rows.map((r) => ({ id: r.id, attempt: r.attempts })));
     return { redelivered: rows.length };
