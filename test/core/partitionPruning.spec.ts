@@ -199,4 +199,12 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'POST', `/api/v1/webhooks/${hook.id}/redeliver`, { ...auth, body: { since: '2020-01-01T00:00:00Z' } }), 202))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/webhooks/${hook.id}`, auth)))).to.deep.equal([]);
   });
+
+  it('a binding updated, and a duplicate host consolidated into another: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const b = host.services[0].bindings[0];
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/bindings/${b.id}`, { ...auth, body: { id: b.id, type: b.type, port_id: b.port_id } })))).to.deep.equal([]);
+    const twin = await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, host.ip_addresses[0].subnet_id, 'twin');
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${host.id}/consolidate/${twin.id}`, auth)))).to.deep.equal([]);
+  });
 });

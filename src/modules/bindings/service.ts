@@ -23,13 +23,13 @@ export interface BindingWrite {
  * hosts/service.ts `assertBindingTargets` can be this function.
  */
 export async function assertBindingTargets(
-  db: Db, hostId: string, bindings: Array<{ port_id: string | null; ip_address_id: string | null }>, prefix = '',
+  db: Db, organizationId: string, hostId: string, bindings: Array<{ port_id: string | null; ip_address_id: string | null }>, prefix = '',
 ): Promise<void> {
   const portIds = [...new Set(bindings.map((b) => b.port_id).filter((x): x is string => !!x))];
   const ipIds = [...new Set(bindings.map((b) => b.ip_address_id).filter((x): x is string => !!x))];
   const [ports, ips] = await Promise.all([
-    portIds.length ? db.query<{ id: string }>(`select id from ports where host_id = ? and id = any(?::uuid[])`, [hostId, portIds]) : [],
-    ipIds.length ? db.query<{ id: string }>(`select id from ip_addresses where host_id = ? and id = any(?::uuid[])`, [hostId, ipIds]) : [],
+    portIds.length ? db.query<{ id: string }>(`select id from ports where organization_id = ? and host_id = ? and id = any(?::uuid[])`, [organizationId, hostId, portIds]) : [],
+    ipIds.length ? db.query<{ id: string }>(`select id from ip_addresses where organization_id = ? and host_id = ? and id = any(?::uuid[])`, [organizationId, hostId, ipIds]) : [],
   ]);
   const knownPorts = new Set(ports.map((p) => p.id));
   const knownIps = new Set(ips.map((p) => p.id));
@@ -40,10 +40,11 @@ export async function assertBindingTargets(
 }
 
 /** Every live binding of the services of one host (the caller holds the host lock). */
-export async function hostBindings(db: Db, hostId: string): Promise<BindingFacts[]> {
+export async function hostBindings(db: Db, organizationId: string, hostId: string): Promise<BindingFacts[]> {
   return db.query<BindingFacts>(
-    `select b.id, b.service_id, b.type, b.port_id, b.ip_address_id from bindings b join services s on s.id = b.service_id where s.host_id = ?`,
-    [hostId],
+    `select b.id, b.service_id, b.type, b.port_id, b.ip_address_id from bindings b join services s on s.organization_id = b.organization_id and s.id = b.service_id
+      where b.organization_id = ? and s.organization_id = ? and s.host_id = ?`,
+    [organizationId, organizationId, hostId],
   );
 }
 
@@ -77,8 +78,8 @@ export const bindingService = {
       const service = await referencedService(tx, scope, input.service_id!);
       const id = randomUUID(); // a body id is ignored
       const binding = facts(id, service.id, input);
-      await assertBindingTargets(tx, service.host_id, [binding]);
-      assertBindingRules([...(await hostBindings(tx, service.host_id)), binding], new Set([id]), '');
+      await assertBindingTargets(tx, scope.organizationId, service.host_id, [binding]);
+      assertBindingRules([...(await hostBindings(tx, scope.organizationId, service.host_id)), binding], new Set([id]), '');
       return bindingTable.insert(tx, {
         id, organization_id: service.organization_id, network_id: service.network_id, service_id: service.id,
         type: binding.type, port_id: binding.port_id, ip_address_id: binding.ip_address_id,
@@ -94,8 +95,8 @@ export const bindingService = {
       const hostId = (await tx.one<{ host_id: string }>(`select host_id from services where organization_id = ? and id = ?`, [scope.organizationId, current.service_id]))!.host_id;
       await lockHost(tx, scope.organizationId, hostId);
       const binding = facts(id, current.service_id as string, input);
-      await assertBindingTargets(tx, hostId, [binding]);
-      assertBindingRules([...(await hostBindings(tx, hostId)).filter((b) => b.id !== id), binding], new Set([id]), '');
+      await assertBindingTargets(tx, scope.organizationId, hostId, [binding]);
+      assertBindingRules([...(await hostBindings(tx, scope.organizationId, hostId)).filter((b) => b.id !== id), binding], new Set([id]), '');
       return bindingTable.update(tx, scope, id, {
         type: binding.type, port_id: binding.port_id, ip_address_id: binding.ip_address_id,
       }, input.expected_updated_at);

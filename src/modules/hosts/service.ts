@@ -104,7 +104,7 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
       ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id', own.services,
     );
     const bindings = services.flatMap((s) => s.bindings.map((b) => ({ ...b, service_id: s.id })));
-    await assertBindingTargets(db, host.id as string, bindings, 'services.bindings.');
+    await assertBindingTargets(db, scope.organizationId, host.id as string, bindings, 'services.bindings.');
     const { host_id: _h, ...bindingOwned } = owned;
     await bindingTable.syncChildren(
       db, { column: 'service_id', ids: services.map((s) => s.id) },

@@ -31,12 +31,12 @@ const ORDER = { name: 'name', service_definition: 'service_definition', position
 async function syncBindings(db: Db, service: { id: string; organization_id: string; network_id: string }, hostId: string, input: BindingInput[]): Promise<void> {
   const unique = new Map<string, BindingInput>();
   for (const b of input) unique.set(`${b.type}|${b.type === 'Port' ? b.port_id : null}|${b.ip_address_id}`, b);
-  const own = new Set((await db.query<{ id: string }>(`select id from bindings where service_id = ?`, [service.id])).map((r) => r.id));
+  const own = new Set((await db.query<{ id: string }>(`select id from bindings where organization_id = ? and service_id = ?`, [service.organization_id, service.id])).map((r) => r.id));
   const planned: BindingFacts[] = withIds([...unique.values()], 'bindings').map((b) => ({
     id: own.has(b.id) ? b.id : randomUUID(), service_id: service.id, type: b.type, port_id: b.type === 'Port' ? b.port_id : null, ip_address_id: b.ip_address_id,
   }));
-  await assertBindingTargets(db, hostId, planned, 'bindings.');
-  const others = (await hostBindings(db, hostId)).filter((b) => b.service_id !== service.id);
+  await assertBindingTargets(db, service.organization_id, hostId, planned, 'bindings.');
+  const others = (await hostBindings(db, service.organization_id, hostId)).filter((b) => b.service_id !== service.id);
   assertBindingRules([...others, ...planned], new Set(planned.map((b) => b.id)), 'bindings');
   await bindingTable.syncChildren(
     db, { column: 'service_id', ids: [service.id] },
