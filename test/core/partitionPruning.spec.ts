@@ -207,4 +207,9 @@ describe('core/partition pruning (partitioned schema)', () => {
     const twin = await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, host.ip_addresses[0].subnet_id, 'twin');
     expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${host.id}/consolidate/${twin.id}`, auth)))).to.deep.equal([]);
   });
+
+  it('an empty network deleted (its contents counted first): one partition per table', async () => {
+    const network = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'pruned' } }), 201);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${network.id}`, { auth: t.owner })))).to.deep.equal([]);
+  });
 });

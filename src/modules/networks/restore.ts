@@ -10,14 +10,15 @@ import { canSeeNetwork, type Scope } from '../../core/scope.js';
 const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
 
 /** What deleting a network would take with it. */
-export async function countContents(db: Db, networkId: string): Promise<Record<string, number>> {
+export async function countContents(db: Db, organizationId: string, networkId: string): Promise<Record<string, number>> {
+  const owned = 'organization_id = ? and network_id = ?';
   const row = await db.one<Record<string, string>>(
-    `select (select count(*) from hosts where network_id = ?) as hosts,
-            (select count(*) from subnets where network_id = ?) as subnets,
-            (select count(*) from dependencies where network_id = ?) as dependencies,
-            (select count(*) from daemons where network_id = ?) as daemons,
-            (select count(*) from daemon_api_keys where network_id = ?) as daemon_api_keys`,
-    [networkId, networkId, networkId, networkId, networkId],
+    `select (select count(*) from hosts where ${owned}) as hosts,
+            (select count(*) from subnets where ${owned}) as subnets,
+            (select count(*) from dependencies where ${owned}) as dependencies,
+            (select count(*) from daemons where ${owned}) as daemons,
+            (select count(*) from daemon_api_keys where ${owned}) as daemon_api_keys`,
+    Array.from({ length: 5 }, () => [organizationId, networkId]).flat(),
   );
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
 }

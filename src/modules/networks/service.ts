@@ -62,13 +62,13 @@ export const networkService = {
     return db.transaction(async (tx) => {
       await networkTable.get(tx, scope, id, undefined, true);
       if (!cascade) {
-        const counts = await countContents(tx, id);
+        const counts = await countContents(tx, scope.organizationId, id);
         const held = Object.entries(counts).filter(([, n]) => n > 0);
         if (held.length) {
           throw new AppError('network_not_empty', { id, ...counts, contents: held.map(([k, n]) => `${n} ${n === 1 ? SINGULAR[k] : k}`).join(', ') });
         }
       }
-      await tx.query(`delete from networks where id = ?`, [id]);
+      await tx.query(`delete from networks where organization_id = ? and id = ?`, [scope.organizationId, id]);
     });
   },
 
