@@ -173,8 +173,13 @@ describe('core/partition pruning (partitioned schema)', () => {
   });
 
   // The map (src/modules/topology/service.ts sourceOf, pins): its reads name the organization and the network.
-  it('the map, drawn anew: one partition per table', async () => {
+  it('the map, drawn anew, and its export: one partition per table', async () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${t.defaultNetworkId}`, { auth: t.owner })))).to.deep.equal([]);
+    expect(await unpruned(async () => {
+      const res = await fetch(`${app.url}/api/v1/topology/export?network_id=${t.defaultNetworkId}&format=mermaid`, { headers: { Cookie: t.owner.cookie! } });
+      expect(res.status).to.equal(200);
+      await res.text();
+    })).to.deep.equal([]);
   });
 
   it('host history with its children, and one row\'s history: one partition per table', async () => {

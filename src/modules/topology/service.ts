@@ -479,7 +479,7 @@ async function exportView(db: Db, organizationId: string, q: TopologyQuery & { f
     ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
     : undefined;
   const pins = await readPins(db, organizationId, q.network_id, q.view);
-  const network = await db.one<{ name: string }>(`select name from networks_history where id = ? order by valid_from desc limit 1`, [q.network_id]);
+  const network = await db.one<{ name: string }>(`select name from networks_history where organization_id = ? and id = ? order by valid_from desc limit 1`, [organizationId, q.network_id]);
   const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
   // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
   const { text, made } = await cpuPool().run(organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
