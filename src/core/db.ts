@@ -165,3 +165,10 @@ export class Db {
     });
   }
 }
+
+/**
+ * Marks a statement that reads every organization's rows on purpose (a daemon-chosen id checked
+ * across organizations): on a partitioned schema every partition, on Citus every shard.
+ * test/core/partitionPruning.spec.ts exempts exactly these statements.
+ */
+export const ACROSS_ORGANIZATIONS = '/* across organizations */';

@@ -13,7 +13,7 @@ import { tableClasses } from '../support/tenantSchema.js';
 import { createHostWithChildren, createSubnet } from '../hosts/fixtures.js';
 import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
-import { ACROSS_ORGANIZATIONS } from '../../src/modules/discovery/hostIngest.js';
+import { ACROSS_ORGANIZATIONS } from '../../src/core/db.js';
 
 type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
 
@@ -216,5 +216,18 @@ describe('core/partition pruning (partitioned schema)', () => {
   it('an empty network deleted (its contents counted first): one partition per table', async () => {
     const network = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'pruned' } }), 201);
     expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${network.id}`, { auth: t.owner })))).to.deep.equal([]);
+  });
+
+  // The daemon protocol: the caller's key names the organization, and every statement names it too
+  // (but one on purpose: whether another organization has used the daemon's chosen id).
+  it('a daemon\'s startup, request-work, heartbeat, capabilities and register again; its page: one partition per table', async () => {
+    const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
+    const sent = (res: { status: number }) => expect(res.status).to.be.below(300);
+    expect(await unpruned(async () => expectOk(await daemon.post(`/api/daemons/${daemon.id}/startup`, { daemon_version: '0.14.13' })))).to.deep.equal([]);
+    expect(await unpruned(async () => sent(await daemon.post(`/api/daemons/${daemon.id}/request-work`, STATUS)))).to.deep.equal([]);
+    expect(await unpruned(async () => sent(await daemon.post(`/api/daemons/${daemon.id}/heartbeat`, STATUS)))).to.deep.equal([]);
+    expect(await unpruned(async () => sent(await daemon.post(`/api/daemons/${daemon.id}/update-capabilities`, { has_docker_socket: false, interfaced_subnets: [] })))).to.deep.equal([]);
+    expect(await unpruned(async () => registerDaemon(daemon, t.defaultNetworkId))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}`, { auth: t.owner })))).to.deep.equal([]);
   });
 });

@@ -3,7 +3,7 @@
 // Callers are daemons (Scope kind 'daemon': one network, the X-Daemon-ID, the key). Answers are in
 // the daemon's vocabulary (../discovery/vocabulary.ts).
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
 import { replaceId, type Scope } from '../../core/scope.js';
@@ -51,11 +51,11 @@ async function ownDaemon(db: Db, scope: Scope, id: string, lock = false): Promis
  * name, mode and version when given (a new state when they change). The key's last use is recorded
  * for every daemon request by src/http/authenticate.ts (batched, src/modules/apiKeys/keyUsage.ts).
  */
-async function touch(db: Db, id: string, status: StatusInput = {}): Promise<Row> {
+async function touch(db: Db, organizationId: string, id: string, status: StatusInput = {}): Promise<Row> {
   return (await db.one(
     `update daemons set last_seen = now(), name = coalesce(?, name), mode = coalesce(?, mode), version = coalesce(?, version)
-     where id = ? returning ${COLUMNS}`,
-    [status.name ?? null, status.mode ? modeFromDaemon(status.mode) : null, status.version ?? null, id],
+     where organization_id = ? and id = ? returning ${COLUMNS}`,
+    [status.name ?? null, status.mode ? modeFromDaemon(status.mode) : null, status.version ?? null, organizationId, id],
   ))!;
 }
 
@@ -70,11 +70,11 @@ async function daemonUser(db: Db, scope: Scope): Promise<string | null> {
 
 /** Register's write: the daemon's row created (with its host and default sessions) or updated. */
 async function createOrUpdate(tx: Db, scope: Scope, input: RegisterInput, ctx: ReturnType<typeof daemonContext>, mode: string): Promise<Record<string, unknown>> {
-  const existing = await tx.one(`select id from daemons where id = ?`, [input.daemon_id]);
+  const existing = await tx.one(`select id from daemons where organization_id = ? and id = ?`, [ctx.organizationId, input.daemon_id]);
   if (existing) {
     await tx.query(
-      `update daemons set capabilities = ?::jsonb, api_key_id = ? where id = ?`,
-      [JSON.stringify(input.capabilities), scope.apiKeyId, input.daemon_id],
+      `update daemons set capabilities = ?::jsonb, api_key_id = ? where organization_id = ? and id = ?`,
+      [JSON.stringify(input.capabilities), scope.apiKeyId, ctx.organizationId, input.daemon_id],
     );
   } else {
     const host = await hostTable.insert(tx, {
@@ -88,7 +88,7 @@ async function createOrUpdate(tx: Db, scope: Scope, input: RegisterInput, ctx: R
     });
     await queueDefaultSessions(tx, daemon as unknown as DaemonRef);
   }
-  const daemon = await touch(tx, input.daemon_id, { name: input.name, mode, version: input.version });
+  const daemon = await touch(tx, ctx.organizationId, input.daemon_id, { name: input.name, mode, version: input.version });
   const out: Record<string, unknown> = { daemon: daemonToDaemon(daemon), host_id: daemon.host_id };
   if (parseVersion(daemon.version as string | null)) out.server_capabilities = serverCapabilities(daemon.version as string);
   return out;
@@ -99,9 +99,9 @@ export const daemonProtocol = {
   async startup(db: Db, scope: Scope, id: string, daemonVersion: string | null | undefined) {
     return db.transaction(async (tx) => {
       await ownDaemon(tx, scope, id, true); // the row lock: no request-work of this daemon in between
-      const daemon = await touch(tx, id, { version: daemonVersion });
+      const daemon = await touch(tx, scope.organizationId, id, { version: daemonVersion });
       // A daemon that starts runs nothing: what it was running ended with its previous process.
-      await failSessionsOfRestartedDaemon(tx, id);
+      await failSessionsOfRestartedDaemon(tx, scope.organizationId, id);
       return serverCapabilities(daemon.version as string | null);
     });
   },
@@ -124,7 +124,7 @@ export const daemonProtocol = {
       // as upstream). One that another organization has used is answered as an unused one (issue
       // 10.6): the daemon gets a row of its own under a server-chosen id, and an alias keeps its own.
       const elsewhere = await tx.one<{ organization_id: string }>(
-        `select organization_id from daemons_history where id = ? and network_id <> ? order by organization_id = ? desc limit 1`,
+        `${ACROSS_ORGANIZATIONS} select organization_id from daemons_history where id = ? and network_id <> ? order by organization_id = ? desc limit 1`,
         [input.daemon_id, ctx.networkId, ctx.organizationId],
       );
       if (elsewhere?.organization_id === ctx.organizationId) throw accessDenied('Daemon', input.daemon_id);
@@ -142,15 +142,15 @@ export const daemonProtocol = {
     return db.transaction(async (tx) => {
       const daemon = await ownDaemon(tx, scope, id, true); // the row lock serialises this daemon's polls
       if (daemon.standby) throw new AppError('daemon_standby');
-      await touch(tx, id, status);
-      return nextWork(tx, id);
+      await touch(tx, scope.organizationId, id, status);
+      return nextWork(tx, scope.organizationId, id);
     });
   },
 
   /** After SelfReport: what the daemon can see (stored as sent). */
   async updateCapabilities(db: Db, scope: Scope, id: string, capabilities: Capabilities) {
     await ownDaemon(db, scope, id);
-    await db.query(`update daemons set capabilities = ?::jsonb, last_seen = now() where id = ?`, [JSON.stringify(capabilities), id]);
+    await db.query(`update daemons set capabilities = ?::jsonb, last_seen = now() where organization_id = ? and id = ?`, [JSON.stringify(capabilities), scope.organizationId, id]);
     return null;
   },
 
@@ -158,7 +158,7 @@ export const daemonProtocol = {
   async heartbeat(db: Db, scope: Scope, id: string, status: StatusInput) {
     const daemon = await ownDaemon(db, scope, id);
     if (daemon.standby) throw new AppError('daemon_standby');
-    await touch(db, id, { name: status.name, mode: status.mode });
+    await touch(db, scope.organizationId, id, { name: status.name, mode: status.mode });
     return null;
   },
 };

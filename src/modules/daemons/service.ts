@@ -39,9 +39,10 @@ async function assertDaemonUrlAllowed(url: string, config: Pick<AppConfig, 'daem
  */
 async function present(db: Db, rows: Row[]) {
   const ids = rows.map((r) => r.id as string);
+  // The rows are one organization's (a list or a get in scope): named, so one partition is read.
   const errors = ids.length
     ? await db.query<{ daemon_id: string; last_error: string; last_error_at: unknown }>(
-      `select daemon_id, last_error, last_error_at from daemon_poll_errors where daemon_id = any(?::uuid[])`, [ids])
+      `select daemon_id, last_error, last_error_at from daemon_poll_errors where organization_id = ? and daemon_id = any(?::uuid[])`, [rows[0]!.organization_id, ids])
     : [];
   const byId = new Map(errors.map((e) => [e.daemon_id, e]));
   return rows.map((r) => daemonView({ ...r, last_error: byId.get(r.id as string)?.last_error ?? null, last_error_at: byId.get(r.id as string)?.last_error_at ?? null }));

@@ -30,7 +30,7 @@
 // stored answer: one statement for all of them, right after step 1.
 import { createHash, randomUUID } from 'node:crypto';
 import { LOCKS } from '../../core/advisoryLocks.js';
-import type { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import type { HistoryTable, Row } from '../../core/historyTable.js';
 import { bindingTable } from '../bindings/table.js';
@@ -274,8 +274,7 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
   return new Map(rows.map((r) => [r.h, r]));
 }
 
-/** Marks the statements that read every organization's partition on purpose (test/core/partitionPruning.spec.ts). */
-export const ACROSS_ORGANIZATIONS = '/* across organizations */';
+export { ACROSS_ORGANIZATIONS };
 
 /**
  * The reported ids (of one kind each; 'host' for a host) that another organization has, live or

@@ -64,16 +64,16 @@ function workPayload(s: SessionRow) {
  * session has a cancellation requested. The caller holds the daemon's row lock, so two polls of
  * one daemon never both take work.
  */
-export async function nextWork(db: Db, daemonId: string): Promise<[ReturnType<typeof workPayload> | null, boolean]> {
+export async function nextWork(db: Db, organizationId: string, daemonId: string): Promise<[ReturnType<typeof workPayload> | null, boolean]> {
   const running = await db.query<{ cancel_requested: boolean }>(
-    `select cancel_requested from discovery_sessions where daemon_id = ? and phase = any(?::text[])`, [daemonId, RUNNING_PHASES],
+    `select cancel_requested from discovery_sessions where organization_id = ? and daemon_id = ? and phase = any(?::text[])`, [organizationId, daemonId, RUNNING_PHASES],
   );
   if (running.length) return [null, running.some((r) => r.cancel_requested)];
   const taken = await db.one<SessionRow>(
     `update discovery_sessions set phase = 'Starting', updated_at = now()
-     where id = (select id from discovery_sessions where daemon_id = ? and phase = 'Pending' order by created_at, id limit 1)
+     where organization_id = ? and id = (select id from discovery_sessions where organization_id = ? and daemon_id = ? and phase = 'Pending' order by created_at, id limit 1)
      returning id, daemon_id, network_id, discovery_type, progress, error, started_at, finished_at`,
-    [daemonId],
+    [organizationId, organizationId, daemonId],
   );
   if (!taken) return [null, false];
   // A Network discovery of "every subnet" goes out with the subnets approved for this daemon.
@@ -97,11 +97,11 @@ export const RESTARTED_ERROR = 'Stalled: the daemon restarted during the session
  * the sessions it was running are over: Failed, saying why, at once (not after the stalled sweep's
  * 10 minutes), and its next request-work hands out the next session. Answers how many.
  */
-export async function failSessionsOfRestartedDaemon(db: Db, daemonId: string): Promise<number> {
+export async function failSessionsOfRestartedDaemon(db: Db, organizationId: string, daemonId: string): Promise<number> {
   const failed = await db.query(
     `update discovery_sessions set phase = 'Failed', error = ?, cancel_requested = false, finished_at = now(), updated_at = now()
-     where daemon_id = ? and phase = any(?::text[]) returning id`,
-    [RESTARTED_ERROR, daemonId, RUNNING_PHASES],
+     where organization_id = ? and daemon_id = ? and phase = any(?::text[]) returning id`,
+    [RESTARTED_ERROR, organizationId, daemonId, RUNNING_PHASES],
   );
   return failed.length;
 }
