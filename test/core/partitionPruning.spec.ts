@@ -230,4 +230,13 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => registerDaemon(daemon, t.defaultNetworkId))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}`, { auth: t.owner })))).to.deep.equal([]);
   });
+
+  it('a daemon\'s sessions listed, one cancelled, a scan queued: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    let sessions: any[] = [];
+    expect(await unpruned(async () => { sessions = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}/sessions`, auth)); })).to.deep.equal([]);
+    const open = sessions.find((x) => !['Complete', 'Failed', 'Cancelled'].includes(x.phase));
+    if (open) expect(await unpruned(async () => expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/sessions/${open.id}/cancel`, auth), 202))).to.deep.equal([]);
+    expect(await unpruned(async () => expect((await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/sessions`, auth)).status).to.be.oneOf([201, 409]))).to.deep.equal([]);
+  });
 });

@@ -75,7 +75,7 @@ const daemonRoutesDeclared = defineRoutes([
     params: idParams, response: discoverySessionResponse,
     handler: async ({ db, scope, params }) => {
       await daemonTable.get(db, scope, params.id); // 404 / 403 as every daemon read
-      return listDaemonSessions(db, params.id);
+      return listDaemonSessions(db, scope.organizationId, params.id);
     },
   },
   // Operators' sessions (issue 25.3): "scan now" and cancel, managed like the daemon's other writes.
@@ -97,7 +97,7 @@ const daemonRoutesDeclared = defineRoutes([
     params: sessionParams, response: discoverySessionResponse,
     handler: ({ db, scope, params }) => db.transaction(async (tx) => {
       await daemonTable.get(tx, scope, params.id, undefined, true);
-      return cancelSession(tx, params.id, params.session_id);
+      return cancelSession(tx, scope.organizationId, params.id, params.session_id);
     }),
   },
   // What the daemon may scan (issue 24.8): read like the daemon, approved and revoked like its other writes.

@@ -160,10 +160,10 @@ function sessionView(s: SessionListRow) {
  * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete), and
  * the run's report when our agent sent one.
  */
-export async function listDaemonSessions(db: Db, daemonId: string) {
+export async function listDaemonSessions(db: Db, organizationId: string, daemonId: string) {
   const rows = await db.query<SessionListRow>(
-    `select ${SESSION_COLUMNS} from discovery_sessions where daemon_id = ? order by created_at desc, id desc limit ${SESSIONS_SHOWN}`,
-    [daemonId],
+    `select ${SESSION_COLUMNS} from discovery_sessions where organization_id = ? and daemon_id = ? order by created_at desc, id desc limit ${SESSIONS_SHOWN}`,
+    [organizationId, daemonId],
   );
   return rows.map(sessionView);
 }
@@ -179,9 +179,9 @@ export async function listDaemonSessions(db: Db, daemonId: string) {
  */
 export async function queueNetworkScan(db: Db, daemon: DaemonRef) {
   const busy = await db.one<{ id: string; phase: string }>(
-    `select id, phase from discovery_sessions where daemon_id = ? and discovery_type->>'type' = 'Network' and phase = any(?::text[])
+    `select id, phase from discovery_sessions where organization_id = ? and daemon_id = ? and discovery_type->>'type' = 'Network' and phase = any(?::text[])
      order by created_at limit 1`,
-    [daemon.id, ['Pending', ...RUNNING_PHASES]],
+    [daemon.organization_id, daemon.id, ['Pending', ...RUNNING_PHASES]],
   );
   if (busy) throw new AppError('discovery_session_active', { daemon_id: daemon.id, session_id: busy.id, phase: busy.phase });
   const network = defaultDiscoveryTypes(daemon).find((t) => t.type === 'Network')!;
@@ -198,16 +198,17 @@ export async function queueNetworkScan(db: Db, daemon: DaemonRef) {
  * server_poll poller's cancel call, and ends with its Cancelled update (the stalled sweep fails it
  * if none comes). A finished session: 409. Another daemon's session is not found.
  */
-export async function cancelSession(db: Db, daemonId: string, sessionId: string) {
-  const session = await db.one<{ phase: string }>(`select phase from discovery_sessions where id = ? and daemon_id = ? for update`, [sessionId, daemonId]);
+export async function cancelSession(db: Db, organizationId: string, daemonId: string, sessionId: string) {
+  const session = await db.one<{ phase: string }>(
+    `select phase from discovery_sessions where organization_id = ? and id = ? and daemon_id = ? for update`, [organizationId, sessionId, daemonId]);
   if (!session) throw notFound('DiscoverySession', sessionId);
   if (TERMINAL_PHASES.includes(session.phase)) throw new AppError('discovery_session_finished', { id: sessionId, phase: session.phase });
   const [row] = await db.query<SessionListRow>(
     session.phase === 'Pending'
-      ? `update discovery_sessions set phase = 'Cancelled', finished_at = now(), updated_at = now() where id = ? returning ${SESSION_COLUMNS}`
+      ? `update discovery_sessions set phase = 'Cancelled', finished_at = now(), updated_at = now() where organization_id = ? and id = ? returning ${SESSION_COLUMNS}`
       // updated_at: the stalled sweep's wait for the daemon's answer starts now.
-      : `update discovery_sessions set cancel_requested = true, updated_at = now() where id = ? returning ${SESSION_COLUMNS}`,
-    [sessionId],
+      : `update discovery_sessions set cancel_requested = true, updated_at = now() where organization_id = ? and id = ? returning ${SESSION_COLUMNS}`,
+    [organizationId, sessionId],
   );
   return sessionView(row!);
 }
