@@ -239,4 +239,13 @@ describe('core/partition pruning (partitioned schema)', () => {
     if (open) expect(await unpruned(async () => expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/sessions/${open.id}/cancel`, auth), 202))).to.deep.equal([]);
     expect(await unpruned(async () => expect((await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/sessions`, auth)).status).to.be.oneOf([201, 409]))).to.deep.equal([]);
   });
+
+  it('a daemon\'s scan targets approved, listed and revoked: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const sent = (res: { status: number }) => expect(res.status).to.be.below(300);
+    expect(await unpruned(async () => sent(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/targets`, { ...auth, body: { subnet_id: lan.id } })))).to.deep.equal([]);
+    expect(await unpruned(async () => sent(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/targets`, { ...auth, body: { cidr: '10.9.0.0/24' } })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}/targets`, auth)))).to.deep.equal([]);
+    expect(await unpruned(async () => sent(await call(app.url, 'DELETE', `/api/v1/daemons/${daemon.id}/targets/${lan.id}`, auth)))).to.deep.equal([]);
+  });
 });

@@ -20,23 +20,26 @@ interface ApprovedRow { subnet_id: string; cidr: string; name: string; approved_
 
 const approvedView = (r: ApprovedRow) => ({ subnet_id: r.subnet_id, cidr: r.cidr, name: r.name, approved_at: isoTimestamp(r.approved_at), approved_by: r.approved_by });
 
-/** Live approvals of a daemon whose subnet still exists on the daemon's network, oldest first. */
+/** Live approvals of a daemon whose subnet still exists on the daemon's network, oldest first (every table named by organization: one partition each). */
 const APPROVED_SQL = `
   select t.subnet_id, s.cidr::text as cidr, s.name, t.approved_at, t.approved_by
-  from daemon_targets t join daemons d on d.id = t.daemon_id join subnets s on s.id = t.subnet_id and s.network_id = d.network_id
-  where t.daemon_id = ? and t.revoked_at is null
+  from daemon_targets t join daemons d on d.organization_id = ? and d.id = t.daemon_id
+    join subnets s on s.organization_id = ? and s.id = t.subnet_id and s.network_id = d.network_id
+  where t.organization_id = ? and t.daemon_id = ? and t.revoked_at is null
   order by t.approved_at, s.cidr, t.subnet_id`;
+const approvedParams = (organizationId: string, daemonId: string) => [organizationId, organizationId, organizationId, daemonId];
 
 /** The subnet a body names, on the daemon's network: by id, or by CIDR (never created here). */
 async function resolveSubnet(db: Db, daemon: Row, input: TargetInput): Promise<{ id: string }> {
   if (input.subnet_id) {
-    const s = await db.one<{ id: string; network_id: string; organization_id: string }>(`select id, network_id, organization_id from subnets where id = ?`, [input.subnet_id]);
-    if (!s || s.organization_id !== daemon.organization_id) throw invalidReference('Subnet', input.subnet_id, 'subnet_id');
+    const s = await db.one<{ id: string; network_id: string; organization_id: string }>(
+      `select id, network_id, organization_id from subnets where organization_id = ? and id = ?`, [daemon.organization_id, input.subnet_id]);
+    if (!s) throw invalidReference('Subnet', input.subnet_id, 'subnet_id');
     if (s.network_id !== daemon.network_id) throw new AppError('entity_network_mismatch', { entity: 'Subnet', id: input.subnet_id });
     return s;
   }
   const s = await db.one<{ id: string }>(
-    `select id from subnets where network_id = ? and cidr = ?::cidr order by created_at, id limit 1`, [daemon.network_id, input.cidr],
+    `select id from subnets where organization_id = ? and network_id = ? and cidr = ?::cidr order by created_at, id limit 1`, [daemon.organization_id, daemon.network_id, input.cidr],
   );
   if (!s) throw invalidReference('Subnet', input.cidr!, 'cidr');
   return s;
@@ -46,14 +49,14 @@ export const daemonTargets = {
   /** What a daemon is approved to scan, and what it suggests (its subnets not yet approved). */
   async list(db: Db, scope: Scope, daemonId: string) {
     const daemon = await daemonTable.get(db, scope, daemonId); // 404 / 403 as every daemon read
-    const approved = await db.query<ApprovedRow>(APPROVED_SQL, [daemonId]);
+    const approved = await db.query<ApprovedRow>(APPROVED_SQL, approvedParams(scope.organizationId, daemonId));
     const taken = new Set(approved.map((a) => a.subnet_id));
     const reported = ((daemon.capabilities as { interfaced_subnet_ids?: string[] } | null)?.interfaced_subnet_ids ?? []).filter((id) => !taken.has(id));
     const suggested = reported.length
       ? await db.query<{ subnet_id: string; cidr: string; name: string }>(
         `select s.id as subnet_id, s.cidr::text as cidr, s.name from subnets s
-         where s.id = any(?::uuid[]) and s.network_id = ? order by s.cidr, s.id`,
-        [reported, daemon.network_id],
+         where s.organization_id = ? and s.id = any(?::uuid[]) and s.network_id = ? order by s.cidr, s.id`,
+        [scope.organizationId, reported, daemon.network_id],
       )
       : [];
     return { approved: approved.map(approvedView), suggested };
@@ -74,7 +77,7 @@ export const daemonTargets = {
          on conflict (daemon_id, subnet_id, organization_id) where revoked_at is null do nothing`,
         [randomUUID(), daemon.organization_id, daemon.network_id, daemonId, subnet.id, scope.userId || null],
       );
-      const approved = await tx.query<ApprovedRow>(APPROVED_SQL, [daemonId]);
+      const approved = await tx.query<ApprovedRow>(APPROVED_SQL, approvedParams(scope.organizationId, daemonId));
       return approvedView(approved.find((a) => a.subnet_id === subnet.id)!);
     });
   },
@@ -84,8 +87,8 @@ export const daemonTargets = {
     return db.transaction(async (tx) => {
       await daemonTable.get(tx, scope, daemonId, undefined, true);
       const revoked = await tx.query(
-        `update daemon_targets set revoked_at = now(), revoked_by = ? where daemon_id = ? and subnet_id = ? and revoked_at is null returning id`,
-        [scope.userId || null, daemonId, subnetId],
+        `update daemon_targets set revoked_at = now(), revoked_by = ? where organization_id = ? and daemon_id = ? and subnet_id = ? and revoked_at is null returning id`,
+        [scope.userId || null, scope.organizationId, daemonId, subnetId],
       );
       if (!revoked.length) throw notFound('DaemonTarget', subnetId);
       return null;
@@ -94,8 +97,8 @@ export const daemonTargets = {
 };
 
 /** The ids of the subnets a daemon is approved to scan (live subnets of its network). */
-export async function approvedSubnetIds(db: Db, daemonId: string): Promise<string[]> {
-  return (await db.query<ApprovedRow>(APPROVED_SQL, [daemonId])).map((r) => r.subnet_id);
+export async function approvedSubnetIds(db: Db, organizationId: string, daemonId: string): Promise<string[]> {
+  return (await db.query<ApprovedRow>(APPROVED_SQL, approvedParams(organizationId, daemonId))).map((r) => r.subnet_id);
 }
 
 /**
@@ -104,9 +107,9 @@ export async function approvedSubnetIds(db: Db, daemonId: string): Promise<strin
  * only its --targets, and upstream Scanopy daemons keep their behaviour. An explicit list is
  * left as it is. The stored session is not changed (the approvals count when it is handed out).
  */
-export async function withApprovedTargets<T>(db: Db, daemonId: string, discoveryType: T): Promise<T> {
+export async function withApprovedTargets<T>(db: Db, organizationId: string, daemonId: string, discoveryType: T): Promise<T> {
   const type = discoveryType as Record<string, unknown> | null;
   if (!type || type.type !== 'Network' || type.subnet_ids != null) return discoveryType;
-  const ids = await approvedSubnetIds(db, daemonId);
+  const ids = await approvedSubnetIds(db, organizationId, daemonId);
   return (ids.length ? { ...type, subnet_ids: ids } : discoveryType) as T;
 }

@@ -77,7 +77,7 @@ export async function nextWork(db: Db, organizationId: string, daemonId: string)
   );
   if (!taken) return [null, false];
   // A Network discovery of "every subnet" goes out with the subnets approved for this daemon.
-  return [workPayload({ ...taken, discovery_type: await withApprovedTargets(db, daemonId, taken.discovery_type) }), false];
+  return [workPayload({ ...taken, discovery_type: await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type) }), false];
 }
 
 /** The session a daemon is running now (its reports belong to it), if any. */

@@ -371,7 +371,7 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   const next = sessions.find((s) => s.phase === 'Pending' && !s.cancel_requested);
   if (!busy && next) {
     try {
-      const answer = await client.initiate(next.id, await withApprovedTargets(db, daemon.id, next.discovery_type));
+      const answer = await client.initiate(next.id, await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type));
       if (answer === 'started') {
         await db.query(`update discovery_sessions set phase = 'Starting', updated_at = now() where id = ? and phase = 'Pending'`, [next.id]);
         initiated.push(next.id);
