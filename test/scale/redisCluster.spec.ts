@@ -28,7 +28,9 @@ import { db, waitFor } from '../workers/support.js';
 import { startApi, startWorker, stop, type Child } from './support.js';
 
 const USER_BURST = 20;
-const JOB_DELAY_MS = 300;
+// Long enough that jobs are still running after the test's adds and WAIT: at 300 ms a quiet machine
+// finished all 12 (4 at a time) before the first look for a running one.
+const JOB_DELAY_MS = 1500;
 const API_ENV = {
   HOST: '127.0.0.1', // as the in-process app: the login guard counts per (account, client address), ::ffff:127.0.0.1 is another one
   RATE_LIMIT_USER: `${USER_BURST}/60`,
