@@ -28,7 +28,7 @@
 // ISO_NODE_ARGS (node options for the API and the worker, e.g. "--trace-gc --cpu-prof", which NODE_OPTIONS refuses).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -135,6 +135,28 @@ async function stop(proc: { child: ChildProcess; exited: Promise<unknown> }): Pr
 }
 
 // ---- Samplers -----------------------------------------------------------------------------------
+
+/**
+ * CPU seconds (user + system, Linux /proc, 100 ticks a second) used so far by the API, the worker,
+ * PostgreSQL's processes and redis-server: where a window's work landed (A's PostgreSQL work is not
+ * charged to its heavy-read budget, so it shows here). Processes that exited are not counted.
+ */
+function cpuByPart(api: number, worker: number | undefined): Record<string, number> {
+  const ticks = (pid: number | string) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch { return 0; }
+  };
+  const out: Record<string, number> = { api: ticks(api), worker: worker ? ticks(worker) : 0, postgres: 0, redis: 0 };
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let comm = '';
+    try { comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
+    if (comm === 'postgres') out.postgres! += ticks(pid);
+    else if (comm === 'redis-server') out.redis! += ticks(pid);
+  }
+  return out;
+}
 
 /** Fires `fn` every `everyMs` (open loop) until stopped; collects the times of the 2xx answers and counts the rest. */
 function every(everyMs: number, fn: () => Promise<Answer>) {
@@ -327,6 +349,8 @@ async function main() {
     };
     const measure = async (seconds: number) => {
       await eventLoop();
+      const cpuBefore = cpuByPart(api.child.pid!, worker?.child.pid);
+      const wallBefore = performance.now();
       const stoppers = {
         health: every(50, () => call(base, 'GET', '/api/health')),
         b_topology_cached: every(250, () => call(base, 'GET', bView, { cookie: b.cookie })),
@@ -336,7 +360,11 @@ async function main() {
       await sleep(seconds * 1000);
       const out: Record<string, Seen> = {};
       for (const [k, stopper] of Object.entries(stoppers)) out[k] = await stopper();
-      return { out, eventLoopDelay: await eventLoop() };
+      const cpuAfter = cpuByPart(api.child.pid!, worker?.child.pid);
+      const wall = (performance.now() - wallBefore) / 1000;
+      // Cores busy on average during the window, per part of the service.
+      const cores = Object.fromEntries(Object.keys(cpuAfter).map((k) => [k, Math.round(((cpuAfter[k]! - cpuBefore[k]!) / wall) * 100) / 100]));
+      return { out, eventLoopDelay: await eventLoop(), cores };
     };
     /** A's queued layout jobs finished (bounded), so a window starts without the last one's work. */
     const drainLayouts = async () => {
@@ -367,6 +395,7 @@ async function main() {
     const windows: Record<'idle' | 'loaded', Array<Record<string, Seen>>> = { idle: [], loaded: [] };
     const loopDelay: Record<'idle' | 'loaded', Array<{ p99_ms: number; max_ms: number }>> = { idle: [], loaded: [] };
     const phaseLoad: Record<'idle' | 'loaded', number[][]> = { idle: [], loaded: [] };
+    const coresBusy: Record<'idle' | 'loaded', Array<Record<string, number>>> = { idle: [], loaded: [] };
     const aAnswers: ALoadAnswers = {};
     let pendingLayoutsAfter = 0;
     for (let r = 0; r < CFG.rounds; r++) {
@@ -374,7 +403,9 @@ async function main() {
         log(`round ${r + 1}: ${kind} window, ${CFG.phaseSeconds} s${kind === 'loaded' ? `, ${CFG.loops} loops of org A` : ''}`);
         const aThread = kind === 'loaded' ? new Worker(new URL(import.meta.url), { workerData: { base, cookie: a.cookie, aQuery, aTags, timelineFrom, loops: CFG.loops } satisfies ALoad }) : undefined;
         const aAnswersPromise = aThread && new Promise<ALoadAnswers>((resolve, reject) => { aThread.once('message', resolve); aThread.once('error', reject); });
-        const { out, eventLoopDelay } = await measure(CFG.phaseSeconds);
+        const { out, eventLoopDelay, cores } = await measure(CFG.phaseSeconds);
+        coresBusy[kind].push(cores);
+        log(`  cores busy: ${JSON.stringify(cores)}`);
         windows[kind].push(out);
         loopDelay[kind].push(eventLoopDelay);
         phaseLoad[kind].push(os.loadavg().map((x) => round(x)));
@@ -411,6 +442,7 @@ async function main() {
       config: { ...CFG, max_nodes: MAX_NODES, a_view: { nodes: bigView.nodes.length, edges: bigView.edges.length, hosts: CFG.hosts, dependencies: 2, dependency_members: 1000 } },
       org_a_alone: solo,
       idle, loaded, ratios, targets, api_event_loop_delay_ms: { idle: idleLoop, loaded: loadedLoop, windows: loopDelay },
+      cores_busy_per_window: coresBusy,
       org_a_under_load: Object.fromEntries(Object.entries(aAnswers).map(([k, v]) => [k, { ...stats(v.ms), statuses: v.statuses }])),
       pending_layouts_after: pendingLayoutsAfter,
     };
