@@ -130,17 +130,16 @@ export class HistoryTable {
 
   /**
    * Children of already-authorized parents (the parent's read checked tenancy), live or as of
-   * `at`, in the given order. One query for a whole page of parents.
+   * `at`, in the given order. One query for a whole page of parents. The parents' organization is
+   * named too: it keeps the read on one partition / shard.
    */
-  async byParent(db: Db, column: string, parentIds: string[], at: string | undefined, order: string, organizationId?: string): Promise<Row[]> {
+  async byParent(db: Db, organizationId: string, column: string, parentIds: string[], at: string | undefined, order: string): Promise<Row[]> {
     if (!parentIds.length) return [];
     const src = this.source(at);
-    // The parents' organization, when the caller has it, keeps the read on one partition / shard.
-    const org = organizationId ? ['t.organization_id = ?'] : [];
     const rows = await db.query(
       `select ${this.selectList}, ${this.validTo(at)} from ${src.from}
-       where ${[...src.where, `t.${column} = any(?::uuid[])`, ...org].join(' and ')} order by ${order}`,
-      [...src.params, parentIds, ...(organizationId ? [organizationId] : [])],
+       where ${[...src.where, `t.${column} = any(?::uuid[])`, 't.organization_id = ?'].join(' and ')} order by ${order}`,
+      [...src.params, parentIds, organizationId],
     );
     return rows.map((r) => this.toResponse(r));
   }
@@ -156,7 +155,7 @@ export class HistoryTable {
    */
   async syncChildren(
     db: Db,
-    owner: { column: string; ids: string[]; organizationId?: string },
+    owner: { column: string; ids: string[]; organizationId: string },
     rows: Row[],
     updatable: string[],
     field: string,
@@ -165,8 +164,8 @@ export class HistoryTable {
     const ids = rows.map((r) => r.id as string);
     const listed = new Set(ids);
     if (!current || [...current].some((id) => !listed.has(id))) {
-      const org = owner.organizationId ? ' and organization_id = ?' : ''; // one partition / shard when the caller has it
-      await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[]))${org}`, [owner.ids, ids, ...(owner.organizationId ? [owner.organizationId] : [])]);
+      // The owners' organization named: one partition / shard.
+      await db.query(`delete from ${this.spec.table} where ${owner.column} = any(?::uuid[]) and not (id = any(?::uuid[])) and organization_id = ?`, [owner.ids, ids, owner.organizationId]);
     }
     if (!rows.length) return;
     const cols = Object.keys(rows[0]!);

@@ -13,7 +13,7 @@ export const bindingTable = new HistoryTable({
 export const BINDING_ORDER = 't.created_at, t.id';
 
 /** Services with their bindings (live, or as of `at`), oldest first: one query for all of them. */
-export async function withBindings(db: Db, services: Row[], at?: string): Promise<Row[]> {
-  const bindings = groupBy(await bindingTable.byParent(db, 'service_id', services.map((s) => s.id as string), at, BINDING_ORDER, services[0]?.organization_id as string | undefined), 'service_id');
+export async function withBindings(db: Db, org: string, services: Row[], at?: string): Promise<Row[]> {
+  const bindings = groupBy(await bindingTable.byParent(db, org, 'service_id', services.map((s) => s.id as string), at, BINDING_ORDER), 'service_id');
   return services.map((s) => ({ ...s, bindings: bindings.get(s.id as string) ?? [] }));
 }

@@ -37,23 +37,22 @@ async function assertDaemonUrlAllowed(url: string, config: Pick<AppConfig, 'daem
  * Daemons as answered: each with its current poll error (`last_error`, `last_error_at`; null when
  * its last contact worked). One query per page.
  */
-async function present(db: Db, rows: Row[]) {
+async function present(db: Db, organizationId: string, rows: Row[]) {
   const ids = rows.map((r) => r.id as string);
-  // The rows are one organization's (a list or a get in scope): named, so one partition is read.
   const errors = ids.length
     ? await db.query<{ daemon_id: string; last_error: string; last_error_at: unknown }>(
-      `select daemon_id, last_error, last_error_at from daemon_poll_errors where organization_id = ? and daemon_id = any(?::uuid[])`, [rows[0]!.organization_id, ids])
+      `select daemon_id, last_error, last_error_at from daemon_poll_errors where organization_id = ? and daemon_id = any(?::uuid[])`, [organizationId, ids])
     : [];
   const byId = new Map(errors.map((e) => [e.daemon_id, e]));
   return rows.map((r) => daemonView({ ...r, last_error: byId.get(r.id as string)?.last_error ?? null, last_error_at: byId.get(r.id as string)?.last_error_at ?? null }));
 }
-const presentOne = async (db: Db, row: Row) => (await present(db, [row]))[0]!;
+const presentOne = async (db: Db, scope: Scope, row: Row) => (await present(db, scope.organizationId, [row]))[0]!;
 
 export const daemonService = {
   list: (db: Db, scope: Scope, q: Record<string, any>) =>
-    listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present }),
+    listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present: (d, s, rows) => present(d, s.organizationId, rows) }),
 
-  get: async (db: Db, scope: Scope, id: string, at?: string) => presentOne(db, await daemonTable.get(db, scope, id, at)),
+  get: async (db: Db, scope: Scope, id: string, at?: string) => presentOne(db, scope, await daemonTable.get(db, scope, id, at)),
 
   /**
    * A server_poll daemon (reference §1.2 step 0): its key (the plaintext kept for the server's
@@ -83,7 +82,7 @@ export const daemonService = {
     if (input.url) await assertDaemonUrlAllowed(input.url, config);
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
-      return presentOne(tx, await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));
+      return presentOne(tx, scope, await daemonTable.update(tx, scope, id, { name: input.name, url: input.url, tags: input.tags }, input.expected_updated_at));
     });
   },
 
@@ -95,9 +94,9 @@ export const daemonService = {
     return db.transaction(async (tx) => {
       const daemon = await daemonTable.get(tx, scope, id, undefined, true);
       if (daemon.mode !== 'server_poll') throw new AppError('daemon_mode_mismatch', { id, mode: String(daemon.mode), required: 'server_poll' });
-      return presentOne(tx, await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
+      return presentOne(tx, scope, await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
     });
   },
 
-  history: async (db: Db, scope: Scope, id: string) => present(db, await daemonTable.history(db, scope, id)),
+  history: async (db: Db, scope: Scope, id: string) => present(db, scope.organizationId, await daemonTable.history(db, scope, id)),
 };

@@ -175,7 +175,7 @@ export async function createHosts(db: Db, scope: Scope, inputs: HostInput[]): Pr
       [JSON.stringify(hostRows)],
     );
     const owned = (i: number) => ({ organization_id: scope.organizationId, network_id: inputs[i]!.network_id, host_id: ids[i] });
-    const owners = { column: 'host_id', ids: ids as string[] };
+    const owners = { column: 'host_id', ids: ids as string[], organizationId: scope.organizationId };
     const none = new Set<string>(); // new hosts: nothing to delete
     const all = <T>(pick: (p: Planned, i: number) => T[]) => planned.flatMap((p, i) => pick(p!, i));
     await ipAddressTable.syncChildren(tx, owners, all((p, i) => p.ips.map((a) => ({ ...owned(i), ...a }))),
@@ -186,10 +186,10 @@ export async function createHosts(db: Db, scope: Scope, inputs: HostInput[]): Pr
       await serviceTable.syncChildren(tx, owners, services, ['name', 'service_definition', 'position', 'tags', 'virtualization'], 'services.id', none);
       const bindings = all((p, i) => p.services.flatMap((s) => s.bindings.map((b) => ({ organization_id: scope.organizationId, network_id: inputs[i]!.network_id, ...b, service_id: s.id }))));
       if (bindings.length) {
-        await bindingTable.syncChildren(tx, { column: 'service_id', ids: services.map((s) => s.id as string) }, bindings, ['type', 'port_id', 'ip_address_id'], 'services.bindings.id', none);
+        await bindingTable.syncChildren(tx, { column: 'service_id', ids: services.map((s) => s.id as string), organizationId: scope.organizationId }, bindings, ['type', 'port_id', 'ip_address_id'], 'services.bindings.id', none);
       }
     }
     const byId = new Map(created.map((r) => [r.id as string, hostTable.toResponse(r)]));
-    return withChildren(tx, ids.map((id) => byId.get(id)!));
+    return withChildren(tx, scope.organizationId, ids.map((id) => byId.get(id)!));
   });
 }

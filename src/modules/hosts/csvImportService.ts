@@ -44,7 +44,7 @@ async function loadState(db: Db, scope: Scope, networkId: string, names: string[
          where a.organization_id = ? and a.network_id = ? and a.ip_address = any(?::inet[])`, [scope.organizationId, networkId, ips])
       : Promise.resolve([]),
   ]);
-  const hosts = await withChildren(db, hostRows);
+  const hosts = await withChildren(db, scope.organizationId, hostRows);
   const existing: ExistingHost[] = hosts.map((h) => ({
     id: h.id as string, name: h.name as string, hostname: h.hostname as string | null, description: h.description as string | null,
     tags: h.tags as string[], updated_at: h.updated_at as string,

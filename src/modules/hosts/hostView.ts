@@ -12,18 +12,17 @@ export const HOST_CHILD_ORDER = {
   ip_addresses: 't.position, t.id', ports: 't.number, t.protocol, t.id', services: 't.position, t.id', interfaces: 't.if_index, t.id',
 } as const;
 
-/** Attaches children to a page of hosts: five queries whatever the page size. */
-export async function withChildren(db: Db, hosts: Row[], at?: string): Promise<Row[]> {
+/** Attaches children to a page of hosts of organization `org`: five queries whatever the page size. */
+export async function withChildren(db: Db, org: string, hosts: Row[], at?: string): Promise<Row[]> {
   const ids = hosts.map((h) => h.id as string);
-  const org = hosts[0]?.organization_id as string | undefined; // a page is one organization's
   const [ips, ports, services, interfaces] = await Promise.all([
-    ipAddressTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ip_addresses, org),
-    portTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.ports, org),
-    serviceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.services, org),
-    interfaceTable.byParent(db, 'host_id', ids, at, HOST_CHILD_ORDER.interfaces, org),
+    ipAddressTable.byParent(db, org, 'host_id', ids, at, HOST_CHILD_ORDER.ip_addresses),
+    portTable.byParent(db, org, 'host_id', ids, at, HOST_CHILD_ORDER.ports),
+    serviceTable.byParent(db, org, 'host_id', ids, at, HOST_CHILD_ORDER.services),
+    interfaceTable.byParent(db, org, 'host_id', ids, at, HOST_CHILD_ORDER.interfaces),
   ]);
   const byHost = {
-    ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(await withBindings(db, services, at), 'host_id'), interfaces: groupBy(interfaces, 'host_id'),
+    ips: groupBy(ips, 'host_id'), ports: groupBy(ports, 'host_id'), services: groupBy(await withBindings(db, org, services, at), 'host_id'), interfaces: groupBy(interfaces, 'host_id'),
   };
   return hosts.map((h) => ({
     ...h,

@@ -107,7 +107,7 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
     await assertBindingTargets(db, scope.organizationId, host.id as string, bindings, 'services.bindings.');
     const { host_id: _h, ...bindingOwned } = owned;
     await bindingTable.syncChildren(
-      db, { column: 'service_id', ids: services.map((s) => s.id) },
+      db, { column: 'service_id', ids: services.map((s) => s.id), organizationId: host.organization_id as string },
       bindings.map((b) => ({ ...bindingOwned, ...b })), ['type', 'port_id', 'ip_address_id'], 'services.bindings.id', own.bindings,
     );
     // Bindings of services that were dropped went with them (ON DELETE CASCADE).
@@ -133,11 +133,11 @@ export const hostService = {
     const { rows, total } = await hostTable.list(db, scope, {
       where, ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
-    return Page.of(await withChildren(db, rows, q.at), total, q.limit, q.offset);
+    return Page.of(await withChildren(db, scope.organizationId, rows, q.at), total, q.limit, q.offset);
   },
 
   async get(db: Db, scope: Scope, id: string, at?: string) {
-    return (await withChildren(db, [await hostTable.get(db, scope, id, at)], at))[0]!;
+    return (await withChildren(db, scope.organizationId, [await hostTable.get(db, scope, id, at)], at))[0]!;
   },
 
   async create(db: Db, scope: Scope, input: HostInput) {

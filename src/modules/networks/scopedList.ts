@@ -13,7 +13,7 @@ export interface ScopedListOptions {
   /** Order fields of the API → columns. */
   order: Record<string, string>;
   /** Turns the page of rows into responses (e.g. attaching children). */
-  present?: (db: Db, rows: Row[], at?: string) => Promise<Row[]>;
+  present?: (db: Db, scope: Scope, rows: Row[], at?: string) => Promise<Row[]>;
 }
 
 export async function listNetworkScoped(table: HistoryTable, db: Db, scope: Scope, q: Record<string, any>, opts: ScopedListOptions) {
@@ -26,5 +26,5 @@ export async function listNetworkScoped(table: HistoryTable, db: Db, scope: Scop
   const { rows, total } = await table.list(db, scope, {
     where, ids: q.ids, order: orderTerms(q, opts.order, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
   });
-  return Page.of(opts.present ? await opts.present(db, rows, q.at) : rows, total, q.limit, q.offset);
+  return Page.of(opts.present ? await opts.present(db, scope, rows, q.at) : rows, total, q.limit, q.offset);
 }

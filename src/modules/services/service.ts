@@ -39,7 +39,7 @@ async function syncBindings(db: Db, service: { id: string; organization_id: stri
   const others = (await hostBindings(db, service.organization_id, hostId)).filter((b) => b.service_id !== service.id);
   assertBindingRules([...others, ...planned], new Set(planned.map((b) => b.id)), 'bindings');
   await bindingTable.syncChildren(
-    db, { column: 'service_id', ids: [service.id] },
+    db, { column: 'service_id', ids: [service.id], organizationId: service.organization_id },
     planned.map((b) => ({ ...b, organization_id: service.organization_id, network_id: service.network_id })),
     ['type', 'port_id', 'ip_address_id'], 'bindings.id',
   );
@@ -47,10 +47,10 @@ async function syncBindings(db: Db, service: { id: string; organization_id: stri
 
 export const serviceService = {
   list: (db: Db, scope: Scope, q: Record<string, any>) =>
-    listNetworkScoped(serviceTable, db, scope, q, { filters: ['host_id', 'service_definition'], order: ORDER, present: withBindings }),
+    listNetworkScoped(serviceTable, db, scope, q, { filters: ['host_id', 'service_definition'], order: ORDER, present: (d, s, rows, at) => withBindings(d, s.organizationId, rows, at) }),
 
   async get(db: Db, scope: Scope, id: string, at?: string) {
-    return (await withBindings(db, [await serviceTable.get(db, scope, id, at)], at))[0]!;
+    return (await withBindings(db, scope.organizationId, [await serviceTable.get(db, scope, id, at)], at))[0]!;
   },
 
   async create(db: Db, scope: Scope, input: ServiceWrite) {
@@ -64,7 +64,7 @@ export const serviceService = {
         service_definition: input.service_definition, position, tags: input.tags, virtualization: input.virtualization, source: MANUAL,
       });
       await syncBindings(tx, { id, organization_id: host.organization_id, network_id: host.network_id }, host.id, input.bindings ?? []);
-      return (await withBindings(tx, [service]))[0]!;
+      return (await withBindings(tx, scope.organizationId, [service]))[0]!;
     });
   },
 
@@ -83,7 +83,7 @@ export const serviceService = {
       if (input.bindings) {
         await syncBindings(tx, { id, organization_id: current.organization_id as string, network_id: current.network_id as string }, hostId, input.bindings);
       }
-      return (await withBindings(tx, [service]))[0]!;
+      return (await withBindings(tx, scope.organizationId, [service]))[0]!;
     });
   },
 
