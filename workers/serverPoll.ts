@@ -1,11 +1,12 @@
 // Queue `server-poll`: one job scheduler per `server_poll` daemon (id `poll-<daemon id>`, every
-// SERVER_POLL_INTERVAL_MS, 30 s), each job one poll cycle (src/modules/serverPoll/poller.ts). A
-// periodic `reconcile` job (and one at start) adds schedulers for new daemons, removes those of
-// daemons that are gone (deleted, switched to daemon_poll, standby) and re-times them when the
-// interval changes. Schedulers live in Redis, so every worker process may reconcile; only one job runs
+// SERVER_POLL_INTERVAL_MS, 30 s), each job one poll cycle (src/modules/serverPoll/poller.ts) of the
+// daemon and organization its data names. A periodic `reconcile` job (and one at start) adds
+// schedulers for new daemons, removes those of daemons that are gone (deleted, switched to
+// daemon_poll, standby) and re-times them when the interval changes (or rewrites one made before
+// jobs named the organization). Schedulers live in Redis, so every worker process may reconcile; only one job runs
 // per daemon and period, and a per-daemon lock keeps two polls of one daemon from overlapping.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Db } from '../src/core/db.js';
+import { ACROSS_ORGANIZATIONS, Db } from '../src/core/db.js';
 import { JOB_RETENTION, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, type ServerPollJob } from '../src/core/queues.js';
 import { pollDaemon, type PollOutcome } from '../src/modules/serverPoll/poller.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
@@ -23,13 +24,14 @@ export async function reconcileSchedulers(services: WorkerServices): Promise<Rec
   const queue = services.queues.serverPoll;
   const every = services.settings.serverPollIntervalMs;
   const db = new Db(services.orm.em.fork());
-  // Pollable: what pollDaemon would not skip (an url, and a key to call the daemon with).
-  const daemons = await db.query<{ id: string }>(
-    `select d.id from daemons d join daemon_api_keys k on k.id = d.api_key_id
+  // Pollable: what pollDaemon would not skip (an url, and a key to call the daemon with). Every
+  // organization's daemons: the schedulers are one set for all.
+  const daemons = await db.query<{ id: string; organization_id: string }>(
+    `${ACROSS_ORGANIZATIONS} select d.id, d.organization_id from daemons d join daemon_api_keys k on k.id = d.api_key_id
      where d.mode = 'server_poll' and not d.standby and coalesce(d.url, '') <> '' and k.server_key is not null and k.is_enabled
      order by d.id`,
   );
-  const wanted = new Map(daemons.map((d) => [pollSchedulerId(d.id), d.id]));
+  const wanted = new Map(daemons.map((d) => [pollSchedulerId(d.id), { daemonId: d.id, organizationId: d.organization_id } satisfies ServerPollJob]));
   const existing = (await queue.getJobSchedulers(0, -1)).filter((s) => s.key.startsWith('poll-'));
   const result: ReconcileResult = { added: [], removed: [], retimed: [] };
   for (const s of existing) {
@@ -39,11 +41,13 @@ export async function reconcileSchedulers(services: WorkerServices): Promise<Rec
     }
   }
   const have = new Map(existing.map((s) => [s.key, s]));
-  for (const [schedulerId, daemonId] of wanted) {
+  for (const [schedulerId, data] of wanted) {
     const current = have.get(schedulerId);
-    if (current && Number(current.every) === every) continue;
-    await queue.upsertJobScheduler(schedulerId, { every }, { name: 'poll', data: { daemonId }, opts: POLL_JOB_OPTS });
-    (current ? result.retimed : result.added).push(daemonId);
+    // A scheduler made before jobs named the organization is rewritten (counted as retimed).
+    const currentData = current?.template?.data as Partial<ServerPollJob> | undefined;
+    if (current && Number(current.every) === every && currentData?.organizationId === data.organizationId) continue;
+    await queue.upsertJobScheduler(schedulerId, { every }, { name: 'poll', data, opts: POLL_JOB_OPTS });
+    (current ? result.retimed : result.added).push(data.daemonId);
   }
   if (result.added.length || result.removed.length || result.retimed.length) {
     services.logger.info({ ...result, every_ms: every }, 'server-poll schedulers reconciled');
@@ -51,10 +55,10 @@ export async function reconcileSchedulers(services: WorkerServices): Promise<Rec
   return result;
 }
 
-export async function processServerPoll(services: WorkerServices, job: Job<ServerPollJob | Record<string, never>>): Promise<PollOutcome | ReconcileResult> {
+export async function processServerPoll(services: WorkerServices, job: Pick<Job<ServerPollJob | Record<string, never>>, 'name' | 'data'>): Promise<PollOutcome | ReconcileResult> {
   if (job.name === 'reconcile') return reconcileSchedulers(services);
-  const { daemonId } = job.data as ServerPollJob;
-  const outcome = await pollDaemon(services, daemonId);
+  const { daemonId, organizationId } = job.data as ServerPollJob;
+  const outcome = await pollDaemon(services, daemonId, organizationId);
   // A daemon that did not answer is a failed job (the dashboard's Failed tab), not a completed one
   // whose value says so. Never retried: its scheduler polls again at the next period.
   if (outcome.result === 'failed') {

@@ -142,6 +142,8 @@ export interface DiscoverySyncResult {
 
 export interface ServerPollJob {
   daemonId: string;
+  /** The daemon's organization, so a poll reads one organization's rows; absent in jobs scheduled before it was added. */
+  organizationId?: string;
 }
 
 /**

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/core/logger.js';
 import { pollSchedulerId, RECONCILE_SCHEDULER_ID, requestSchedulerReconcile } from '../../src/core/queues.js';
 import { pollDaemon, UNREACHABLE_AFTER } from '../../src/modules/serverPoll/poller.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
-import { reconcileSchedulers, startServerPoll } from '../../workers/serverPoll.js';
+import { processServerPoll, reconcileSchedulers, startServerPoll } from '../../workers/serverPoll.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { readRecording } from '../support/fixtures.js';
 import { call, expectOk } from '../support/client.js';
@@ -163,7 +163,12 @@ describe('server-poll worker', function () {
     expect(await reconcileSchedulers(services)).to.deep.equal({ added: [], removed: [], retimed: [] });
     const scheduler = await services.queues.serverPoll.getJobScheduler(pollSchedulerId(a.id));
     expect(scheduler).to.include({ every: services.settings.serverPollIntervalMs });
-    expect(scheduler!.template?.data).to.deep.equal({ daemonId: a.id });
+    expect(scheduler!.template?.data).to.deep.equal({ daemonId: a.id, organizationId: t.orgId });
+    // A scheduler from before jobs named the organization is rewritten with it; such a job still polls.
+    await services.queues.serverPoll.upsertJobScheduler(pollSchedulerId(a.id), { every: services.settings.serverPollIntervalMs }, { name: 'poll', data: { daemonId: a.id } });
+    expect(await reconcileSchedulers(services)).to.deep.equal({ added: [], removed: [], retimed: [a.id] });
+    expect((await services.queues.serverPoll.getJobScheduler(pollSchedulerId(a.id)))!.template?.data).to.deep.equal({ daemonId: a.id, organizationId: t.orgId });
+    expect(await processServerPoll(services, { name: 'poll', data: { daemonId: a.id } })).to.include({ result: 'ok', daemonId: a.id });
 
     await db(app).query(`delete from daemons where id = ?`, [a.id]);
     await db(app).query(`update daemons set standby = true where id = ?`, [b.id]);

@@ -19,7 +19,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { RedisClient } from '../../core/redis.js';
 import type { Job } from 'bullmq';
 import type { AppConfig } from '../../config.js';
-import { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { discoverySyncBatches, discoverySyncJobId, type DiscoverySyncJob, type DiscoverySyncResult, type QueueSettings, type Queues, type SyncContext } from '../../core/queues.js';
 import { withApprovedTargets } from '../daemons/targets.js';
@@ -95,11 +95,12 @@ function protocolCapabilities(raw: unknown): { has_docker_socket: boolean; inter
 }
 
 /** The daemon's last poll error, shown on it (`last_error`, `last_error_at`) until the next successful contact. */
-async function recordPollError(db: Db, daemonId: string, message: string): Promise<void> {
+async function recordPollError(db: Db, daemon: DaemonRow, message: string): Promise<void> {
   await db.query(
-    `insert into daemon_poll_errors (daemon_id, organization_id, last_error, last_error_at) select id, organization_id, ?, now() from daemons where id = ?
+    `insert into daemon_poll_errors (daemon_id, organization_id, last_error, last_error_at)
+     select id, organization_id, ?, now() from daemons where organization_id = ? and id = ?
      on conflict (daemon_id, organization_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`,
-    [message.slice(0, 500), daemonId],
+    [message.slice(0, 500), daemon.organization_id, daemon.id],
   );
 }
 
@@ -108,8 +109,13 @@ const isLegacy = (version: string | null) => {
   return v !== null && compareVersions(v, FULL_SERVER_POLL_VERSION) < 0;
 };
 
-/** Polls one daemon once. Never throws for daemon-side problems (they are the outcome). */
-export async function pollDaemon(deps: PollerDeps, daemonId: string): Promise<PollOutcome> {
+/**
+ * Polls one daemon once. Never throws for daemon-side problems (they are the outcome).
+ * `organizationId` (the daemon's, carried by its scheduler's jobs) makes every statement read one
+ * organization's rows; without it (a job scheduled before jobs named it, a caller knowing only the
+ * id) the daemon is first found by its id among every organization's.
+ */
+export async function pollDaemon(deps: PollerDeps, daemonId: string, organizationId?: string): Promise<PollOutcome> {
   const lockKey = `${deps.config.redisPrefix}serverpoll:lock:${daemonId}`;
   const token = randomUUID();
   const ttl = deps.settings.serverPollTimeoutMs * 10 + deps.settings.serverPollAckWaitMs + 5_000;
@@ -117,7 +123,7 @@ export async function pollDaemon(deps: PollerDeps, daemonId: string): Promise<Po
   const locked = await deps.redis.set(lockKey, token, 'PX', ttl, 'NX');
   if (locked !== 'OK') return { daemonId, result: 'skipped', reason: 'poll already running' };
   try {
-    return await pollLocked(deps, daemonId);
+    return await pollLocked(deps, daemonId, organizationId);
   } finally {
     await deps.redis
       .eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, lockKey, token)
@@ -125,16 +131,18 @@ export async function pollDaemon(deps: PollerDeps, daemonId: string): Promise<Po
   }
 }
 
-async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutcome> {
+const DAEMON_COLUMNS = `d.id, d.organization_id, d.network_id, d.mode, d.url, d.host_id, d.standby, d.last_seen, d.version,
+            k.server_key, k.is_enabled as key_enabled
+     from daemons d left join daemon_api_keys k on k.id = d.api_key_id`;
+
+async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: string | undefined): Promise<PollOutcome> {
   const db = new Db(deps.orm.em.fork());
   const log = deps.logger.child({ daemon_id: daemonId });
-  const daemon = await db.one<DaemonRow>(
-    `select d.id, d.organization_id, d.network_id, d.mode, d.url, d.host_id, d.standby, d.last_seen, d.version,
-            k.server_key, k.is_enabled as key_enabled
-     from daemons d left join daemon_api_keys k on k.id = d.api_key_id
-     where d.id = ?`,
-    [daemonId],
-  );
+  const daemon = organizationId
+    ? await db.one<DaemonRow>(`select ${DAEMON_COLUMNS} where d.organization_id = ? and d.id = ?`, [organizationId, daemonId])
+    // Only the id (a job queued before jobs named the organization): the daemon directory is global (register gives an id
+    // another organization used a fresh one), so the id alone finds the daemon, in every partition.
+    : await db.one<DaemonRow>(`${ACROSS_ORGANIZATIONS} select ${DAEMON_COLUMNS} where d.id = ?`, [daemonId]);
   if (!daemon) return { daemonId, result: 'skipped', reason: 'daemon not found' };
   if (daemon.mode !== 'server_poll') return { daemonId, result: 'skipped', reason: 'not a server_poll daemon' };
   if (daemon.standby) return { daemonId, result: 'skipped', reason: 'standby' };
@@ -167,10 +175,10 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
     const row = await db.one<{ consecutive_failures: number; is_unreachable: boolean }>(
       `update daemons set consecutive_failures = consecutive_failures + 1,
               is_unreachable = is_unreachable or consecutive_failures + 1 >= ?
-       where id = ? returning consecutive_failures, is_unreachable`,
-      [UNREACHABLE_AFTER, daemonId],
+       where organization_id = ? and id = ? returning consecutive_failures, is_unreachable`,
+      [UNREACHABLE_AFTER, daemon.organization_id, daemonId],
     );
-    await recordPollError(db, daemonId, err.message);
+    await recordPollError(db, daemon, err.message);
     const failures = row?.consecutive_failures ?? 0;
     (failures >= UNREACHABLE_AFTER ? log.warn.bind(log) : log.info.bind(log))(
       { err: err.message, consecutive_failures: failures, is_unreachable: row?.is_unreachable },
@@ -184,12 +192,13 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
     await tx.query(
       `update daemons set last_seen = now(), consecutive_failures = 0, is_unreachable = false,
               version = coalesce(?, version), capabilities = coalesce(?::jsonb, capabilities)
-       where id = ?`,
-      [version, capabilities, daemonId],
+       where organization_id = ? and id = ?`,
+      [version, capabilities, daemon.organization_id, daemonId],
     );
-    await tx.query(`delete from daemon_poll_errors where daemon_id = ?`, [daemonId]);
+    await tx.query(`delete from daemon_poll_errors where organization_id = ? and daemon_id = ?`, [daemon.organization_id, daemonId]);
     // First contact: the daemon gets its default discovery sessions (reference §1.2 d, §3.3), once.
-    if (daemon.last_seen === null && !(await tx.one(`select 1 from discovery_sessions where daemon_id = ? limit 1`, [daemonId]))) {
+    if (daemon.last_seen === null
+        && !(await tx.one(`select 1 from discovery_sessions where organization_id = ? and daemon_id = ? limit 1`, [daemon.organization_id, daemonId]))) {
       await queueDefaultSessions(tx, { ...daemon, capabilities: capabilities ?? {} });
     }
   });
@@ -203,7 +212,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string): Promise<PollOutco
   } catch (err) {
     if (!(err instanceof DaemonRequestError)) throw err;
     log.warn({ err: err.message }, 'server_poll daemon poll failed');
-    await recordPollError(db, daemonId, `poll: ${err.message}`);
+    await recordPollError(db, daemon, `poll: ${err.message}`);
   }
   if (poll) {
     if (poll.progress) {
@@ -314,7 +323,8 @@ async function syncEntities(
     done.data.hosts.forEach((h, k) => result.hosts[k] && hostIds.set((h.host as { id: string }).id, result.hosts[k]!.id));
   }
   const answers = new Map((await db.query<{ host_id: string; response: string }>(
-    `select host_id, response from host_discovery_digests where host_id = any(?::uuid[])`, [[...new Set(hostIds.values())]],
+    `select host_id, response from host_discovery_digests where organization_id = ? and host_id = any(?::uuid[])`,
+    [ctx.organizationId, [...new Set(hostIds.values())]],
   )).map((r) => [r.host_id, r.response]));
   const hostsDone = new Map<string, unknown>();
   for (const [pendingId, hostId] of hostIds) {
@@ -345,22 +355,22 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   const cancelled: string[] = [];
   const sessions = await db.query<SessionRow>(
     `select id, discovery_type, phase, cancel_requested, started_at from discovery_sessions
-     where daemon_id = ? and phase not in ('Complete', 'Failed', 'Cancelled')
+     where organization_id = ? and daemon_id = ? and phase not in ('Complete', 'Failed', 'Cancelled')
      order by created_at, id`,
-    [daemon.id],
+    [daemon.organization_id, daemon.id],
   );
   for (const s of sessions) {
     if (!s.cancel_requested) continue;
     if (s.phase === 'Pending') {
       // Never handed out: nothing to tell the daemon.
-      await markCancelled(db, s.id);
+      await markCancelled(db, daemon.organization_id, s.id);
       cancelled.push(s.id);
       continue;
     }
     try {
       const answer = await client.cancel(s.id);
       // 409: the daemon does not run it (finished, lost on a restart): it is over.
-      if (answer === 'not_running') await markCancelled(db, s.id);
+      if (answer === 'not_running') await markCancelled(db, daemon.organization_id, s.id);
       cancelled.push(s.id);
     } catch (err) {
       if (!(err instanceof DaemonRequestError)) throw err;
@@ -373,7 +383,10 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
     try {
       const answer = await client.initiate(next.id, await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type));
       if (answer === 'started') {
-        await db.query(`update discovery_sessions set phase = 'Starting', updated_at = now() where id = ? and phase = 'Pending'`, [next.id]);
+        await db.query(
+          `update discovery_sessions set phase = 'Starting', updated_at = now() where organization_id = ? and id = ? and phase = 'Pending'`,
+          [daemon.organization_id, next.id],
+        );
         initiated.push(next.id);
       } else {
         log.info({ session_id: next.id }, 'daemon busy; session stays pending');
@@ -386,10 +399,10 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   return { initiated, cancelled };
 }
 
-async function markCancelled(db: Db, sessionId: string): Promise<void> {
+async function markCancelled(db: Db, organizationId: string, sessionId: string): Promise<void> {
   await db.query(
     `update discovery_sessions set phase = 'Cancelled', cancel_requested = false, finished_at = coalesce(finished_at, now()), updated_at = now()
-     where id = ? and phase not in (${TERMINAL_PHASES.map(() => '?').join(', ')})`,
-    [sessionId, ...TERMINAL_PHASES],
+     where organization_id = ? and id = ? and phase not in (${TERMINAL_PHASES.map(() => '?').join(', ')})`,
+    [organizationId, sessionId, ...TERMINAL_PHASES],
   );
 }
