@@ -3,7 +3,7 @@
 // an EventHub, which also sequences the outbox when no API process does), it turns events into
 // delivery rows and enqueues them. Every WEBHOOK_SWEEP_MS (5 s) it dispatches anyway and re-enqueues
 // deliveries that are due but have no job (Redis flushed, a worker killed mid-attempt).
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import { coalescing } from '../src/core/coalescing.js';
 import { Db } from '../src/core/db.js';
 import { QUEUE_NAMES } from '../src/core/queues.js';
@@ -12,6 +12,15 @@ import { attemptDeliveries, dispatchEvents, enqueueDeliveries, enqueueDispatched
 import { timed, workerOptions, type WorkerServices } from './context.js';
 
 export const WEBHOOK_DELIVERY_QUEUE = QUEUE_NAMES.webhookDelivery;
+
+/** One job: its deliveries attempted, the failures that are retried enqueued again (with their organization). */
+export async function processDeliveryJob(services: WorkerServices, job: Pick<Job<DeliveryJob>, 'data'>) {
+  const { config, logger, queues } = services;
+  const outcomes = await attemptDeliveries(new Db(services.orm.em.fork()), config, logger, job.data);
+  const retries = outcomes.filter((o) => o.status === 'retry');
+  await enqueueDeliveries(queues, retries.map((o) => ({ id: o.id, organizationId: o.organizationId, attempt: o.attempt, delayMs: o.retryInMs })));
+  return { delivered: outcomes.filter((o) => o.status === 'delivered').length, retries: retries.length, failed: outcomes.filter((o) => o.status === 'failed').length };
+}
 
 export async function startWebhookDelivery(services: WorkerServices, opts: { sweepMs?: number } = {}): Promise<Worker> {
   const { config, logger, queues } = services;
@@ -37,12 +46,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
 
   const worker = new Worker<DeliveryJob>(
     WEBHOOK_DELIVERY_QUEUE,
-    timed(services, WEBHOOK_DELIVERY_QUEUE, async (job) => {
-      const outcomes = await attemptDeliveries(db(), config, logger, job.data.deliveryIds);
-      const retries = outcomes.filter((o) => o.status === 'retry');
-      await enqueueDeliveries(queues, retries.map((o) => ({ id: o.id, attempt: o.attempt, delayMs: o.retryInMs })));
-      return { delivered: outcomes.filter((o) => o.status === 'delivered').length, retries: retries.length, failed: outcomes.filter((o) => o.status === 'failed').length };
-    }),
+    timed(services, WEBHOOK_DELIVERY_QUEUE, (job) => processDeliveryJob(services, job)),
     // Jobs at once (a dispatched job holds up to DISPATCH_BATCH deliveries, POSTed in parallel).
     workerOptions(services, QUEUE_NAMES.webhookDelivery, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 20)),
   );

@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
-import { startWebhookDelivery } from '../../workers/webhookDelivery.js';
+import { processDeliveryJob, startWebhookDelivery } from '../../workers/webhookDelivery.js';
 import { bundlePath } from '../../scripts/build.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
 
@@ -164,6 +164,22 @@ describe('webhooks', function () {
     expect((await hook({ url: r.url })).url).to.equal(r.url); // this app allows 127.0.0.0/8
     const member = await call(app.url, 'GET', '/api/v1/webhooks', { auth: (await registerTenant(app.url, 'other')).owner });
     expect(expectOk(member)).to.deep.equal([]); // another organization's endpoints are not listed
+  });
+
+  it('jobs name their organization; a job queued before they did (deliveries by id alone) is still delivered', async () => {
+    const r = await receiver();
+    const w = await hook({ url: r.url });
+    const ping = expectOk(await call(app.url, 'POST', `/api/v1/webhooks/${w.id}/test`, { auth: t.owner }), 202);
+    const queued = (await app.services.queues.webhookDelivery.getJobs(['waiting'])).find((j) => j.data.deliveryIds.includes(ping.delivery_id));
+    expect(queued!.data).to.deep.equal({ deliveryIds: [ping.delivery_id], organizationId: t.orgId });
+    const ws = workerServicesFor(app);
+    try {
+      expect(await processDeliveryJob(ws, { data: { deliveryIds: [ping.delivery_id] } })).to.deep.equal({ delivered: 1, retries: 0, failed: 0 });
+    } finally {
+      await ws.close();
+    }
+    expect(r.received.map((x) => x.json.type)).to.deep.equal(['webhook.ping']);
+    expect(expectOk(await call(app.url, 'GET', `/api/v1/webhooks/${w.id}/deliveries`, { auth: t.owner })).map((d: any) => d.status)).to.deep.equal(['delivered']);
   });
 
   it('a Redis flush loses no delivery: the sweep enqueues again what PostgreSQL says is due', async () => {

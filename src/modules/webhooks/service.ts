@@ -130,7 +130,7 @@ export const webhookService = {
       `insert into webhook_deliveries (id, webhook_id, organization_id, type, payload, next_attempt_at) values (?, ?, ?, 'webhook.ping', ?::jsonb, now())`,
       [deliveryId, id, scope.organizationId, payload],
     );
-    await enqueueDeliveries(queues, [{ id: deliveryId, attempt: 0 }]);
+    await enqueueDeliveries(queues, [{ id: deliveryId, organizationId: scope.organizationId, attempt: 0 }]);
     return { id: hook.id as string, delivery_id: deliveryId };
   },
 
@@ -168,7 +168,7 @@ export const webhookService = {
       [scope.organizationId, deliveryId, id],
     );
     if (!row) throw notFound('Webhook delivery', deliveryId);
-    await enqueueDeliveries(queues, [{ id: row.id, attempt: row.attempts }]);
+    await enqueueDeliveries(queues, [{ id: row.id, organizationId: scope.organizationId, attempt: row.attempts }]);
     return { redelivered: 1 };
   },
 
@@ -180,7 +180,7 @@ export const webhookService = {
        where organization_id = ? and webhook_id = ? and status = 'failed' and created_at >= ?::timestamptz returning id, attempts`,
       [scope.organizationId, id, since],
     );
-    await enqueueDeliveries(queues, rows.map((r) => ({ id: r.id, attempt: r.attempts })));
+    await enqueueDeliveries(queues, rows.map((r) => ({ id: r.id, organizationId: scope.organizationId, attempt: r.attempts })));
     return { redelivered: rows.length };
   },
 };
