@@ -13,6 +13,7 @@ import { loadQueueSettings, openQueues, type QueueSettings } from './core/queues
 import { createRedis } from './core/redis.js';
 import type { Services } from './services.js';
 import { authenticate } from './http/authenticate.js';
+import type { RequestsInFlight } from './http/inFlight.js';
 import { errorEnvelope } from './http/envelope.js';
 import { jsonBody } from './http/jsonBody.js';
 import { bodyDepthLimit } from './http/bodyDepth.js';
@@ -97,7 +98,8 @@ export async function closeServices(services: Services, opts: { keepOrm?: boolea
   if (!opts.keepOrm) await services.orm.close(true);
 }
 
-export function buildApp(services: Services): Koa {
+/** `inFlight`: counts the requests being handled (the API process waits for them at shutdown). */
+export function buildApp(services: Services, opts: { inFlight?: RequestsInFlight } = {}): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
   // Errors after the answer started (the envelope handles the rest): a client leaving an event
   // stream is how streams end, not an error; anything else is logged, not printed by Koa.
@@ -114,6 +116,7 @@ export function buildApp(services: Services): Koa {
   const openApiDocument = () => (openApi ??= buildOpenApi(routes, services.config));
   router.get('/api/openapi.json', (ctx) => { ctx.body = openApiDocument(); });
 
+  if (opts.inFlight) app.use(opts.inFlight.middleware);
   app.use(requestLog(services.logger, services.metrics.observeRequest));
   // Answers over 1 KB are compressed when the client accepts it (topology payloads are large).
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 }, deflate: false }));

@@ -4,6 +4,7 @@ import { collectDefaultMetrics } from 'prom-client';
 import { buildApp, closeServices, createServices } from './app.js';
 import { loadConfig, portInUseMessage, publicUrl } from './config.js';
 import { migrate } from './core/db.js';
+import { RequestsInFlight } from './http/inFlight.js';
 
 const config = loadConfig();
 const services = await createServices(config);
@@ -12,7 +13,8 @@ if (applied.length) services.logger.info({ applied }, 'migrations applied');
 // Process metrics (CPU, memory, event loop) of the API on /metrics next to the request metrics.
 collectDefaultMetrics({ register: services.metrics.registry });
 
-const server = buildApp(services).listen(config.port, config.host, () => {
+const inFlight = new RequestsInFlight();
+const server = buildApp(services, { inFlight }).listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   const url = publicUrl(config.host, port);
   services.logger.info({ port, version: config.serverVersion, docs: `${url}/api/docs` }, `api listening on ${url} (web application), API docs at ${url}/api/docs`);
@@ -36,13 +38,14 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, timeoutMs);
   deadline.unref();
-  // Stop accepting connections, close idle keep-alive ones, let in-flight requests finish, then
-  // close the queues, Redis and the database pool.
+  // Stop accepting connections, close idle keep-alive ones, let in-flight requests finish (their
+  // handlers too, when their client already left), then close the queues, Redis and the database pool.
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections?.();
   // Event streams never finish on their own: end them now (each told why, with its last id).
   const streams = services.events.endAll('the server is shutting down: reconnect with Last-Event-ID');
   await closed;
+  await inFlight.idle();
   await closeServices(services);
   clearTimeout(deadline);
   services.logger.info({ signal, event_streams_ended: streams }, 'api stopped');
