@@ -1,5 +1,5 @@
 // Who is calling: resolves a Bearer key or a session cookie to a Scope in one query.
-import type { Db } from './db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from './db.js';
 import { AppError } from './errors.js';
 import { sha256Hex } from './secrets.js';
 import { ROLE_RANK, type Role, type Scope } from './scope.js';
@@ -14,7 +14,7 @@ export const USER_NETWORKS = `array(
   select n.id from networks n
   where n.organization_id = u.organization_id
     and (u.permissions in ('Owner', 'Admin')
-         or exists (select 1 from user_network_access a where a.user_id = u.id and a.network_id = n.id))
+         or exists (select 1 from user_network_access a where a.organization_id = u.organization_id and a.user_id = u.id and a.network_id = n.id))
   order by n.created_at, n.id)`;
 
 interface KeyRow {
@@ -122,7 +122,8 @@ export async function scopeFromDaemonKey(db: Db, token: string, daemonId: string
   const id = daemonId.toLowerCase();
   if (!row) {
     // The daemon protocol's signal (reference §3.1): no key yet for a new daemon → it registers again.
-    const known = await db.one(`select 1 from daemons where id = ?`, [id]);
+    // No key, so no organization: whether any organization has a daemon with this id (only on this refusal).
+    const known = await db.one(`${ACROSS_ORGANIZATIONS} select 1 from daemons where id = ?`, [id]);
     throw new AppError(known ? 'auth_not_authenticated' : 'auth_daemon_key_not_created');
   }
   assertKeyUsable(row, 'Daemon API Key');

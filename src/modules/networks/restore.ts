@@ -2,7 +2,7 @@
 // current states with the same ids (so references, pins and links keep working), in one transaction.
 // Daemons and their keys are not brought back: a credential that was deleted must not start working
 // again behind the operator's back; a daemon is provisioned anew.
-import type { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 
@@ -31,19 +31,30 @@ async function liveColumns(db: Db, table: string): Promise<string[]> {
   return rows.map((r) => r.attname);
 }
 
-/** The states valid at `at` of one table's rows on the network, inserted as live rows; tag ids deleted since are dropped. */
-async function restoreTable(db: Db, table: string, networkColumn: string, networkId: string, at: string): Promise<number> {
+/**
+ * The states valid at `at` of one table's rows on the network, inserted as live rows; tag ids deleted
+ * since are dropped. A row whose id is live again anywhere is left out: ids are the same in every
+ * organization (daemons choose some, and ingest gives a fresh one to an id another organization has),
+ * so that question reads every organization's rows, in a statement of its own; everything else reads
+ * and writes this organization's.
+ */
+async function restoreTable(db: Db, organizationId: string, table: string, networkColumn: string, networkId: string, at: string): Promise<number> {
   const columns = await liveColumns(db, table);
   const select = columns.map((c) =>
     c === 'tags' ? `array(select x from unnest(h.tags) with ordinality u(x, n) where x in (select id from tags where organization_id = h.organization_id) order by n)` : `h.${c}`,
   );
+  const statesThen = `from ${table}_history h where h.organization_id = ? and h.${networkColumn} = ? and tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz`;
+  const liveAnywhere = await db.query<{ id: string }>(
+    `${ACROSS_ORGANIZATIONS} select l.id from ${table} l where l.id in (select h.id ${statesThen})`,
+    [organizationId, networkId, at],
+  );
   const rows = await db.query(
     `insert into ${table} (${columns.join(', ')})
-     select ${select.join(', ')} from ${table}_history h
-      where h.${networkColumn} = ? and tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz
-        and not exists (select 1 from ${table} l where l.id = h.id)
+     select ${select.join(', ')} ${statesThen}
+        and h.id <> all(?::uuid[])
+        and not exists (select 1 from ${table} l where l.organization_id = h.organization_id and l.id = h.id)
      returning id`,
-    [networkId, at],
+    [organizationId, networkId, at, liveAnywhere.map((r) => r.id)],
   );
   return rows.length;
 }
@@ -51,17 +62,18 @@ async function restoreTable(db: Db, table: string, networkColumn: string, networ
 /** How many rows of each table came back. */
 export async function restoreNetwork(db: Db, scope: Scope, id: string, at: string): Promise<Record<string, number>> {
   return db.transaction(async (tx) => {
-    const then = await tx.one<{ organization_id: string }>(
-      `select organization_id from networks_history where id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`,
-      [id, at],
+    // Another organization's network is as unknown as one that never was.
+    const then = await tx.one(
+      `select 1 from networks_history where organization_id = ? and id = ? and tstzrange(valid_from, valid_to) @> ?::timestamptz`,
+      [scope.organizationId, id, at],
     );
-    if (!then || then.organization_id !== scope.organizationId) throw notFound('Network', id);
+    if (!then) throw notFound('Network', id);
     if (!canSeeNetwork(scope, id)) throw accessDenied('Network', id);
     const live = await tx.one(`select 1 from networks where id = ? and organization_id = ? for update`, [id, scope.organizationId]);
     if (live) throw new AppError('entity_already_exists', { entity: 'Network', field: 'id', value: id });
-    await restoreTable(tx, 'networks', 'id', id, at);
+    await restoreTable(tx, scope.organizationId, 'networks', 'id', id, at);
     const restored: Record<string, number> = {};
-    for (const table of INVENTORY_TABLES) restored[table] = await restoreTable(tx, table, 'network_id', id, at);
+    for (const table of INVENTORY_TABLES) restored[table] = await restoreTable(tx, scope.organizationId, table, 'network_id', id, at);
     return restored;
   });
 }
