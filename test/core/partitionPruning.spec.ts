@@ -8,12 +8,20 @@ import { expect } from 'chai';
 import { Db } from '../../src/core/db.js';
 import { call, expectOk } from '../support/client.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { registerTenant, type Tenant } from '../support/world.js';
+import { createUser, registerTenant, type Tenant } from '../support/world.js';
 import { tableClasses } from '../support/tenantSchema.js';
 import { createHostWithChildren, createSubnet } from '../hosts/fixtures.js';
 import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
 import { ACROSS_ORGANIZATIONS } from '../../src/core/db.js';
+import { readRecording } from '../support/fixtures.js';
+import { db as dbOf, envelope, seedDaemon, startStandInDaemon, waitFor, workerServicesFor, type Responder } from '../workers/support.js';
+import { startDiscoverySync } from '../../workers/discoverySync.js';
+import { processServerPoll } from '../../workers/serverPoll.js';
+import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
+import { processDeliveryJob } from '../../workers/webhookDelivery.js';
+import { dispatchEvents, enqueueDispatched, type DeliveryJob } from '../../src/modules/webhooks/delivery.js';
+import { startReceiver } from '../webhooks/receiver.js';
 
 type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
 
@@ -112,8 +120,9 @@ describe('core/partition pruning (partitioned schema)', () => {
     }
     expect(recorded.length).to.be.greaterThan(0);
     const out: string[] = [];
-    // Ingest's question whether another organization has a reported id reads them all on purpose
-    // (src/modules/discovery/hostIngest.ts, idsOfOtherOrganizations): marked, and only that statement.
+    // Statements that read every organization on purpose are marked ACROSS_ORGANIZATIONS (src/core/db.ts):
+    // whether another organization has an id (ingest, register, restore, a daemon's unknown key), the
+    // webhook dispatcher and sweep, and a job that does not name its organization (queued before jobs did).
     for (const s of recorded.filter((r) => !r.sql.startsWith(ACROSS_ORGANIZATIONS))) {
       for (const [table, parts] of partitionsByTable(s.plan)) {
         if (parts.size > 1) out.push(`${table} on ${parts.size} partitions: ${s.sql.replace(/\s+/g, ' ').slice(0, 160)}`);
@@ -124,6 +133,12 @@ describe('core/partition pruning (partitioned schema)', () => {
 
   it('host list: one partition per table', async () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${t.defaultNetworkId}`, { auth: t.owner })))).to.deep.equal([]);
+  });
+
+  // A member sees the networks granted to it (src/core/principal.ts USER_NETWORKS: user_network_access).
+  it('host list by a member granted the network: one partition per table', async () => {
+    const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${t.defaultNetworkId}`, { auth: member.auth })))).to.deep.equal([]);
   });
 
   it('host by id: one partition per table', async () => {
@@ -218,6 +233,19 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${network.id}`, { auth: t.owner })))).to.deep.equal([]);
   });
 
+  // A network's restore (src/modules/networks/restore.ts): the history it brings back is read in the
+  // organization's partition; whether a row's id is live again in any organization is asked apart, marked.
+  it('a deleted network restored with its contents: one partition per table', async () => {
+    const network = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'restored' } }), 201);
+    const subnet = await createSubnet(app.url, t.owner, network.id);
+    await createHostWithChildren(app.url, t.owner, network.id, subnet.id, 'restored');
+    const before = new Date().toISOString();
+    expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${network.id}?cascade=true`, { auth: t.owner }));
+    let back: any;
+    expect(await unpruned(async () => { back = expectOk(await call(app.url, 'POST', `/api/v1/networks/${network.id}/restore?at=${encodeURIComponent(before)}`, { auth: t.owner })); })).to.deep.equal([]);
+    expect(back.restored).to.include({ subnets: 1, hosts: 1 });
+  });
+
   // The daemon protocol: the caller's key names the organization, and every statement names it too
   // (but one on purpose: whether another organization has used the daemon's chosen id).
   it('a daemon\'s startup, request-work, heartbeat, capabilities and register again; its page: one partition per table', async () => {
@@ -247,5 +275,119 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => sent(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/targets`, { ...auth, body: { cidr: '10.9.0.0/24' } })))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}/targets`, auth)))).to.deep.equal([]);
     expect(await unpruned(async () => sent(await call(app.url, 'DELETE', `/api/v1/daemons/${daemon.id}/targets/${lan.id}`, auth)))).to.deep.equal([]);
+  });
+
+  /** The statements of the last recorded request marked as reading every organization (exempt above) and naming `table`. */
+  const marked = (table: string) => recorded.filter((r) => r.sql.startsWith(ACROSS_ORGANIZATIONS) && new RegExp(`\\b${table}\\b`).test(r.sql)).map((r) => r.sql.replace(/\s+/g, ' ').slice(0, 120));
+
+  // A server_poll daemon's cycle (src/modules/serverPoll/poller.ts), run in-process as the worker
+  // runs it: its job names the daemon's organization, so every statement reads one partition.
+  it('a server poll cycle: first contact (default sessions), entities synced and confirmed, sessions cancelled, a failed poll, an old job: one partition per table', async function () {
+    this.timeout(120_000);
+    const services = workerServicesFor(app, { serverPollTimeoutMs: 500, serverPollAckWaitMs: 20_000 });
+    // The subnet and host of a real SelfReport (daemon_to_server.json of v0.14.10), sent one a poll.
+    const recording = readRecording('v0.14.10', 'daemon_to_server.json');
+    const body = (path: string) => structuredClone(recording.exchanges.find((e) => e.path === path).request_body);
+    const subnet = { ...body('/api/v1/subnets'), network_id: t.defaultNetworkId };
+    const reportedHost = body('/api/v1/hosts/discovery');
+    reportedHost.host.network_id = t.defaultNetworkId;
+    let entities: { subnets: unknown[]; hosts: unknown[] } = { subnets: [subnet], hosts: [] };
+    const STATUS = { name: 'scanopy-daemon-serverpoll', mode: 'server_poll', version: '0.14.10', capabilities: { has_docker_socket: false, interfaced_subnet_ids: [] } };
+    const answering: Responder = (req) => {
+      if (req.path === '/api/first-contact' || req.path === '/api/status') return { status: 200, body: envelope(STATUS) };
+      if (req.path === '/api/poll') return { status: 200, body: envelope({ progress: null, entities }) };
+      if (req.path === '/api/discovery/initiate') return { status: 200, body: envelope({ session_id: (req.body as { session_id: string }).session_id }) };
+      if (req.path === '/api/discovery/cancel') return { status: 409, body: { success: false, error: 'not running', meta: { api_version: 1, server_version: '0.14.10' } } };
+      if (req.path === '/api/discovery/entities-created') return { status: 200, body: envelope('Created entities acknowledged') };
+      return undefined;
+    };
+    const standIn = await startStandInDaemon(answering);
+    const sync = await startDiscoverySync(services);
+    try {
+      const d = await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: standIn.url });
+      const job = { name: 'poll', data: { daemonId: d.id, organizationId: t.orgId } };
+      let outcome: any;
+      // First contact: the default sessions queued, the first handed out; the subnet synced and confirmed.
+      expect(await unpruned(async () => { outcome = await processServerPoll(services, job); })).to.deep.equal([]);
+      expect(outcome).to.include({ result: 'ok', entitiesQueued: 1, entitiesConfirmed: 1 });
+      expect(outcome.initiated).to.have.length(1);
+      expect(marked('daemons')).to.deep.equal([]); // (ingest's own question about the new ids is marked: not the poll's)
+      // Both sessions asked to stop: the running one told to the daemon (its 409: over), the pending one at once; the host synced.
+      await dbOf(app).query(`update discovery_sessions set cancel_requested = true where organization_id = ? and daemon_id = ?`, [t.orgId, d.id]);
+      entities = { subnets: [], hosts: [reportedHost] };
+      expect(await unpruned(async () => { outcome = await processServerPoll(services, job); })).to.deep.equal([]);
+      expect(outcome).to.include({ result: 'ok', entitiesQueued: 1, entitiesConfirmed: 1 });
+      expect(outcome.cancelled).to.have.length(2);
+      // No answer: the failure counted, the error kept.
+      standIn.respond = () => 'drop';
+      expect(await unpruned(async () => { outcome = await pollDaemon(services, d.id, t.orgId); })).to.deep.equal([]);
+      expect(outcome).to.include({ result: 'failed', consecutiveFailures: 1 });
+      // A job queued before jobs named the organization: the daemon found by id in every partition (marked), the rest in one.
+      standIn.respond = answering;
+      entities = { subnets: [], hosts: [] };
+      expect(await unpruned(async () => { outcome = await processServerPoll(services, { name: 'poll', data: { daemonId: d.id } }); })).to.deep.equal([]);
+      expect(outcome).to.include({ result: 'ok' });
+      expect(marked('daemons')).to.have.length(1);
+    } finally {
+      await sync.close();
+      await standIn.close();
+      await services.close();
+    }
+  });
+
+  // The webhook delivery worker (src/modules/webhooks/delivery.ts): the dispatcher reads every
+  // organization's events and endpoints on purpose (marked), writes each organization's deliveries
+  // apart, and queues jobs of one organization each; a job's claim and writes read one partition.
+  it('webhook delivery: dispatched, failed (retry), delivered, an old job, a 410 (disabled): one partition per table', async function () {
+    this.timeout(60_000);
+    const services = workerServicesFor(app);
+    let status = 500;
+    const receiver = await startReceiver(() => status);
+    try {
+      const auth = { auth: t.owner };
+      const hook = expectOk(await call(app.url, 'POST', '/api/v1/webhooks', { ...auth, body: { name: 'delivered', url: receiver.url, event_types: ['tag.*'] } }), 201);
+      const deliveries = async () => dbOf(app).query<{ id: string; status: string; attempts: number }>(
+        `select id, status, attempts from webhook_deliveries where organization_id = ? and webhook_id = ? order by created_at, id`, [t.orgId, hook.id]);
+      /** A tag created, its event sequenced, then dispatched (recorded) and its job taken from the queue. */
+      const eventDispatched = async (name: string) => {
+        const tag = expectOk(await call(app.url, 'POST', '/api/v1/tags', { ...auth, body: { name, color: 'Blue' } }), 201);
+        await waitFor('the tag\'s event', async () => dbOf(app).one(`select 1 from events where organization_id = ? and entity_id = ?`, [t.orgId, tag.id]));
+        expect(await unpruned(async () => {
+          for (;;) {
+            const { events, deliveries: written } = await dispatchEvents(dbOf(app));
+            await enqueueDispatched(services.queues, written);
+            if (!events) return;
+          }
+        })).to.deep.equal([]);
+        const [delivery] = (await deliveries()).slice(-1);
+        const jobs = await services.queues.webhookDelivery.getJobs(['waiting', 'delayed']);
+        const job = jobs.find((j) => (j.data as DeliveryJob).deliveryIds.includes(delivery!.id))!;
+        expect(job.data).to.deep.include({ organizationId: t.orgId });
+        return { delivery: delivery!, job };
+      };
+      const { delivery, job } = await eventDispatched('pruned-1');
+      // 500: the attempt logged, the delivery to be retried, the endpoint failing; the retry job names the organization.
+      expect(await unpruned(async () => expect(await processDeliveryJob(services, job)).to.include({ retries: 1 }))).to.deep.equal([]);
+      const retry = await services.queues.webhookDelivery.getJob(`d-${delivery.id}-1`);
+      expect(retry!.data).to.deep.equal({ deliveryIds: [delivery.id], organizationId: t.orgId });
+      // 200: delivered, the endpoint no longer failing.
+      status = 200;
+      await dbOf(app).query(`update webhook_deliveries set next_attempt_at = now() where organization_id = ? and id = ?`, [t.orgId, delivery.id]);
+      expect(await unpruned(async () => expect(await processDeliveryJob(services, retry!)).to.include({ delivered: 1 }))).to.deep.equal([]);
+      expect(marked('webhook_deliveries')).to.deep.equal([]);
+      // A job queued before jobs named the organization: its claim finds the delivery by id in every partition (marked), the writes one.
+      await dbOf(app).query(`update webhook_deliveries set status = 'pending', next_attempt_at = now() where organization_id = ? and id = ?`, [t.orgId, delivery.id]);
+      expect(await unpruned(async () => expect(await processDeliveryJob(services, { data: { deliveryIds: [delivery.id] } })).to.include({ delivered: 1 }))).to.deep.equal([]);
+      expect(marked('webhook_deliveries')).to.have.length(1);
+      // 410: the endpoint disabled (and webhook.disabled recorded).
+      status = 410;
+      const gone = await eventDispatched('pruned-2');
+      expect(await unpruned(async () => expect(await processDeliveryJob(services, gone.job)).to.include({ failed: 1 }))).to.deep.equal([]);
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/webhooks/${hook.id}`, auth))).to.include({ enabled: false, disabled_reason: 'gone' });
+      expect((await deliveries()).map((d) => d.status)).to.deep.equal(['delivered', 'failed']);
+    } finally {
+      await receiver.close();
+      await services.close();
+    }
   });
 });
