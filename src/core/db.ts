@@ -78,7 +78,11 @@ export interface WriteContext {
 }
 
 /** Statements that write (one outside a transaction gets one, to carry the actor); a CTE only if it holds a write. */
-const isWrite = (sql: string) => /^\s*(insert|update|delete|merge)\b/i.test(sql) || (/^\s*with\b/i.test(sql) && /\b(insert\s+into|update\s+\w+(\s+\w+)?\s+set|delete\s+from)\b/i.test(sql));
+// A leading comment (ACROSS_ORGANIZATIONS) does not hide what the statement is.
+export const isWrite = (sql: string) => {
+  const s = sql.replace(/^\s*(\/\*[\s\S]*?\*\/\s*)+/, '');
+  return /^\s*(insert|update|delete|merge)\b/i.test(s) || (/^\s*with\b/i.test(s) && /\b(insert\s+into|update\s+\w+(\s+\w+)?\s+set|delete\s+from)\b/i.test(s));
+};
 
 /**
  * Who wants to know that a write committed, per database (the ORM's configuration, shared by every
