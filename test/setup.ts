@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { buildBundles, buildWeb } from '../scripts/build.js';
 import { ensureChromium, ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
+import { installPruningAudit, setCurrentTest } from './support/pruningAudit.js';
 
 // Throwaway users need no production-strength password hashes (src/core/secrets.ts): 1,024 instead
 // of 16,384 rounds of scrypt saves ~35 ms per register, login and user created. Read per hash, so
@@ -27,3 +28,11 @@ export async function mochaGlobalSetup() {
 export async function mochaGlobalTeardown() {
   await releaseTestDatabases();
 }
+
+// PRUNING_AUDIT=<file>: the statements of the whole suite checked for partition pruning (test/support/pruningAudit.ts).
+if (process.env.PRUNING_AUDIT) installPruningAudit(process.env.PRUNING_AUDIT);
+export const mochaHooks = {
+  beforeEach(this: Mocha.Context) {
+    if (process.env.PRUNING_AUDIT) setCurrentTest(this.currentTest?.fullTitle() ?? '');
+  },
+};

@@ -1,0 +1,55 @@
+// PRUNING_AUDIT=<file> (with SCHEMA_VARIANT=partitioned): every statement any test sends on a
+// partitioned (tenant) table is first run under EXPLAIN ANALYZE, in a savepoint or a transaction
+// rolled back, and those that executed more than one partition of a table are appended to <file>
+// as JSON lines (the test, the tables, the statement). A diagnostic over the whole suite, next to
+// test/core/partitionPruning.spec.ts, which asserts it for chosen requests: `npm run audit:pruning`
+// runs it and prints the distinct statements found (scripts/pruningAudit.ts). Statements marked
+// ACROSS_ORGANIZATIONS (src/core/db.ts) read every organization on purpose and are left out.
+import { appendFileSync } from 'node:fs';
+import { ACROSS_ORGANIZATIONS, Db } from '../../src/core/db.js';
+
+type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
+
+/** Partitions executed per partitioned table, from an EXPLAIN (format json) plan. */
+export function partitionsByTable(plan: Plan, out = new Map<string, Set<string>>()): Map<string, Set<string>> {
+  const rel = plan['Relation Name'];
+  const m = rel?.match(/^(.*)_p[0-7]$/);
+  if (m && (plan['Actual Loops'] ?? 0) > 0) out.set(m[1]!, (out.get(m[1]!) ?? new Set()).add(rel!));
+  for (const p of plan.Plans ?? []) partitionsByTable(p, out);
+  return out;
+}
+
+let currentTest = '';
+export const setCurrentTest = (title: string) => { currentTest = title; };
+
+export function installPruningAudit(file: string): void {
+  const original = Db.prototype.query;
+  let tables: Promise<RegExp> | undefined;
+  const probe = async (db: Db, sql: string, params: unknown[]) => {
+    await original.call(db, 'savepoint pruning_audit');
+    try {
+      const [row] = await original.call(db, `explain (analyze, timing off, summary off, format json) ${sql}`, params);
+      return ((row as Record<string, unknown>)['QUERY PLAN'] as Array<{ Plan: Plan }>)[0]!.Plan;
+    } finally {
+      await original.call(db, 'rollback to savepoint pruning_audit');
+    }
+  };
+  Db.prototype.query = async function (this: Db, sql: string, params: unknown[] = []) {
+    tables ??= original.call(this, `select relname from pg_class where relkind = 'p' and relnamespace = 'public'::regnamespace`)
+      .then((rows) => new RegExp(`\\b(${(rows as Array<{ relname: string }>).map((r) => r.relname).join('|') || '$^'})\\b`));
+    const tenant = await tables;
+    // Who sent it: the first frame outside Db and this file. Statements of the tests themselves
+    // (their own checks on the database) are not the service's and are left out.
+    const caller = new Error().stack!.split('\n').slice(1).find((f) => !/src\/core\/db\.ts|pruningAudit\.ts|node:internal|node_modules/.test(f)) ?? '';
+    if (tenant.test(sql) && !/\/test\//.test(caller) && !sql.startsWith(ACROSS_ORGANIZATIONS) && /^\s*(with|select|insert|update|delete)\b/i.test(sql)) {
+      try {
+        const plan = this.em.isInTransaction() ? await probe(this, sql, params) : await this.transaction((tx) => probe(tx, sql, params));
+        const wide = [...partitionsByTable(plan)].filter(([, parts]) => parts.size > 1).map(([t, parts]) => `${t}:${parts.size}`);
+        if (wide.length) appendFileSync(file, `${JSON.stringify({ test: currentTest, caller: caller.trim().replace(/^at /, ''), tables: wide, sql: sql.replace(/\s+/g, ' ').slice(0, 600) })}\n`);
+      } catch {
+        // A statement EXPLAIN cannot take (or one that fails anyway): the real call below says so.
+      }
+    }
+    return original.call(this, sql, params);
+  } as typeof original;
+}
