@@ -14,12 +14,13 @@ import { interfaceTable } from './table.js';
 export type InterfaceWrite = Row & { id?: string; host_id?: string; ip_address_id: string | null; if_index: number; expected_updated_at?: string | null };
 
 /** Callers hold the host lock. */
-async function assertFits(db: Db, hostId: string, id: string, input: InterfaceWrite): Promise<void> {
+async function assertFits(db: Db, organizationId: string, hostId: string, id: string, input: InterfaceWrite): Promise<void> {
   if (input.ip_address_id) {
-    const ip = await db.one(`select id from ip_addresses where id = ? and host_id = ?`, [input.ip_address_id, hostId]);
+    const ip = await db.one(`select id from ip_addresses where organization_id = ? and id = ? and host_id = ?`, [organizationId, input.ip_address_id, hostId]);
     if (!ip) throw invalidReference('IPAddress', input.ip_address_id, 'ip_address_id');
   }
-  const taken = await db.one(`select id from interfaces where host_id = ? and if_index = ? and id <> ?`, [hostId, input.if_index, id]);
+  const taken = await db.one(
+    `select id from interfaces where organization_id = ? and host_id = ? and if_index = ? and id <> ?`, [organizationId, hostId, input.if_index, id]);
   if (taken) throw alreadyExists('Interface', 'if_index', String(input.if_index));
 }
 
@@ -37,7 +38,7 @@ export const interfaceService = {
     return db.transaction(async (tx) => {
       const host = await referencedHost(tx, scope, input.host_id!);
       const id = randomUUID(); // a body id is ignored
-      await assertFits(tx, host.id, id, input);
+      await assertFits(tx, host.organization_id, host.id, id, input);
       return interfaceTable.insert(tx, {
         id, organization_id: host.organization_id, network_id: host.network_id, host_id: host.id, ...values(input),
       });
@@ -50,7 +51,7 @@ export const interfaceService = {
       const current = await interfaceTable.get(tx, scope, id);
       assertSameParent('host_id', current.host_id, input.host_id, 'An interface');
       await lockHost(tx, scope.organizationId, current.host_id as string);
-      await assertFits(tx, current.host_id as string, id, input);
+      await assertFits(tx, scope.organizationId, current.host_id as string, id, input);
       return interfaceTable.update(tx, scope, id, values(input), input.expected_updated_at);
     });
   },

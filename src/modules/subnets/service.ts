@@ -44,7 +44,7 @@ export const subnetService = {
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
       const current = await subnetTable.get(tx, scope, id, undefined, true);
-      if (current.cidr !== input.cidr) await assertNoAddressOutside(tx, id, input.cidr);
+      if (current.cidr !== input.cidr) await assertNoAddressOutside(tx, scope.organizationId, id, input.cidr);
       const subnet = await subnetTable.update(tx, scope, id, {
         cidr: input.cidr, name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags,
       }, input.expected_updated_at);
@@ -56,7 +56,7 @@ export const subnetService = {
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
       await subnetTable.get(tx, scope, id, undefined, true);
-      const used = await tx.one<{ n: string }>(`select count(*) as n from ip_addresses where subnet_id = ?`, [id]);
+      const used = await tx.one<{ n: string }>(`select count(*) as n from ip_addresses where organization_id = ? and subnet_id = ?`, [scope.organizationId, id]);
       if (Number(used!.n) > 0) throw new AppError('entity_in_use', { entity: 'Subnet', id, used_by: `${used!.n} IP address(es)` });
       await subnetTable.remove(tx, scope, id);
     });
@@ -66,9 +66,10 @@ export const subnetService = {
 };
 
 /** Narrowing a subnet must keep every address of it inside. */
-async function assertNoAddressOutside(db: Db, subnetId: string, cidr: string): Promise<void> {
+async function assertNoAddressOutside(db: Db, organizationId: string, subnetId: string, cidr: string): Promise<void> {
   const outside = await db.one<{ ip_address: string }>(
-    `select ip_address::text from ip_addresses where subnet_id = ? and not (ip_address <<= ?::cidr) limit 1`, [subnetId, cidr],
+    `select ip_address::text from ip_addresses where organization_id = ? and subnet_id = ? and not (ip_address <<= ?::cidr) limit 1`,
+    [organizationId, subnetId, cidr],
   );
   if (outside) throw new AppError('ip_address_out_of_range', { ip: outside.ip_address, subnet: cidr });
 }
@@ -82,8 +83,8 @@ export interface SubnetWarning { code: 'subnet_overlap'; subnet_id: string; cidr
  */
 async function withOverlapWarnings<T extends Record<string, unknown>>(db: Db, subnet: T): Promise<T & { warnings?: SubnetWarning[] }> {
   const overlapping = await db.query<{ id: string; cidr: string }>(
-    `select id, cidr::text as cidr from subnets where network_id = ? and id <> ? and cidr && ?::cidr order by cidr, id`,
-    [subnet.network_id, subnet.id, subnet.cidr],
+    `select id, cidr::text as cidr from subnets where organization_id = ? and network_id = ? and id <> ? and cidr && ?::cidr order by cidr, id`,
+    [subnet.organization_id, subnet.network_id, subnet.id, subnet.cidr],
   );
   // Only when there is one, so an answer without overlaps is the subnet as a GET reads it.
   if (!overlapping.length) return subnet;
