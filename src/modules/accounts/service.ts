@@ -116,7 +116,7 @@ export const accountService = {
         id: randomUUID(), organizationId: scope.organizationId, email: input.email.toLowerCase(), passwordHash, permissions: input.permissions,
       });
       await em(tx).flush();
-      await this.grantNetworks(tx, user.id, input.network_ids);
+      await this.grantNetworks(tx, scope.organizationId, user.id, input.network_ids);
       return toView(tx, user);
     });
   },
@@ -130,7 +130,7 @@ export const accountService = {
       if (user.permissions === 'Owner' && input.permissions !== 'Owner') await this.assertAnotherOwner(tx, scope, user.id);
       user.permissions = input.permissions;
       await em(tx).flush();
-      await this.grantNetworks(tx, user.id, input.network_ids);
+      await this.grantNetworks(tx, scope.organizationId, user.id, input.network_ids);
       return toView(tx, user);
     });
   },
@@ -144,11 +144,16 @@ export const accountService = {
     });
   },
 
-  async grantNetworks(db: Db, userId: string, networkIds: string[]) {
-    await db.query(`delete from user_network_access where user_id = ?`, [userId]);
+  /** The user's networks become `networkIds` (checked to be the organization's by the caller). */
+  async grantNetworks(db: Db, organizationId: string, userId: string, networkIds: string[]) {
+    await db.query(`delete from user_network_access where organization_id = ? and user_id = ?`, [organizationId, userId]);
     if (networkIds.length) {
       // organization_id given, not filled by the table's trigger: on the partitioned schema it picks the partition.
-      await db.query(`insert into user_network_access (user_id, network_id, organization_id) select ?, n.id, n.organization_id from networks n where n.id = any(?::uuid[])`, [userId, networkIds]);
+      await db.query(
+        `insert into user_network_access (user_id, network_id, organization_id)
+         select ?, n.id, n.organization_id from networks n where n.organization_id = ? and n.id = any(?::uuid[])`,
+        [userId, organizationId, networkIds],
+      );
     }
   },
 
