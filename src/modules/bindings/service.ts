@@ -64,7 +64,7 @@ export const bindingService = {
     }
     for (const f of ['service_id', 'port_id', 'ip_address_id']) if (q[f] !== undefined) where.push([`t.${f} = ?`, [q[f]]]);
     // A service never changes host, so any of its states names it (live or deleted since: `at`).
-    if (q.host_id) where.push(['t.service_id in (select h.id from services_history h where h.host_id = ?)', [q.host_id]]);
+    if (q.host_id) where.push(['t.service_id in (select h.id from services_history h where h.organization_id = ? and h.host_id = ?)', [scope.organizationId, q.host_id]]);
     const { rows, total } = await bindingTable.list(db, scope, {
       where, ids: q.ids, order: orderTerms(q, ORDER, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });

@@ -144,11 +144,12 @@ export async function createHosts(db: Db, scope: Scope, inputs: HostInput[]): Pr
       const found = await tx.query<{ n: number; ip: string; cidr: string; holder_id: string | null; holder_name: string | null }>(
         `select x.n, host(x.ip_address::inet) as ip, s.cidr::text as cidr, h.id as holder_id, h.name as holder_name
          from jsonb_to_recordset(?::jsonb) as x(n int, subnet_id uuid, ip_address text)
-         join subnets s on s.id = x.subnet_id
-         left join lateral (select a.host_id from ip_addresses a where a.subnet_id = x.subnet_id and a.ip_address = x.ip_address::inet limit 1) a on true
-         left join hosts h on h.id = a.host_id
+         join subnets s on s.organization_id = ? and s.id = x.subnet_id
+         left join lateral (select a.host_id from ip_addresses a
+           where a.organization_id = ? and a.subnet_id = x.subnet_id and a.ip_address = x.ip_address::inet limit 1) a on true
+         left join hosts h on h.organization_id = ? and h.id = a.host_id
          order by x.n`,
-        [json],
+        [json, scope.organizationId, scope.organizationId, scope.organizationId],
       );
       const firstItem = new Map<string, number>();
       for (const f of found) {

@@ -16,25 +16,28 @@ export function searchTerms(text: string): { like: string; ipPrefix: string | nu
   return { like: `%${escapeLike(t)}%`, ipPrefix, macHex };
 }
 
-/** A WHERE term over hosts `t` (live, or the states valid at `at`), with its parameters. */
-export function hostSearchClause(text: string, at?: string): [string, unknown[]] {
+/**
+ * A WHERE term over hosts `t` of the organization (live, or the states valid at `at`), with its
+ * parameters. The children are looked up in the organization too: in its partition only.
+ */
+export function hostSearchClause(organizationId: string, text: string, at?: string): [string, unknown[]] {
   const { like, ipPrefix, macHex } = searchTerms(text);
   const terms = ['t.name ilike ?', 't.hostname ilike ?'];
   const params: unknown[] = [like, like];
   const child = (table: string) =>
     at
-      ? `${table}_history c where c.host_id = t.id and tstzrange(c.valid_from, c.valid_to) @> ?::timestamptz and`
-      : `${table} c where c.host_id = t.id and`;
-  const atParam = at ? [at] : [];
+      ? `${table}_history c where c.organization_id = ? and c.host_id = t.id and tstzrange(c.valid_from, c.valid_to) @> ?::timestamptz and`
+      : `${table} c where c.organization_id = ? and c.host_id = t.id and`;
+  const childParams = at ? [organizationId, at] : [organizationId];
   if (ipPrefix) {
     terms.push(`exists (select 1 from ${child('ip_addresses')} host(c.ip_address) like ?)`);
-    params.push(...atParam, `${escapeLike(ipPrefix)}%`);
+    params.push(...childParams, `${escapeLike(ipPrefix)}%`);
   }
   if (macHex) {
     const mac = `upper(regexp_replace(c.mac_address, '[^0-9A-Fa-f]', '', 'g')) like ?`;
     for (const table of ['ip_addresses', 'interfaces']) {
       terms.push(`exists (select 1 from ${child(table)} ${mac})`);
-      params.push(...atParam, `%${macHex}%`);
+      params.push(...childParams, `%${macHex}%`);
     }
   }
   return [`(${terms.join(' or ')})`, params];

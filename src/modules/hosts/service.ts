@@ -115,8 +115,9 @@ async function syncChildren(db: Db, scope: Scope, host: Row, given: HostInput): 
 }
 
 /** A host a daemon runs on is not deleted while the daemon exists (409 entity_in_use). */
-async function assertNoDaemon(db: Db, hostIds: string[]): Promise<void> {
-  const daemon = await db.one<{ id: string; host_id: string }>(`select id, host_id from daemons where host_id = any(?::uuid[]) limit 1`, [hostIds]);
+async function assertNoDaemon(db: Db, organizationId: string, hostIds: string[]): Promise<void> {
+  const daemon = await db.one<{ id: string; host_id: string }>(
+    `select id, host_id from daemons where organization_id = ? and host_id = any(?::uuid[]) limit 1`, [organizationId, hostIds]);
   if (daemon) throw new AppError('entity_in_use', { entity: 'Host', id: daemon.host_id, used_by: `Daemon ${daemon.id}` });
 }
 
@@ -129,7 +130,7 @@ export const hostService = {
     }
     if (q.tag_ids?.length) where.push(['t.tags && ?::uuid[]', [q.tag_ids]]);
     if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
-    if (q.q) where.push(hostSearchClause(String(q.q), q.at));
+    if (q.q) where.push(hostSearchClause(scope.organizationId, String(q.q), q.at));
     const { rows, total } = await hostTable.list(db, scope, {
       where, ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
     });
@@ -173,7 +174,7 @@ export const hostService = {
   async remove(db: Db, scope: Scope, id: string) {
     await db.transaction(async (tx) => {
       await hostTable.get(tx, scope, id, undefined, true);
-      await assertNoDaemon(tx, [id]);
+      await assertNoDaemon(tx, scope.organizationId, [id]);
       await hostTable.remove(tx, scope, id);
     });
   },
