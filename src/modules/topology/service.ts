@@ -223,10 +223,10 @@ export interface ChangeBucket { tick: string; changes: number; first_us: number;
  * bulk import, a discovery batch) stays one bucket. One statement on the history tables' network
  * indexes; only the buckets leave PostgreSQL, however many instants there are.
  */
-async function changeBuckets(db: Db, networkId: string, from: string, to: string, buckets: number): Promise<ChangeBucket[]> {
+async function changeBuckets(db: Db, organizationId: string, networkId: string, from: string, to: string, buckets: number): Promise<ChangeBucket[]> {
   const parts = INVENTORY_TABLES.flatMap((t) => [
-    `select valid_from as t from ${t}_history where network_id = ? and valid_from > ? and valid_from <= ?`,
-    `select valid_to from ${t}_history where network_id = ? and valid_to > ? and valid_to <= ?`,
+    `select valid_from as t from ${t}_history where organization_id = ? and network_id = ? and valid_from > ? and valid_from <= ?`,
+    `select valid_to from ${t}_history where organization_id = ? and network_id = ? and valid_to > ? and valid_to <= ?`,
   ]);
   const us = (t: string) => `(extract(epoch from ${t}) * 1000000)::bigint::text`;
   const rows = await db.query<{ tick: string; changes: number; first_us: string; last_us: string }>(
@@ -236,7 +236,7 @@ async function changeBuckets(db: Db, networkId: string, from: string, to: string
           b as (select g.t, count(cut.t) over (order by g.t) as bucket from g left join cut on cut.t = g.t)
      select ${US('max(t)')} as tick, count(*)::int as changes, ${us('min(t)')} as first_us, ${us('max(t)')} as last_us
      from b group by bucket order by bucket`,
-    [...parts.flatMap(() => [networkId, from, to]), Math.max(0, buckets - 1)],
+    [...parts.flatMap(() => [organizationId, networkId, from, to]), Math.max(0, buckets - 1)],
   );
   return rows.map((r) => ({ tick: r.tick, changes: r.changes, first_us: Number(r.first_us), last_us: Number(r.last_us) }));
 }
@@ -336,7 +336,7 @@ function timelineJson(db: Db, organizationId: string, q: IntervalQuery & { to: s
 }
 
 async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organizationId: string, q: IntervalQuery & { to: string }, task: K) {
-  const buckets = await changeBuckets(db, q.network_id, q.from, q.to, MAX_TICKS - 1);
+  const buckets = await changeBuckets(db, organizationId, q.network_id, q.from, q.to, MAX_TICKS - 1);
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
   const all = await readSnapshotText(db, organizationId, q.network_id, span([from, buckets.at(-1)?.tick ?? from]));
@@ -366,8 +366,10 @@ async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organiz
   return { ticks, tick_changes: [0, ...grouped.map((b) => b.changes)], ...(union as Exclude<TaskOutput<K>, { refused: number }>) };
 }
 
-/** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters network, from, to, from, to. */
-const changedIn = (alias: string) => `${alias}.network_id = ? and (${alias}.valid_from > ? and ${alias}.valid_from <= ? or ${alias}.valid_to > ? and ${alias}.valid_to <= ?)`;
+/** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters from, to, from, to. */
+const boundaryIn = (alias: string) => `(${alias}.valid_from > ? and ${alias}.valid_from <= ? or ${alias}.valid_to > ? and ${alias}.valid_to <= ?)`;
+/** The same for a row of the network: parameters organization, network, from, to, from, to. */
+const changedIn = (alias: string) => `${alias}.organization_id = ? and ${alias}.network_id = ? and ${boundaryIn(alias)}`;
 /** `alias`'s row was valid at `from` or at `to`: parameters from, to. */
 const validAtEither = (alias: string) => `(tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz or tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz)`;
 
@@ -384,16 +386,17 @@ const validAtEither = (alias: string) => `(tstzrange(${alias}.valid_from, ${alia
  */
 async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, from: string, to: string): Promise<string[] | undefined> {
   if (q.view === 'l2') return undefined;
-  const window = [q.network_id, from, to, from, to];
+  // Every statement names the organization as well as the network (and joins within it): it reads the organization's partition only.
+  const window = [organizationId, q.network_id, from, to, from, to];
   if (q.view === 'application') {
-    const tags = await db.one(`select 1 from tags_history t where ${changedIn('t').replace('t.network_id', 't.organization_id')} limit 1`, [organizationId, from, to, from, to]);
+    const tags = await db.one(`select 1 from tags_history t where t.organization_id = ? and ${boundaryIn('t')} limit 1`, [organizationId, from, to, from, to]);
     if (tags) return undefined;
   }
   // When most hosts changed themselves, drawing everything costs less than finding and filtering by them.
   const own = await db.one<{ changed: number; total: number }>(
     `select count(distinct h.id) filter (where h.valid_from > ? and h.valid_from <= ? or h.valid_to > ? and h.valid_to <= ?)::int as changed, count(distinct h.id)::int as total
-     from hosts_history h where h.network_id = ? and ${validAtEither('h')}`,
-    [from, to, from, to, q.network_id, from, to],
+     from hosts_history h where h.organization_id = ? and h.network_id = ? and ${validAtEither('h')}`,
+    [from, to, from, to, organizationId, q.network_id, from, to],
   );
   if (own && own.changed * 2 > own.total) return undefined;
   const hosts = await db.query<{ host_id: string }>(
@@ -402,31 +405,37 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
      union select x.host_id from ports_history x where ${changedIn('x')}
      union select x.host_id from services_history x where ${changedIn('x')}
      union select x.host_id from interfaces_history x where ${changedIn('x')}
-     union select s.host_id from bindings_history b join services_history s on s.id = b.service_id where ${changedIn('b')}`,
-    [...window, ...window, ...window, ...window, ...window, ...window],
+     union select s.host_id from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id where ${changedIn('b')}`,
+    [...window, ...window, ...window, ...window, ...window, organizationId, ...window],
   );
   const compare = new Set(hosts.map((r) => r.host_id));
   // Edges between hosts: dependencies (members by service or by binding) and virtualization, at either instant.
   const deps = await db.query<{ id: string; members: any; changed: boolean }>(
     `select d.id, d.members, (d.valid_from > ? and d.valid_from <= ? or d.valid_to > ? and d.valid_to <= ?) as changed
-     from dependencies_history d where d.network_id = ? and ${validAtEither('d')}`,
-    [from, to, from, to, q.network_id, from, to],
+     from dependencies_history d where d.organization_id = ? and d.network_id = ? and ${validAtEither('d')}`,
+    [from, to, from, to, organizationId, q.network_id, from, to],
   );
   const memberIds = deps.flatMap((d) => [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])]).filter((x) => typeof x === 'string');
   const links = await db.query<{ a: string; b: string | null; dependency_id: string | null }>(
     `with m as (
-       select s.id::text as member, s.host_id from services_history s where s.network_id = ? and s.id::text = any(?::text[]) and ${validAtEither('s')}
-       union select b.id::text, s.host_id from bindings_history b join services_history s on s.id = b.service_id and ${validAtEither('s')}
-         where b.network_id = ? and b.id::text = any(?::text[]) and ${validAtEither('b')}),
+       select s.id::text as member, s.host_id from services_history s
+         where s.organization_id = ? and s.network_id = ? and s.id::text = any(?::text[]) and ${validAtEither('s')}
+       union select b.id::text, s.host_id from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id and ${validAtEither('s')}
+         where b.organization_id = ? and b.network_id = ? and b.id::text = any(?::text[]) and ${validAtEither('b')}),
      v as (
        select h.id as host_id, h.virtualization #>> '{details,service_id}' as runs_under from hosts_history h
-         where h.network_id = ? and h.virtualization #>> '{details,service_id}' is not null and ${validAtEither('h')}
+         where h.organization_id = ? and h.network_id = ? and h.virtualization #>> '{details,service_id}' is not null and ${validAtEither('h')}
        union select s.host_id, s.virtualization #>> '{details,service_id}' from services_history s
-         where s.network_id = ? and s.virtualization #>> '{details,service_id}' is not null and ${validAtEither('s')})
+         where s.organization_id = ? and s.network_id = ? and s.virtualization #>> '{details,service_id}' is not null and ${validAtEither('s')})
      select m.member as a, m.host_id::text as b, null as dependency_id from m
      union all
-     select v.host_id::text, r.host_id::text, 'virtualization' from v join services_history r on r.id::text = v.runs_under and r.network_id = ? and ${validAtEither('r')}`,
-    [q.network_id, memberIds, from, to, from, to, q.network_id, memberIds, from, to, q.network_id, from, to, q.network_id, from, to, q.network_id, from, to],
+     select v.host_id::text, r.host_id::text, 'virtualization' from v
+       join services_history r on r.id::text = v.runs_under and r.organization_id = ? and r.network_id = ? and ${validAtEither('r')}`,
+    [organizationId, q.network_id, memberIds, from, to,
+      organizationId, from, to, organizationId, q.network_id, memberIds, from, to,
+      organizationId, q.network_id, from, to,
+      organizationId, q.network_id, from, to,
+      organizationId, q.network_id, from, to],
   );
   const hostsOfMember = new Map<string, Set<string>>();
   for (const l of links) {
@@ -450,15 +459,15 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
  * earliest of them: the state then holds every earlier change), or just before `to` when nothing
  * changed: a diff's default window, sized by changes rather than by time.
  */
-async function beforeLastChanges(db: Db, networkId: string, to: string, n: number): Promise<string> {
+async function beforeLastChanges(db: Db, organizationId: string, networkId: string, to: string, n: number): Promise<string> {
   const parts = INVENTORY_TABLES.flatMap((t) => [
-    `(select valid_from as t from ${t}_history where network_id = ? and valid_from <= ? order by valid_from desc limit ${n})`,
-    `(select valid_to from ${t}_history where network_id = ? and valid_to <= ? order by valid_to desc limit ${n})`,
+    `(select valid_from as t from ${t}_history where organization_id = ? and network_id = ? and valid_from <= ? order by valid_from desc limit ${n})`,
+    `(select valid_to from ${t}_history where organization_id = ? and network_id = ? and valid_to <= ? order by valid_to desc limit ${n})`,
   ]);
   const row = await db.one<{ from: string }>(
     `select ${US(`(coalesce(min(t), ?::timestamptz) - interval '1 microsecond')`)} as from
      from (select distinct t from (${parts.join(' union all ')}) x order by t desc limit ${n}) y`,
-    [to, ...parts.flatMap(() => [networkId, to])],
+    [to, ...parts.flatMap(() => [organizationId, networkId, to])],
   );
   return row!.from;
 }
@@ -498,7 +507,7 @@ export const topologyService = {
     await networkService.assertFilterable(db, scope, query.network_id, query.to); // the network as of the interval's end
     return cpuPool().heavy(scope.organizationId, () => readTransaction(db, async (tx) => {
       const to = query.to ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
-      const from = query.from ?? (await beforeLastChanges(tx, query.network_id, to, query.last_changes!));
+      const from = query.from ?? (await beforeLastChanges(tx, scope.organizationId, query.network_id, to, query.last_changes!));
       const q = { ...query, from };
       const hostIds = await hostsToCompare(tx, scope.organizationId, q, from, to);
       return { network_id: q.network_id, view: q.view, from, to, ...(await drawForDiff(tx, scope.organizationId, q, [from, to], hostIds)) };
