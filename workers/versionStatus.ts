@@ -6,7 +6,7 @@
 // daemon only remembers its status; daemons that are gone are forgotten. Each change is also an
 // event (`daemon.version_status_changed`) in the change feed.
 import { Worker } from 'bullmq';
-import { Db } from '../src/core/db.js';
+import { ACROSS_ORGANIZATIONS, Db } from '../src/core/db.js';
 import { QUEUE_NAMES, SHARED_COUNTERS } from '../src/core/queues.js';
 import { versionStatus, type VersionStatusName } from '../src/modules/daemons/versionStatus.js';
 import { recordEvent } from '../src/modules/events/service.js';
@@ -27,8 +27,9 @@ export async function evaluateVersionStatuses(
   now: Date = new Date(),
 ): Promise<{ evaluated: number; changes: StatusChange[] }> {
   const db = new Db(services.orm.em.fork());
+  // Across organizations: the version policy is evaluated for every daemon in one pass.
   const daemons = await db.query<{ id: string; name: string; version: string | null; organization_id: string; network_id: string }>(
-    `select id, name, version, organization_id, network_id from daemons order by id`,
+    `${ACROSS_ORGANIZATIONS} select id, name, version, organization_id, network_id from daemons order by id`,
   );
   const key = versionStatusKey(services.config.redisPrefix);
   const previous = await services.redis.hgetall(key);

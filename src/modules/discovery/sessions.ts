@@ -3,7 +3,7 @@
 // queue per daemon. A session starts Pending; handing it to the daemon moves it to Starting; the
 // daemon's updates (ingest.ts applySessionUpdate) carry it to a terminal phase.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { withApprovedTargets } from '../daemons/targets.js';
@@ -116,14 +116,15 @@ export const STALLED_AFTER_MS = 5 * 60_000;
  * becomes Failed, so its daemon can take the next session. Answers how many of each.
  */
 export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTER_MS): Promise<{ cancelRequested: number; failed: number }> {
+  // Across organizations: the maintenance worker's one sweep over every daemon's sessions.
   const failed = await db.query(
-    `update discovery_sessions set phase = 'Failed', error = 'No progress from the daemon after a cancellation request', finished_at = now(), updated_at = now()
+    `${ACROSS_ORGANIZATIONS} update discovery_sessions set phase = 'Failed', error = 'No progress from the daemon after a cancellation request', finished_at = now(), updated_at = now()
      where phase = any(?::text[]) and cancel_requested and updated_at < now() - make_interval(secs => ?)
      returning id`,
     [RUNNING_PHASES, stalledAfterMs / 1000],
   );
   const cancelRequested = await db.query(
-    `update discovery_sessions set cancel_requested = true, updated_at = now()
+    `${ACROSS_ORGANIZATIONS} update discovery_sessions set cancel_requested = true, updated_at = now()
      where phase = any(?::text[]) and not cancel_requested and updated_at < now() - make_interval(secs => ?)
      returning id`,
     [RUNNING_PHASES, stalledAfterMs / 1000],

@@ -15,7 +15,7 @@ import { PassThrough } from 'node:stream';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { coalescing } from '../../core/coalescing.js';
-import { Db, onWriteCommitted } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, Db, onWriteCommitted } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { eventResponse, readEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
@@ -150,7 +150,8 @@ export class EventHub {
   }
 
   private async lastIdInTable(): Promise<string> {
-    const row = await this.db().one<{ id: string | null }>('select max(id) as id from events');
+    // Across organizations: the hub reads the one global order, for the streams of every organization.
+    const row = await this.db().one<{ id: string | null }>(`${ACROSS_ORGANIZATIONS} select max(id) as id from events`);
     return String(row?.id ?? '0');
   }
 
@@ -181,7 +182,8 @@ export class EventHub {
   private readonly fetcher = coalescing(async () => {
     try {
       for (;;) {
-        const rows = await this.db().query<EventRow>('select * from events where id > ?::bigint order by id limit 1000', [String(this.lastId)]);
+        // Across organizations: one read of the new events for every stream of this process (each filters its own).
+        const rows = await this.db().query<EventRow>(`${ACROSS_ORGANIZATIONS} select * from events where id > ?::bigint order by id limit 1000`, [String(this.lastId)]);
         if (!rows.length) return;
         this.lastId = BigInt(rows[rows.length - 1]!.id);
         this.dispatch(rows.map(eventResponse));

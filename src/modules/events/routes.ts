@@ -29,7 +29,7 @@ export const eventRoutes = defineRoutes([
       await checkFilter(db, scope, filter);
       const header = ctx.get('Last-Event-ID').trim();
       if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
-      const after = header || query.after || (await lastEventId(db));
+      const after = header || query.after || (await lastEventId(db, scope.organizationId));
       await assertCursorKept(db, after);
       // Counted per credential: the key, or the session (the cookie's digest, as sessions are stored).
       const credential = scope.kind === 'api_key' ? `key:${scope.apiKeyId}` : `session:${sha256Hex(ctx.cookies.get(SESSION_COOKIE) ?? '')}`;

@@ -2,7 +2,7 @@
 // caller may see. Events are written by the database itself (migration 13: outbox triggers and
 // the sequencer); this module reads them, sequences the outbox when a reader is ahead of the
 // sequencer, records the few events no table write yields, and applies retention.
-import type { Db } from '../../core/db.js';
+import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
@@ -192,10 +192,14 @@ async function outboxPending(db: Db): Promise<boolean> {
   return (await db.one<{ pending: boolean }>(`select ${OUTBOX_PENDING_SQL} as pending`))!.pending;
 }
 
-/** The newest event id, everything committed included (where a stream without a cursor starts: "from now on"). */
-export async function lastEventId(db: Db): Promise<string> {
+/**
+ * The organization's newest event id, everything committed included (where a stream without a
+ * cursor starts: "from now on"). Its own newest, not the feed's: no later event of the organization
+ * is older, and it is read in the organization's partition.
+ */
+export async function lastEventId(db: Db, organizationId: string): Promise<string> {
   await sequencePending(db);
-  const row = await db.one<{ id: string | null }>('select max(id) as id from events');
+  const row = await db.one<{ id: string | null }>('select max(id) as id from events where organization_id = ?', [organizationId]);
   return String(row?.id ?? '0');
 }
 
@@ -229,11 +233,13 @@ export async function recordEvent(db: Db, e: RecordedEvent): Promise<void> {
  */
 export async function pruneEvents(db: Db, retentionDays: number): Promise<number> {
   return db.transaction(async (tx) => {
+    // Across organizations: the feed's ids are one sequence, and a cursor older than one watermark for all is told 410.
     const row = await tx.one<{ through: string | null }>(
-      `select max(id) as through from events where occurred_at < now() - make_interval(days => ?)`, [retentionDays],
+      `${ACROSS_ORGANIZATIONS} select max(id) as through from events where occurred_at < now() - make_interval(days => ?)`, [retentionDays],
     );
     if (!row?.through) return 0;
-    const deleted = await tx.one<{ n: string }>(`with d as (delete from events where id <= ?::bigint returning 1) select count(*) as n from d`, [row.through]);
+    const deleted = await tx.one<{ n: string }>(
+      `${ACROSS_ORGANIZATIONS} with d as (delete from events where id <= ?::bigint returning 1) select count(*) as n from d`, [row.through]);
     await tx.query(`insert into event_retention (pruned_through) values (?::bigint)`, [row.through]);
     return Number(deleted!.n);
   });
