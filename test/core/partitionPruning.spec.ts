@@ -22,6 +22,7 @@ import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
 import { processDeliveryJob } from '../../workers/webhookDelivery.js';
 import { dispatchEvents, enqueueDispatched, type DeliveryJob } from '../../src/modules/webhooks/delivery.js';
 import { startReceiver } from '../webhooks/receiver.js';
+import { readSse } from '../support/sse.js';
 
 type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
 
@@ -275,6 +276,120 @@ describe('core/partition pruning (partitioned schema)', () => {
     expect(await unpruned(async () => sent(await call(app.url, 'POST', `/api/v1/daemons/${daemon.id}/targets`, { ...auth, body: { cidr: '10.9.0.0/24' } })))).to.deep.equal([]);
     expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemon.id}/targets`, auth)))).to.deep.equal([]);
     expect(await unpruned(async () => sent(await call(app.url, 'DELETE', `/api/v1/daemons/${daemon.id}/targets/${lan.id}`, auth)))).to.deep.equal([]);
+  });
+
+  // Issue 27.3, the statements the audit found (npm run audit:pruning): each names the organization,
+  // inside correlated subqueries and joins too.
+  it('an interface created and updated (its address and if_index checked): one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const ipAddressId = host.ip_addresses[0].id;
+    let iface: any;
+    expect(await unpruned(async () => { iface = expectOk(await call(app.url, 'POST', '/api/v1/interfaces', { ...auth, body: { host_id: host.id, if_index: 7, ip_address_id: ipAddressId } }), 201); })).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/interfaces/${iface.id}`, { ...auth, body: { id: iface.id, if_index: 8, ip_address_id: ipAddressId } })))).to.deep.equal([]);
+  });
+
+  it('a subnet created over another (warned), narrowed, then deleted (its use counted first): one partition per table', async () => {
+    const auth = { auth: t.owner };
+    let wide: any;
+    expect(await unpruned(async () => { wide = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { ...auth, body: { name: 'wide', cidr: '10.0.0.0/16', network_id: t.defaultNetworkId } }), 201); })).to.deep.equal([]);
+    expect(wide.warnings?.map((w: any) => w.code)).to.include('subnet_overlap');
+    const narrowed = { name: 'wide', cidr: '10.0.0.0/17', description: null, subnet_type: wide.subnet_type, tags: [] };
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/subnets/${wide.id}`, { ...auth, body: { id: wide.id, ...narrowed } })))).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/subnets/${wide.id}`, auth)))).to.deep.equal([]);
+  });
+
+  it('a user created with network grants, and its grants changed: one partition per table', async () => {
+    const email = `grants-${Date.now()}@example.com`;
+    let user: any;
+    expect(await unpruned(async () => {
+      user = expectOk(await call(app.url, 'POST', '/api/v1/users', { auth: t.owner, body: { email, password: 'correct horse battery staple', permissions: 'Member', network_ids: [t.defaultNetworkId] } }), 201);
+    })).to.deep.equal([]);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/users/${user.id}`, { auth: t.owner, body: { permissions: 'Viewer', network_ids: [t.defaultNetworkId] } })))).to.deep.equal([]);
+  });
+
+  // `AA:BB:CC` is both a start of an (IPv6) address and a MAC fragment: every child is searched.
+  it('host list searched by q, now and at an instant: one partition per table', async () => {
+    let found: any[] = [];
+    expect(await unpruned(async () => { found = expectOk(await call(app.url, 'GET', `/api/v1/hosts?q=AA:BB:CC`, { auth: t.owner })); })).to.deep.equal([]);
+    expect(found.map((h) => h.id)).to.include(host.id);
+    const at = new Date().toISOString();
+    expect(await unpruned(async () => { found = expectOk(await call(app.url, 'GET', `/api/v1/hosts?q=AA:BB:CC&at=${encodeURIComponent(at)}`, { auth: t.owner })); })).to.deep.equal([]);
+    expect(found.map((h) => h.id)).to.include(host.id);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/hosts?q=10.0.0`, { auth: t.owner })))).to.deep.equal([]);
+  });
+
+  it('a host deleted (no daemon on it, asked first): one partition per table', async () => {
+    const doomed = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { name: 'doomed', network_id: t.defaultNetworkId } }), 201);
+    expect(await unpruned(async () => expectOk(await call(app.url, 'DELETE', `/api/v1/hosts/${doomed.id}`, { auth: t.owner })))).to.deep.equal([]);
+  });
+
+  it('hosts created in bulk with addresses (held addresses looked up): one partition per table', async () => {
+    const subnetId = host.ip_addresses[0].subnet_id;
+    const body = [
+      { name: 'bulk-1', network_id: t.defaultNetworkId, ip_addresses: [{ subnet_id: subnetId, ip_address: '10.0.0.201' }] },
+      { name: 'bulk-2', network_id: t.defaultNetworkId, ip_addresses: [{ subnet_id: subnetId, ip_address: '10.0.0.202' }] },
+    ];
+    expect(await unpruned(async () => expectOk(await call(app.url, 'POST', '/api/v1/hosts/bulk', { auth: t.owner, body }), 201))).to.deep.equal([]);
+  });
+
+  it('a service\'s bindings replaced, a host\'s too, and the bindings listed by host: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const current = await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, host.ip_addresses[0].subnet_id, 'svc');
+    const [nginx, snmpd] = current.services;
+    const portId = (n: number) => current.ports.find((p: any) => p.number === n).id;
+    const serviceBody = { id: nginx.id, name: nginx.name, service_definition: nginx.service_definition, tags: [], position: nginx.position, bindings: [{ type: 'Port', port_id: portId(22) }] };
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/services/${nginx.id}`, { ...auth, body: serviceBody })))).to.deep.equal([]);
+    const service = (s: any, bindings: unknown[]) => ({ id: s.id, name: s.name, service_definition: s.service_definition, tags: [], bindings });
+    const hostBody = {
+      id: current.id, name: current.name, hidden: false, tags: [], hostname: current.hostname, description: current.description,
+      services: [service(nginx, [{ type: 'Port', port_id: portId(80) }]), service(snmpd, [{ type: 'IPAddress', ip_address_id: current.ip_addresses[1].id }])],
+    };
+    expect(await unpruned(async () => expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${current.id}`, { ...auth, body: hostBody })))).to.deep.equal([]);
+    let listed: any[] = [];
+    expect(await unpruned(async () => { listed = expectOk(await call(app.url, 'GET', `/api/v1/bindings?host_id=${current.id}`, auth)); })).to.deep.equal([]);
+    expect(listed.map((b) => b.port_id ?? b.ip_address_id)).to.have.members([portId(80), current.ip_addresses[1].id]);
+  });
+
+  // A diff reads the history of the window's hosts (and of the hosts an edge joins to them); a timeline the instants of changes.
+  it('a diff (by window and by last changes, l3 and application) and a timeline: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    // Dependencies by service and by binding: their members' hosts are looked up too.
+    const current = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}`, auth));
+    const dependency = (name: string, members: unknown) => ({ name, network_id: t.defaultNetworkId, color: 'Blue', dependency_type: 'RequestPath', edge_style: 'Bezier', members, tags: [] });
+    expectOk(await call(app.url, 'POST', '/api/v1/dependencies', { ...auth, body: dependency('by service', { type: 'Services', service_ids: [current.services[0].id] }) }), 201);
+    expectOk(await call(app.url, 'POST', '/api/v1/dependencies', { ...auth, body: dependency('by binding', { type: 'Bindings', binding_ids: [current.services[0].bindings[0].id] }) }), 201);
+    const from = (await dbOf(app).one<{ now: string }>(`select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))!.now;
+    // One port renumbered: its host changed, the host row itself not (so the hosts to compare are looked for).
+    const port = host.ports.find((p: any) => p.number === 161);
+    expectOk(await call(app.url, 'PUT', `/api/v1/ports/${port.id}`, { ...auth, body: { id: port.id, number: 162, protocol: 'Udp' } }));
+    const q = `network_id=${t.defaultNetworkId}`;
+    for (const path of [`diff?${q}&from=${encodeURIComponent(from)}`, `diff?${q}&from=${encodeURIComponent(from)}&view=application`, `diff?${q}&last_changes=5`, `timeline?${q}&from=${encodeURIComponent(from)}`]) {
+      expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/topology/${path}`, auth))), path).to.deep.equal([]);
+    }
+  });
+
+  // The feed and a stream read the organization's events; the hub's one read of new events for every stream is marked.
+  it('the event feed, and a stream opened from now and after a cursor: one partition per table', async () => {
+    const auth = { auth: t.owner };
+    const tag = async (name: string) => expectOk(await call(app.url, 'POST', '/api/v1/tags', { ...auth, body: { name, color: 'Blue' } }), 201);
+    await tag('feed-1');
+    let feed: any[] = [];
+    expect(await unpruned(async () => { feed = expectOk(await call(app.url, 'GET', '/api/v1/events?after=0&types=tag.*', auth)); })).to.deep.equal([]);
+    expect(feed.length).to.be.greaterThan(0);
+    /** A stream read until an event of a tag named `name` arrives (from its catch-up or live), then closed. */
+    const streamUntil = async (name: string, headers: Record<string, string> = {}, create?: () => Promise<unknown>) => {
+      const controller = new AbortController();
+      const res = await fetch(`${app.url}/api/v1/events/stream?types=tag.*`, { headers: { Accept: 'text/event-stream', Cookie: t.owner.cookie!, ...headers }, signal: controller.signal });
+      expect(res.status).to.equal(200);
+      let arrived!: () => void;
+      const seen = new Promise<void>((resolve) => { arrived = resolve; });
+      void readSse(res.body, (frame) => { if (frame.data?.data?.name === name) arrived(); });
+      await create?.();
+      await seen;
+      controller.abort();
+    };
+    expect(await unpruned(async () => streamUntil('feed-2', {}, () => tag('feed-2')))).to.deep.equal([]);
+    expect(await unpruned(async () => streamUntil('feed-1', { 'Last-Event-ID': '0' }))).to.deep.equal([]);
   });
 
   /** The statements of the last recorded request marked as reading every organization (exempt above) and naming `table`. */
