@@ -362,6 +362,9 @@ describe('core/partition pruning (partitioned schema)', () => {
     // One port renumbered: its host changed, the host row itself not (so the hosts to compare are looked for).
     const port = host.ports.find((p: any) => p.number === 161);
     expectOk(await call(app.url, 'PUT', `/api/v1/ports/${port.id}`, { ...auth, body: { id: port.id, number: 162, protocol: 'Udp' } }));
+    // And a binding added (a binding's change names its host through its service).
+    const added = expectOk(await call(app.url, 'POST', '/api/v1/ports', { ...auth, body: { host_id: host.id, number: 9090, protocol: 'Tcp' } }), 201);
+    expectOk(await call(app.url, 'POST', '/api/v1/bindings', { ...auth, body: { service_id: current.services[0].id, type: 'Port', port_id: added.id } }), 201);
     const q = `network_id=${t.defaultNetworkId}`;
     for (const path of [`diff?${q}&from=${encodeURIComponent(from)}`, `diff?${q}&from=${encodeURIComponent(from)}&view=application`, `diff?${q}&last_changes=5`, `timeline?${q}&from=${encodeURIComponent(from)}`]) {
       expect(await unpruned(async () => expectOk(await call(app.url, 'GET', `/api/v1/topology/${path}`, auth))), path).to.deep.equal([]);
