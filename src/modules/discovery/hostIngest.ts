@@ -28,6 +28,9 @@
 // that could change the outcome; migration 0006, and 0020 for interfaces). A report with that
 // digest, alone in its batch to name its machine, moves the host's last_seen_at and gets the
 // stored answer: one statement for all of them, right after step 1.
+// A batch that writes 50 or more new rows of a kind also asks the planner what it knows of the
+// network's rows of that kind (one EXPLAIN per table), and analyzes the table when that predates the
+// batch (./statistics.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import { LOCKS } from '../../core/advisoryLocks.js';
 import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
@@ -45,6 +48,7 @@ import {
   mergeSource, newSource, nextRound, type BindingFact,
 } from './plan.js';
 import { adoptSelfReportedHosts } from './selfReport.js';
+import { followNetworkGrowth, type ProbedHistory } from './statistics.js';
 import {
   discoveryFromDaemon, discoveryToDaemon,
   type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
@@ -723,6 +727,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
     });
 
     const ids = new IdAllocator();
+    const newRows: Record<ProbedHistory, number> = { hosts_history: 0, ip_addresses_history: 0, ports_history: 0, services_history: 0, bindings_history: 0 };
     while (pending.length) {
       let { round, later } = nextRound(pending, keys);
       // Two reports of the round that turn out to be one stored host: the later waits a round.
@@ -741,6 +746,16 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       const facts = await newFacts(tx, ctx, matched.flatMap((m) => (m.question ? [m.question] : [])));
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
+      plans.forEach((p, k) => {
+        if (p.hostInsert) newRows.hosts_history += 1;
+        newRows.ip_addresses_history += p.ipPlan.filter((i) => !i.stored).length;
+        newRows.ports_history += p.portPlan.filter((i) => !i.stored).length;
+        p.servicePlan.forEach((service, n) => {
+          if (service.stored) return;
+          newRows.services_history += 1;
+          newRows.bindings_history += matched[k]!.r.d.services[n]!.bindings.length; // a new service's bindings are new
+        });
+      });
       const written = await writeRound(tx, ctx, plans, ids);
       if (pruneFor) await deleteStoppedServices(tx, ctx, matched, pruneFor);
       const applied: Array<{ host_id: string; digest: string; response: string }> = [];
@@ -752,6 +767,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       await rememberDigests(tx, ctx, applied);
       pending = later;
     }
+    await followNetworkGrowth(tx, ctx, newRows);
     await adoptSelfReportedHosts(tx, ctx, positions.flatMap((k) => {
       const result = results[k];
       return result && !(result instanceof AppError) ? [{ request: requests[k]!, hostId: result.id }] : [];

@@ -1,0 +1,217 @@
+// Ingest as the network grows, under statistics taken before the network had hosts
+// (`node --import tsx bench/ingestGrowth.ts`; SCHEMA_VARIANT=partitioned for that schema).
+//
+// Found while benchmarking issue 26 (bench/scaleOut.ts, run A): a large first discovery slowed from
+// 143 to 23 hosts/s as the network grew, and an ANALYZE in the middle made it fast again. With
+// statistics taken before the network had rows, ingest's probes (newFacts in
+// src/modules/discovery/hostIngest.ts) went through the GiST (organization_id | network_id, valid
+// range) indexes and read every state of the network or organization each.
+//
+// One database cloned from the test template: a tenant, the network, a daemon, one /12 subnet and a
+// Network discovery session, and another network of the organization with BACKGROUND address
+// history rows (SQL). SEED hosts ingested, then every table ANALYZEd: the statistics of a network
+// without hosts. Autovacuum never analyzes the history tables here, so they stay so (the worst case,
+// the same every run; autovacuum analyzes once 10 % of a table changed, never a partitioned parent;
+// it still vacuums, and analyzes the other tables). Then ROUNDS
+// rounds of HOSTS new hosts (2 addresses with MACs, 5 ports, 3 services each) in batches of BATCH
+// (DISCOVERY_SYNC_BATCH: one discovery-sync job, one transaction) through ingestHosts(), what the
+// worker calls. Per round: hosts/s and each ingest statement's p50 and total (Db.prototype.query is
+// wrapped; the test app's event hub runs too, its statements are listed but are not ingest's). At
+// the end one more batch's newFacts is EXPLAIN ANALYZEd as sent, then again after an ANALYZE.
+//
+// INGEST_GROWTH_WITHOUT_FIX=1 drops the ANALYZE ingest runs when the planner has not seen a batch's
+// new rows (src/modules/discovery/statistics.ts): the numbers before the fix, same script.
+// Environment: INGEST_GROWTH_SEED (0), INGEST_GROWTH_BACKGROUND (200000), INGEST_GROWTH_HOSTS (2000),
+// INGEST_GROWTH_ROUNDS (5), INGEST_GROWTH_BATCH (100), INGEST_GROWTH_EXPLAIN (1),
+// INGEST_GROWTH_KEEP_DATABASE (0: 1 leaves the database, for a look at its plans; drop it after).
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import pg from 'pg';
+import { Db } from '../src/core/db.js';
+import { ingestHosts, type IngestContext } from '../src/modules/discovery/ingest.js';
+import type { DaemonHostRequest } from '../src/modules/discovery/vocabulary.js';
+import { createDaemonKey, daemonClient, registerDaemon } from '../test/daemons/world.js';
+import { hostReport, postSubnet } from '../test/discovery/reports.js';
+import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/support/app.js';
+import { createNetwork, registerTenant } from '../test/support/world.js';
+
+const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const SEED = env('INGEST_GROWTH_SEED', 0);
+const BACKGROUND = env('INGEST_GROWTH_BACKGROUND', 200_000);
+const HOSTS = env('INGEST_GROWTH_HOSTS', 2000);
+const ROUNDS = env('INGEST_GROWTH_ROUNDS', 5);
+const BATCH = env('INGEST_GROWTH_BATCH', 100);
+const EXPLAIN = env('INGEST_GROWTH_EXPLAIN', 1) === 1;
+const WITHOUT_FIX = env('INGEST_GROWTH_WITHOUT_FIX', 0) === 1;
+const VARIANT = process.env.SCHEMA_VARIANT === 'partitioned' ? 'partitioned' : 'plain';
+
+const started = performance.now();
+const log = (line: string) => console.log(`[ingest-growth ${String(Math.round((performance.now() - started) / 1000)).padStart(4)}s] ${line}`);
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const p50 = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)]! : 0;
+};
+
+/** Ingest statements by what they do (the ones that matter here; the rest by their first words). */
+function labelOf(sql: string): string {
+  if (sql.includes('host_taken')) return 'newFacts';
+  if (sql.includes('candidates as materialized')) return 'findHosts';
+  if (sql.includes('pg_advisory_xact_lock')) return 'lockAndCheck';
+  if (/^\s*analyze\b/.test(sql)) return 'analyze';
+  if (/^\s*explain\b/.test(sql)) return 'estimate';
+  const write = /^\s*(insert into|update|delete from) (\w+)/.exec(sql);
+  if (write) return `${write[1]} ${write[2]}`;
+  return sql.trim().replace(/\s+/g, ' ').slice(0, 40);
+}
+
+let timings = new Map<string, number[]>();
+/** Set to have the next newFacts statement EXPLAIN ANALYZEd first, in its own transaction (it only reads). */
+let explainNext: ((plan: any) => void) | undefined;
+const originalQuery = Db.prototype.query;
+Db.prototype.query = async function timedQuery<T>(this: Db, sql: string, params: unknown[] = []): Promise<T[]> {
+  const label = labelOf(sql);
+  if (label === 'newFacts' && explainNext) {
+    const [row] = await (originalQuery.call(this, `explain (analyze, format json) ${sql}`, params) as Promise<any[]>);
+    explainNext(row['QUERY PLAN'][0]);
+    explainNext = undefined;
+  }
+  if (WITHOUT_FIX && label === 'analyze') return [];
+  const t0 = performance.now();
+  const rows = await (originalQuery.call(this, sql, params) as Promise<T[]>);
+  let list = timings.get(label);
+  if (!list) timings.set(label, (list = []));
+  list.push(performance.now() - t0);
+  return rows;
+};
+
+const ipOf = (n: number) => `10.${16 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`;
+const hex2 = (n: number) => (n & 255).toString(16).padStart(2, '0');
+// Universally administered (02:… would be locally administered: ingest ignores those MACs).
+const macOf = (n: number) => `00:16:3e:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`;
+
+function reports(daemon: { id: string }, networkId: string, subnetId: string, count: number, offset: number): DaemonHostRequest[] {
+  return Array.from({ length: count }, (_, k) => {
+    const a = 256 + 2 * (k + offset);
+    return hostReport(daemon as never, networkId, {
+      hostname: `host-${k + offset}.growth.lan`,
+      interfaces: [
+        { subnet_id: subnetId, ip_address: ipOf(a), mac_address: macOf(a), name: 'eth0' },
+        { subnet_id: subnetId, ip_address: ipOf(a + 1), mac_address: macOf(a + 1), name: 'eth1' },
+      ],
+      ports: [{ number: 22 }, { number: 80 }, { number: 443 }, { number: 5432 }, { number: 161, protocol: 'Udp' }],
+      services: [{ name: 'OpenSSH', ports: [22] }, { name: 'Nginx', ports: [80, 443] }, { name: 'PostgreSQL', ports: [5432, 161] }],
+    }) as unknown as DaemonHostRequest;
+  });
+}
+
+/** The plan's nodes, one line each (relation, index, rows estimated/actual, loops). */
+function planLines(node: any, depth = 0, out: string[] = []): string[] {
+  const what = [node['Node Type'], node['Relation Name'] && `on ${node['Relation Name']}`, node['Index Name'] && `using ${node['Index Name']}`].filter(Boolean).join(' ');
+  const removed = node['Rows Removed by Filter'] ? `, ${node['Rows Removed by Filter']} filtered` : '';
+  // EXPLAIN gives rows, rows filtered and time per loop: the time here is all loops'.
+  out.push(`${'  '.repeat(depth)}${what} (est ${node['Plan Rows']}, actual ${node['Actual Rows']} x${node['Actual Loops']}${removed}, ${round((node['Actual Total Time'] ?? 0) * (node['Actual Loops'] ?? 1), 2)} ms)`);
+  for (const child of node.Plans ?? []) planLines(child, depth + 1, out);
+  return out;
+}
+
+async function main() {
+  await prepareTemplate();
+  const app = await startTestApp({ logLevel: 'silent' });
+  const admin = new pg.Client({ connectionString: app.databaseUrl });
+  await admin.connect();
+  const result: Record<string, unknown> = {
+    variant: VARIANT, withoutFix: WITHOUT_FIX, seed: SEED, background: BACKGROUND, hostsPerRound: HOSTS, batch: BATCH, loadBefore: os.loadavg().map((l) => round(l, 2)),
+  };
+  try {
+    const t = await registerTenant(app.url, 'growth');
+    const networkId = await createNetwork(app.url, t.owner, 'Ingest growth');
+    const daemon = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, networkId)).key);
+    await registerDaemon(daemon, networkId);
+    const subnet = await postSubnet(daemon, networkId, '10.16.0.0/12');
+    const discoveryId = randomUUID();
+    await admin.query(
+      `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, started_at) values ($1, $2, $3, $4, $5::jsonb, 'Scanning', now())`,
+      [discoveryId, t.orgId, networkId, daemon.id, JSON.stringify({ type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService' })],
+    );
+    const ctx: IngestContext = { organizationId: t.orgId, networkId, daemonId: daemon.id, discoveryId };
+    const db = new Db(app.services.orm.em.fork(), { actor: { type: 'daemon', id: daemon.id } });
+    // The rest of the organization: another network's address history, written in SQL (history
+    // tables have no foreign keys). The statistics below then know that network and not this one.
+    const background = await createNetwork(app.url, t.owner, 'Background');
+    const t1 = performance.now();
+    await admin.query(
+      `insert into ip_addresses_history (id, host_id, subnet_id, ip_address, mac_address, name, position, organization_id, network_id, lineage_id, valid_from, valid_to)
+       select gen_random_uuid(), host_id, $1, '10.64.0.0'::inet + n, $2 || lpad(to_hex(n >> 16 & 255), 2, '0') || ':' || lpad(to_hex(n >> 8 & 255), 2, '0') || ':' || lpad(to_hex(n & 255), 2, '0'),
+              'eth' || n % 2, n % 2, $3, $4, gen_random_uuid(), now() - interval '30 days', case when n % 3 = 0 then now() - interval '1 day' end
+       from (select n, md5('bg' || (n / 2))::uuid as host_id from generate_series(1, $5::int) n) s`,
+      [randomUUID(), '00:1c:42:', t.orgId, background, BACKGROUND],
+    );
+    log(`${BACKGROUND} address history rows of another network in ${round((performance.now() - t1) / 1000)} s`);
+    // No autoanalyze of the history tables (their partitions): their statistics stay those taken
+    // below, whatever the timing. Vacuum still runs (the outbox and digests would bloat without it).
+    const { rows: tables } = await admin.query<{ name: string }>(
+      `select quote_ident(relname) as name from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' and relname ~ '_history(_p[0-7])?$'`);
+    for (const { name } of tables) await admin.query(`alter table ${name} set (autovacuum_analyze_threshold = 2000000000)`);
+
+    let offset = 0;
+    const ingest = async (count: number) => {
+      for (let k = 0; k < count; k += BATCH) {
+        const batch = reports(daemon, networkId, subnet.id as string, Math.min(BATCH, count - k), offset + k);
+        const answers = await db.transaction((tx) => ingestHosts(tx, ctx, batch));
+        const refused = answers.find((a) => !('answer' in a));
+        if (refused) throw new Error(`a report was refused: ${String(refused)}`);
+      }
+      offset += count;
+    };
+    await ingest(SEED);
+    await admin.query('analyze');
+    log(`${VARIANT}${WITHOUT_FIX ? ', without the fix' : ''}: ${SEED} hosts seeded and analyzed; ${ROUNDS} rounds of ${HOSTS} hosts in batches of ${BATCH}`);
+
+    const rounds = [];
+    for (let r = 1; r <= ROUNDS; r += 1) {
+      timings = new Map();
+      const t0 = performance.now();
+      await ingest(HOSTS);
+      const seconds = (performance.now() - t0) / 1000;
+      const statements = Object.fromEntries([...timings].map(([label, ms]) => [label, { p50Ms: round(p50(ms), 2), totalMs: Math.round(ms.reduce((a, b) => a + b, 0)) }]));
+      rounds.push({ round: r, hostsBefore: SEED + (r - 1) * HOSTS, hostsPerSecond: round(HOSTS / seconds), statements });
+      log(`  round ${r} (network of ${SEED + (r - 1) * HOSTS} hosts): ${round(HOSTS / seconds)} hosts/s; newFacts p50 ${round(p50(timings.get('newFacts') ?? []), 2)} ms, findHosts p50 ${round(p50(timings.get('findHosts') ?? []), 2)} ms`);
+    }
+    result.rounds = rounds;
+    result.loadAfter = os.loadavg().map((l) => round(l, 2));
+    result.firstToLast = round(rounds.at(-1)!.hostsPerSecond / rounds[0]!.hostsPerSecond, 2);
+
+    if (EXPLAIN) {
+      // One more batch of new hosts, its newFacts explained as sent; then the same after ANALYZE.
+      const explained = async (label: string) => {
+        let plan: any;
+        explainNext = (p) => (plan = p);
+        await ingest(BATCH);
+        log(`  newFacts of a batch of ${BATCH} new hosts, ${label}: ${round(plan['Execution Time'], 2)} ms\n${planLines(plan.Plan).map((l) => `      ${l}`).join('\n')}`);
+        const jit = plan.JIT ? { functions: plan.JIT.Functions, ms: round(plan.JIT.Timing.Total, 2) } : null;
+        if (jit) log(`    JIT: ${jit.functions} functions, ${jit.ms} ms`);
+        return { executionMs: round(plan['Execution Time'], 2), jit, plan: planLines(plan.Plan) };
+      };
+      result.newFactsStale = await explained('stale statistics');
+      await admin.query('analyze');
+      result.newFactsAnalyzed = await explained('after ANALYZE');
+    }
+  } finally {
+    if (process.env.INGEST_GROWTH_KEEP_DATABASE === '1') {
+      log(`kept ${app.databaseUrl} (drop it when done)`);
+      process.exit(0);
+    }
+    await admin.end();
+    await app.close();
+    await releaseTestDatabases();
+  }
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  const file = new URL(`./results/ingest-growth-${VARIANT}${WITHOUT_FIX ? '-without-fix' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  log(`written ${file.pathname}`);
+}
+
+await main();
+process.exit(0);
