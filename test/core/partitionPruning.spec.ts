@@ -354,16 +354,16 @@ describe('core/partition pruning (partitioned schema)', () => {
   it('a diff (by window and by last changes, l3 and application) and a timeline: one partition per table', async () => {
     const auth = { auth: t.owner };
     // Dependencies by service and by binding: their members' hosts are looked up too.
-    const current = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}`, auth));
+    const current = await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, host.ip_addresses[0].subnet_id, 'diffed');
     const dependency = (name: string, members: unknown) => ({ name, network_id: t.defaultNetworkId, color: 'Blue', dependency_type: 'RequestPath', edge_style: 'Bezier', members, tags: [] });
     expectOk(await call(app.url, 'POST', '/api/v1/dependencies', { ...auth, body: dependency('by service', { type: 'Services', service_ids: [current.services[0].id] }) }), 201);
     expectOk(await call(app.url, 'POST', '/api/v1/dependencies', { ...auth, body: dependency('by binding', { type: 'Bindings', binding_ids: [current.services[0].bindings[0].id] }) }), 201);
     const from = (await dbOf(app).one<{ now: string }>(`select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))!.now;
     // One port renumbered: its host changed, the host row itself not (so the hosts to compare are looked for).
-    const port = host.ports.find((p: any) => p.number === 161);
+    const port = current.ports.find((p: any) => p.number === 161);
     expectOk(await call(app.url, 'PUT', `/api/v1/ports/${port.id}`, { ...auth, body: { id: port.id, number: 162, protocol: 'Udp' } }));
-    // And a binding added (a binding's change names its host through its service).
-    const added = expectOk(await call(app.url, 'POST', '/api/v1/ports', { ...auth, body: { host_id: host.id, number: 9090, protocol: 'Tcp' } }), 201);
+    // And a binding added to a new port (a binding's change names its host through its service).
+    const added = expectOk(await call(app.url, 'POST', '/api/v1/ports', { ...auth, body: { host_id: current.id, number: 9090, protocol: 'Tcp' } }), 201);
     expectOk(await call(app.url, 'POST', '/api/v1/bindings', { ...auth, body: { service_id: current.services[0].id, type: 'Port', port_id: added.id } }), 201);
     const q = `network_id=${t.defaultNetworkId}`;
     for (const path of [`diff?${q}&from=${encodeURIComponent(from)}`, `diff?${q}&from=${encodeURIComponent(from)}&view=application`, `diff?${q}&last_changes=5`, `timeline?${q}&from=${encodeURIComponent(from)}`]) {
