@@ -46,8 +46,11 @@ export function installPruningAudit(file: string): void {
         const plan = this.em.isInTransaction() ? await probe(this, sql, params) : await this.transaction((tx) => probe(tx, sql, params));
         const wide = [...partitionsByTable(plan)].filter(([, parts]) => parts.size > 1).map(([t, parts]) => `${t}:${parts.size}`);
         if (wide.length) appendFileSync(file, `${JSON.stringify({ test: currentTest, caller: caller.trim().replace(/^at /, ''), tables: wide, sql: sql.replace(/\s+/g, ' ').slice(0, 600) })}\n`);
-      } catch {
-        // A statement EXPLAIN cannot take (or one that fails anyway): the real call below says so.
+      } catch (err) {
+        // Cancelled (a test cancelling the backend that waits, pg_cancel_backend): the statement
+        // would have been, so the caller sees it. Anything else EXPLAIN cannot take (or a statement
+        // that fails anyway): the real call below says so.
+        if ((err as { code?: string }).code === '57014') throw err;
       }
     }
     return original.call(this, sql, params);
