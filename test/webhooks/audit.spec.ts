@@ -9,6 +9,7 @@ import { createNetwork, registerTenant, type Tenant } from '../support/world.js'
 import { db, waitFor, workerServicesFor } from '../workers/support.js';
 import { startWebhookDelivery } from '../../workers/webhookDelivery.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
+import { deleteKeysMatching } from '../../src/core/redis.js';
 
 describe('webhooks: what the audit slipped past', function () {
   this.timeout(60_000);
@@ -106,8 +107,7 @@ describe('webhooks: what the audit slipped past', function () {
     const queue = services!.queues.webhookDelivery;
     await waitFor('the retry queued as a delayed job', async () => (await (await queue.getJob(retryJob))?.isDelayed()) ?? false);
 
-    const keys = await app.services.redis.keys(`${app.redisPrefix}*`);
-    await app.services.redis.del(...keys);
+    await deleteKeysMatching(app.services.redis, `${app.redisPrefix}*`);
     expect(await queue.getJob(retryJob)).to.equal(undefined);
     // The hour passes: the retry is due, and only PostgreSQL still knows it.
     await db(app).query(`update webhook_deliveries set next_attempt_at = now() - interval '3 seconds' where id = ?`, [pending.id]);

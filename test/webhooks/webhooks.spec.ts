@@ -11,6 +11,7 @@ import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
 import { processDeliveryJob, startWebhookDelivery } from '../../workers/webhookDelivery.js';
 import { bundlePath } from '../../scripts/build.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
+import { deleteKeysMatching } from '../../src/core/redis.js';
 
 describe('webhooks', function () {
   this.timeout(60_000);
@@ -190,9 +191,7 @@ describe('webhooks', function () {
     await tag('b');
     await waitFor('a first failed attempt', async () => r.received.some((x) => x.status === 500) || undefined);
     // The retry waits as a delayed job in Redis: flushed with everything else of this app.
-    const keys = await app.services.redis.keys(`${app.redisPrefix}*`);
-    expect(keys.length).to.be.greaterThan(0);
-    await app.services.redis.del(...keys);
+    expect(await deleteKeysMatching(app.services.redis, `${app.redisPrefix}*`)).to.be.greaterThan(0);
     const log = await allDelivered(w.id, 2);
     const retried = log.find((d: any) => d.attempts === 2);
     expect(retried.attempt_log.map((a: any) => a.status_code)).to.deep.equal([500, 200]);

@@ -278,7 +278,6 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
   return new Map(rows.map((r) => [r.h, r]));
 }
 
-export { ACROSS_ORGANIZATIONS };
 
 /**
  * The reported ids (of one kind each; 'host' for a host) that another organization has, live or
