@@ -49,7 +49,8 @@ import type { DaemonHostRequest } from '../src/modules/discovery/vocabulary.js';
 import { versionPolicyFromEnv } from '../src/modules/daemons/versionStatus.js';
 import { ensureServices } from '../scripts/services.js';
 import { createDaemonKey, daemonClient, registerDaemon } from '../test/daemons/world.js';
-import { hostReport, postSubnet } from '../test/discovery/reports.js';
+import { postSubnet } from '../test/discovery/reports.js';
+import { benchHostReports, hex2, type AddressPlan } from './hostReports.js';
 import { prepareTemplate, startTestApp, type TestApp } from '../test/support/app.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
 import type { WorkerServices } from '../workers/context.js';
@@ -360,26 +361,14 @@ async function dropWorld(w: World) {
   await w.app.close();
 }
 
-const hex2 = (n: number) => (n & 255).toString(16).padStart(2, '0').toUpperCase();
-const ipOf = (n: number) => `10.20.${(n >> 8) & 255}.${n & 255}`;
-const macOf = (n: number) => `02:00:00:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`;
-
-/** `count` distinct hosts as a Scanopy daemon reports them (the fixtures' POST /api/v1/hosts/discovery body). */
-function makeReports(daemon: { id: string }, networkId: string, subnetId: string, count: number, offset = 0): DaemonHostRequest[] {
-  return Array.from({ length: count }, (_, k) => {
-    const i = k + offset;
-    const a = 256 + 2 * i; // skip 10.20.0.x
-    return hostReport(daemon as never, networkId, {
-      hostname: `host-${i}.bench.lan`,
-      interfaces: [
-        { subnet_id: subnetId, ip_address: ipOf(a), mac_address: macOf(a), name: 'eth0' },
-        { subnet_id: subnetId, ip_address: ipOf(a + 1), mac_address: macOf(a + 1), name: 'eth1' },
-      ],
-      ports: [{ number: 22 }, { number: 80 }, { number: 443 }, { number: 5432 }, { number: 161, protocol: 'Udp' }],
-      services: [{ name: 'OpenSSH', ports: [22] }, { name: 'Nginx', ports: [80, 443] }, { name: 'PostgreSQL', ports: [5432, 161] }],
-    }) as unknown as DaemonHostRequest;
-  });
-}
+/** Locally administered MACs (02:…, upper case): ingest keeps no vendor for them, as in the bench's first runs. */
+const ADDRESSES: AddressPlan = {
+  ip: (n) => `10.20.${(n >> 8) & 255}.${n & 255}`,
+  mac: (n) => `02:00:00:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`.toUpperCase(),
+  domain: 'bench.lan',
+};
+const makeReports = (daemon: { id: string }, networkId: string, subnetId: string, count: number, offset = 0) =>
+  benchHostReports(daemon, networkId, subnetId, count, offset, ADDRESSES);
 
 /** Live rows of the network (the daemon's own host, made by register, aside) and all *_history rows. */
 async function inventory(w: World) {

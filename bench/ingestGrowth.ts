@@ -30,9 +30,9 @@ import os from 'node:os';
 import pg from 'pg';
 import { Db } from '../src/core/db.js';
 import { ingestHosts, type IngestContext } from '../src/modules/discovery/ingest.js';
-import type { DaemonHostRequest } from '../src/modules/discovery/vocabulary.js';
 import { createDaemonKey, daemonClient, registerDaemon } from '../test/daemons/world.js';
-import { hostReport, postSubnet } from '../test/discovery/reports.js';
+import { postSubnet } from '../test/discovery/reports.js';
+import { benchHostReports, hex2, type AddressPlan } from './hostReports.js';
 import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/support/app.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
 
@@ -86,25 +86,14 @@ Db.prototype.query = async function timedQuery<T>(this: Db, sql: string, params:
   return rows;
 };
 
-const ipOf = (n: number) => `10.${16 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`;
-const hex2 = (n: number) => (n & 255).toString(16).padStart(2, '0');
-// Universally administered (02:… would be locally administered: ingest ignores those MACs).
-const macOf = (n: number) => `00:16:3e:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`;
-
-function reports(daemon: { id: string }, networkId: string, subnetId: string, count: number, offset: number): DaemonHostRequest[] {
-  return Array.from({ length: count }, (_, k) => {
-    const a = 256 + 2 * (k + offset);
-    return hostReport(daemon as never, networkId, {
-      hostname: `host-${k + offset}.growth.lan`,
-      interfaces: [
-        { subnet_id: subnetId, ip_address: ipOf(a), mac_address: macOf(a), name: 'eth0' },
-        { subnet_id: subnetId, ip_address: ipOf(a + 1), mac_address: macOf(a + 1), name: 'eth1' },
-      ],
-      ports: [{ number: 22 }, { number: 80 }, { number: 443 }, { number: 5432 }, { number: 161, protocol: 'Udp' }],
-      services: [{ name: 'OpenSSH', ports: [22] }, { name: 'Nginx', ports: [80, 443] }, { name: 'PostgreSQL', ports: [5432, 161] }],
-    }) as unknown as DaemonHostRequest;
-  });
-}
+// Universally administered MACs (02:… would be locally administered: ingest ignores those MACs).
+const ADDRESSES: AddressPlan = {
+  ip: (n) => `10.${16 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`,
+  mac: (n) => `00:16:3e:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`,
+  domain: 'growth.lan',
+};
+const reports = (daemon: { id: string }, networkId: string, subnetId: string, count: number, offset: number) =>
+  benchHostReports(daemon, networkId, subnetId, count, offset, ADDRESSES);
 
 /** The plan's nodes, one line each (relation, index, rows estimated/actual, loops). */
 function planLines(node: any, depth = 0, out: string[] = []): string[] {

@@ -23,17 +23,7 @@ import { processDeliveryJob } from '../../workers/webhookDelivery.js';
 import { dispatchEvents, enqueueDispatched, type DeliveryJob } from '../../src/modules/webhooks/delivery.js';
 import { startReceiver } from '../webhooks/receiver.js';
 import { readSse } from '../support/sse.js';
-
-type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
-
-/** Partitions scanned per partitioned table, from an EXPLAIN (format json) plan. */
-function partitionsByTable(plan: Plan, out = new Map<string, Set<string>>()): Map<string, Set<string>> {
-  const rel = plan['Relation Name'];
-  const m = rel?.match(/^(.*)_p[0-7]$/);
-  if (m && (plan['Actual Loops'] ?? 0) > 0) out.set(m[1]!, (out.get(m[1]!) ?? new Set()).add(rel!));
-  for (const p of plan.Plans ?? []) partitionsByTable(p, out);
-  return out;
-}
+import { explainedInSavepoint, partitionsByTable, type Plan } from '../support/pruningAudit.js';
 
 describe('core/partition pruning (partitioned schema)', () => {
   let app: TestApp;
@@ -86,16 +76,7 @@ describe('core/partition pruning (partitioned schema)', () => {
     ports: ports.map((number) => ({ number })), services: [{ name: 'OpenSSH', ports: [22] }],
   });
 
-  /** Runs `sql` under EXPLAIN ANALYZE on `tx` inside a savepoint rolled back: its plan, nothing kept. */
-  async function explained(tx: Db, sql: string, params: unknown[]): Promise<Plan> {
-    await original.call(tx, 'savepoint pruning_probe');
-    try {
-      const [row] = await original.call(tx, `explain (analyze, timing off, summary off, format json) ${sql}`, params);
-      return ((row as Record<string, unknown>)['QUERY PLAN'] as Array<{ Plan: Plan }>)[0]!.Plan;
-    } finally {
-      await original.call(tx, 'rollback to savepoint pruning_probe');
-    }
-  }
+  const explained = (tx: Db, sql: string, params: unknown[]) => explainedInSavepoint(original, tx, sql, params);
 
   /**
    * The statements on tenant tables one request makes, and the tables each reads on more than one

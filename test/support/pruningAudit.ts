@@ -8,7 +8,21 @@
 import { appendFileSync } from 'node:fs';
 import { ACROSS_ORGANIZATIONS, Db } from '../../src/core/db.js';
 
-type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
+export type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
+
+/**
+ * `sql` run under EXPLAIN ANALYZE on `db` (in a transaction) inside a savepoint rolled back: its
+ * plan, nothing kept. `query` is Db's own query (not a wrapper that records).
+ */
+export async function explainedInSavepoint(query: Db['query'], db: Db, sql: string, params: unknown[]): Promise<Plan> {
+  await query.call(db, 'savepoint pruning_probe');
+  try {
+    const [row] = await query.call(db, `explain (analyze, timing off, summary off, format json) ${sql}`, params);
+    return ((row as Record<string, unknown>)['QUERY PLAN'] as Array<{ Plan: Plan }>)[0]!.Plan;
+  } finally {
+    await query.call(db, 'rollback to savepoint pruning_probe');
+  }
+}
 
 /** Partitions executed per partitioned table, from an EXPLAIN (format json) plan. */
 export function partitionsByTable(plan: Plan, out = new Map<string, Set<string>>()): Map<string, Set<string>> {
@@ -25,15 +39,7 @@ export const setCurrentTest = (title: string) => { currentTest = title; };
 export function installPruningAudit(file: string): void {
   const original = Db.prototype.query;
   let tables: Promise<RegExp> | undefined;
-  const probe = async (db: Db, sql: string, params: unknown[]) => {
-    await original.call(db, 'savepoint pruning_audit');
-    try {
-      const [row] = await original.call(db, `explain (analyze, timing off, summary off, format json) ${sql}`, params);
-      return ((row as Record<string, unknown>)['QUERY PLAN'] as Array<{ Plan: Plan }>)[0]!.Plan;
-    } finally {
-      await original.call(db, 'rollback to savepoint pruning_audit');
-    }
-  };
+  const probe = (db: Db, sql: string, params: unknown[]) => explainedInSavepoint(original, db, sql, params);
   Db.prototype.query = async function (this: Db, sql: string, params: unknown[] = []) {
     tables ??= original.call(this, `select relname from pg_class where relkind = 'p' and relnamespace = 'public'::regnamespace`)
       .then((rows) => new RegExp(`\\b(${(rows as Array<{ relname: string }>).map((r) => r.relname).join('|') || '$^'})\\b`));

@@ -1,6 +1,6 @@
-// Issue 28.7: SIGTERM with an event stream open. The API process ends its open streams at once
-// (an `ended` frame saying why, with the last id), so it exits 0 without waiting for its shutdown
-// deadline. The deadline is set long here: reaching it would exit 1 with "deadline passed" logged.
+// The API process on SIGTERM. Issue 28.7: with an event stream open, it ends its open streams at
+// once (an `ended` frame saying why, with the last id), so it exits 0 without waiting for its
+// shutdown deadline. And a request whose client already left is waited for before the pool closes.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -18,18 +18,24 @@ describe('system: shutdown', function () {
   });
   afterEach(() => app.close());
 
-  it('SIGTERM ends the open stream (an ended frame, then the end) and the process exits 0 before its deadline', async () => {
+  /** The API as `npm start` runs it (its bundle) on the test app's database, a long shutdown deadline: reaching it would exit 1 with "deadline passed" logged. */
+  function startApi() {
     const child = spawn(NODE, ['--enable-source-maps', bundlePath('server')], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '30000' },
+      env: { ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '60000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
     child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    return { child, output: () => out, exited };
+  }
+
+  it('SIGTERM ends the open stream (an ended frame, then the end) and the process exits 0 before its deadline', async () => {
+    const { child, output, exited } = startApi();
     try {
-      const port = await waitFor('api listening', async () => Number(/"port":(\d+)[^\n]*api listening/.exec(out)?.[1]) || undefined, 30_000);
+      const port = await waitFor('api listening', async () => Number(/"port":(\d+)[^\n]*api listening/.exec(output())?.[1]) || undefined, 30_000);
       const url = `http://127.0.0.1:${port}`;
       const t = await registerTenant(url);
       const headers: Record<string, string> = { Accept: 'text/event-stream' };
@@ -59,27 +65,19 @@ describe('system: shutdown', function () {
       expect(await streamEnd).to.equal('ended');
       expect(text).to.match(/event: ended\ndata: \{"reason":"the server is shutting down[^"]*","last_event_id":"\d+"\}\n\n$/);
       expect(await exited).to.deep.equal({ code: 0, signal: null });
-      expect(out).to.not.include('shutdown deadline passed');
-      expect(out).to.match(/"event_streams_ended":1[^\n]*api stopped/);
+      expect(output()).to.not.include('shutdown deadline passed');
+      expect(output()).to.match(/"event_streams_ended":1[^\n]*api stopped/);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
 
   it('SIGTERM waits for a request whose client already left: it ends before the pool closes (exit 0, no error logged)', async () => {
-    const child = spawn(NODE, ['--enable-source-maps', bundlePath('server')], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: app.databaseUrl, REDIS_PREFIX: app.redisPrefix, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '60000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-    child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const { child, output, exited } = startApi();
     const locker = new pg.Client({ connectionString: app.databaseUrl });
     await locker.connect();
     try {
-      const port = await waitFor('api listening', async () => Number(/"port":(\d+)[^\n]*api listening/.exec(out)?.[1]) || undefined, 30_000);
+      const port = await waitFor('api listening', async () => Number(/"port":(\d+)[^\n]*api listening/.exec(output())?.[1]) || undefined, 30_000);
       const url = `http://127.0.0.1:${port}`;
       const t = await registerTenant(url);
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
@@ -105,14 +103,14 @@ describe('system: shutdown', function () {
       socket.destroy(); // the client leaves: its connection closes, its handler still waits
 
       child.kill('SIGTERM');
-      await waitFor('shutdown begun', async () => out.includes('api shutting down') || undefined, 30_000);
+      await waitFor('shutdown begun', async () => output().includes('api shutting down') || undefined, 30_000);
       // No connection is open any more, but the handler is still waiting on the lock: the process must be too.
       await new Promise((r) => setTimeout(r, 500));
-      expect(child.exitCode, out).to.equal(null);
+      expect(child.exitCode, output()).to.equal(null);
       await locker.query('commit');
 
       expect(await exited).to.deep.equal({ code: 0, signal: null });
-      expect(out).to.not.match(/unhandled error|driver has already been destroyed|shutdown deadline passed/);
+      expect(output()).to.not.match(/unhandled error|driver has already been destroyed|shutdown deadline passed/);
     } finally {
       await locker.end();
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
