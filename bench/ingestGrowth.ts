@@ -20,7 +20,11 @@
 // the end one more batch's newFacts is EXPLAIN ANALYZEd as sent, then again after an ANALYZE.
 //
 // INGEST_GROWTH_WITHOUT_FIX=1 drops the ANALYZE ingest runs when the planner has not seen a batch's
-// new rows (src/modules/discovery/statistics.ts): the numbers before the fix, same script.
+// new rows (src/modules/discovery/statistics.ts): the numbers before the fix, same script;
+// INGEST_GROWTH_WITHOUT_FIX=live drops only its analyzes of hosts and host_discovery_digests (the
+// unchanged-host lookup's tables, followed since). INGEST_GROWTH_AUTO_EXPLAIN=1 has the server log
+// (auto_explain, nested statements too) the plans of touchUnchanged over 1 s and of the bindings
+// upsert over 150 ms; a statement running over 1 s is also shown with the database's activity.
 // Environment: INGEST_GROWTH_SEED (0), INGEST_GROWTH_BACKGROUND (200000), INGEST_GROWTH_HOSTS (2000),
 // INGEST_GROWTH_ROUNDS (5), INGEST_GROWTH_BATCH (100), INGEST_GROWTH_EXPLAIN (1),
 // INGEST_GROWTH_KEEP_DATABASE (0: 1 leaves the database, for a look at its plans; drop it after).
@@ -43,7 +47,9 @@ const HOSTS = env('INGEST_GROWTH_HOSTS', 2000);
 const ROUNDS = env('INGEST_GROWTH_ROUNDS', 5);
 const BATCH = env('INGEST_GROWTH_BATCH', 100);
 const EXPLAIN = env('INGEST_GROWTH_EXPLAIN', 1) === 1;
-const WITHOUT_FIX = env('INGEST_GROWTH_WITHOUT_FIX', 0) === 1;
+// '1': no analyze by ingest at all; 'live': only not of hosts and host_discovery_digests (the second fix).
+const WITHOUT_FIX = process.env.INGEST_GROWTH_WITHOUT_FIX === 'live' ? 'live' : env('INGEST_GROWTH_WITHOUT_FIX', 0) === 1;
+const AUTO_EXPLAIN = env('INGEST_GROWTH_AUTO_EXPLAIN', 0) === 1;
 const VARIANT = process.env.SCHEMA_VARIANT === 'partitioned' ? 'partitioned' : 'plain';
 
 const started = performance.now();
@@ -57,6 +63,7 @@ const p50 = (values: number[]) => {
 /** Ingest statements by what they do (the ones that matter here; the rest by their first words). */
 function labelOf(sql: string): string {
   if (sql.includes('host_taken')) return 'newFacts';
+  if (/^\s*with hit as/.test(sql)) return 'touchUnchanged';
   if (sql.includes('candidates as materialized')) return 'findHosts';
   if (sql.includes('pg_advisory_xact_lock')) return 'lockAndCheck';
   if (/^\s*analyze\b/.test(sql)) return 'analyze';
@@ -67,6 +74,9 @@ function labelOf(sql: string): string {
 }
 
 let timings = new Map<string, number[]>();
+/** Set in main: logs the database's active statements (wait events, blocking pids) while `label` runs long. */
+let watchSlow: ((label: string) => Promise<void>) | undefined;
+const slowSightings: Array<Record<string, unknown>> = [];
 /** Set to have the next newFacts statement EXPLAIN ANALYZEd first, in its own transaction (it only reads). */
 let explainNext: ((plan: any) => void) | undefined;
 const originalQuery = Db.prototype.query;
@@ -77,9 +87,16 @@ Db.prototype.query = async function timedQuery<T>(this: Db, sql: string, params:
     explainNext(row['QUERY PLAN'][0]);
     explainNext = undefined;
   }
-  if (WITHOUT_FIX && label === 'analyze') return [];
+  if (label === 'analyze' && (WITHOUT_FIX === true || (WITHOUT_FIX === 'live' && /\b(hosts|host_discovery_digests)(_p\d+)?\s*$/.test(sql)))) return [];
+  if (AUTO_EXPLAIN && (label === 'touchUnchanged' || label === 'insert into bindings')) {
+    // The plans of these statements and of their triggers' statements, in the server's log, when slow.
+    await originalQuery.call(this, `load 'auto_explain'`);
+    await originalQuery.call(this, `select set_config('auto_explain.log_min_duration', ?, true), set_config('auto_explain.log_analyze', 'on', true), set_config('auto_explain.log_nested_statements', 'on', true)`, [label === 'touchUnchanged' ? '1000' : '150']);
+  }
   const t0 = performance.now();
-  const rows = await (originalQuery.call(this, sql, params) as Promise<T[]>);
+  // A statement still running after a second: what the server says it is doing (waiting on a lock, or not).
+  const watch = setTimeout(() => void watchSlow?.(label).catch(() => undefined), 1000);
+  const rows = await (originalQuery.call(this, sql, params) as Promise<T[]>).finally(() => clearTimeout(watch));
   let list = timings.get(label);
   if (!list) timings.set(label, (list = []));
   list.push(performance.now() - t0);
@@ -114,6 +131,13 @@ async function main() {
     variant: VARIANT, withoutFix: WITHOUT_FIX, seed: SEED, background: BACKGROUND, hostsPerRound: HOSTS, batch: BATCH, loadBefore: os.loadavg().map((l) => round(l, 2)),
   };
   try {
+    watchSlow = async (label) => {
+      const { rows } = await admin.query(
+        `select pid, backend_type, state, wait_event_type, wait_event, pg_blocking_pids(pid) as blocked_by, round(extract(epoch from now() - query_start)::numeric, 1) as seconds, left(regexp_replace(query, '\\s+', ' ', 'g'), 80) as query
+         from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state <> 'idle'`);
+      slowSightings.push({ label, at: round((performance.now() - started) / 1000), activity: rows });
+      log(`  ${label} running over 1 s:\n${rows.map((r) => `      ${JSON.stringify(r)}`).join('\n')}`);
+    };
     const t = await registerTenant(app.url, 'growth');
     const networkId = await createNetwork(app.url, t.owner, 'Ingest growth');
     const daemon = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, networkId)).key);
@@ -156,7 +180,7 @@ async function main() {
     };
     await ingest(SEED);
     await admin.query('analyze');
-    log(`${VARIANT}${WITHOUT_FIX ? ', without the fix' : ''}: ${SEED} hosts seeded and analyzed; ${ROUNDS} rounds of ${HOSTS} hosts in batches of ${BATCH}`);
+    log(`${VARIANT}${WITHOUT_FIX === 'live' ? ', without the fix for hosts and digests' : WITHOUT_FIX ? ', without the fix' : ''}: ${SEED} hosts seeded and analyzed; ${ROUNDS} rounds of ${HOSTS} hosts in batches of ${BATCH}`);
 
     const rounds = [];
     for (let r = 1; r <= ROUNDS; r += 1) {
@@ -164,11 +188,12 @@ async function main() {
       const t0 = performance.now();
       await ingest(HOSTS);
       const seconds = (performance.now() - t0) / 1000;
-      const statements = Object.fromEntries([...timings].map(([label, ms]) => [label, { p50Ms: round(p50(ms), 2), totalMs: Math.round(ms.reduce((a, b) => a + b, 0)) }]));
+      const statements = Object.fromEntries([...timings].map(([label, ms]) => [label, { calls: ms.length, p50Ms: round(p50(ms), 2), maxMs: round(Math.max(...ms), 1), totalMs: Math.round(ms.reduce((a, b) => a + b, 0)) }]));
       rounds.push({ round: r, hostsBefore: SEED + (r - 1) * HOSTS, hostsPerSecond: round(HOSTS / seconds), statements });
       log(`  round ${r} (network of ${SEED + (r - 1) * HOSTS} hosts): ${round(HOSTS / seconds)} hosts/s; newFacts p50 ${round(p50(timings.get('newFacts') ?? []), 2)} ms, findHosts p50 ${round(p50(timings.get('findHosts') ?? []), 2)} ms`);
     }
     result.rounds = rounds;
+    result.slowSightings = slowSightings;
     result.loadAfter = os.loadavg().map((l) => round(l, 2));
     result.firstToLast = round(rounds.at(-1)!.hostsPerSecond / rounds[0]!.hostsPerSecond, 2);
 
@@ -192,12 +217,13 @@ async function main() {
       log(`kept ${app.databaseUrl} (drop it when done)`);
       process.exit(0);
     }
+    watchSlow = undefined;
     await admin.end();
     await app.close();
     await releaseTestDatabases();
   }
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  const file = new URL(`./results/ingest-growth-${VARIANT}${WITHOUT_FIX ? '-without-fix' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
+  const file = new URL(`./results/ingest-growth-${VARIANT}${WITHOUT_FIX === 'live' ? '-without-live-fix' : WITHOUT_FIX ? '-without-fix' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   log(`written ${file.pathname}`);
 }

@@ -48,7 +48,7 @@ import {
   mergeSource, newSource, nextRound, type BindingFact,
 } from './plan.js';
 import { adoptSelfReportedHosts } from './selfReport.js';
-import { followNetworkGrowth, type ProbedHistory } from './statistics.js';
+import { followNetworkGrowth, type FollowedTable } from './statistics.js';
 import {
   discoveryFromDaemon, discoveryToDaemon,
   type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
@@ -726,7 +726,9 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
     });
 
     const ids = new IdAllocator();
-    const newRows: Record<ProbedHistory, number> = { hosts_history: 0, ip_addresses_history: 0, ports_history: 0, services_history: 0, bindings_history: 0 };
+    const newRows: Record<FollowedTable, number> = {
+      hosts_history: 0, ip_addresses_history: 0, ports_history: 0, services_history: 0, bindings_history: 0, hosts: 0, host_discovery_digests: 0,
+    };
     while (pending.length) {
       let { round, later } = nextRound(pending, keys);
       // Two reports of the round that turn out to be one stored host: the later waits a round.
@@ -746,7 +748,11 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
       plans.forEach((p, k) => {
-        if (p.hostInsert) newRows.hosts_history += 1;
+        if (p.hostInsert) {
+          newRows.hosts_history += 1;
+          newRows.hosts += 1;
+          newRows.host_discovery_digests += 1; // a new host's digest is a new row (rememberDigests)
+        }
         newRows.ip_addresses_history += p.ipPlan.filter((i) => !i.stored).length;
         newRows.ports_history += p.portPlan.filter((i) => !i.stored).length;
         p.servicePlan.forEach((service, n) => {

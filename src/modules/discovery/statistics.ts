@@ -10,14 +10,27 @@
 // So a batch that writes many new rows of the network checks the planner's estimate for the network
 // (EXPLAIN, no timing involved) and, when the statistics have not seen even this batch, analyzes the
 // table (its organization's partition on the partitioned schema). Measured in bench/ingestGrowth.ts.
+// The same holds for the unchanged-host lookup (touchUnchanged: hosts joined to
+// host_discovery_digests by the batch's digests): autovacuum analyzes those live tables, but only
+// once a minute at best, and a first discovery outgrows that. Believing the organization has one
+// host, the planner looped over every host of it and, per host, read the network's digests through
+// a bitmap: 2.5-3.9 s per batch at 10,000 hosts (bench/ingestGrowth.ts, round 5). The digest
+// triggers' deletes (a new binding forgets its host's digest) also scanned every digest of the
+// organization per row on the partitioned schema, the cached generic plan's hash join.
+// So hosts and host_discovery_digests are followed too, counted by the batch's new hosts.
 import type { Db } from '../../core/db.js';
 import type { IngestContext } from './hostIngest.js';
 
 /** Fewer new rows than this never trigger an analyze: a one-host report must not analyze a large table. */
 export const ANALYZE_MIN_NEW_ROWS = 50;
 
-/** The history tables ingest probes by id, address or MAC (their GiST indexes compete for the probes). */
-export type ProbedHistory = 'hosts_history' | 'ip_addresses_history' | 'ports_history' | 'services_history' | 'bindings_history';
+/**
+ * The tables whose estimate for the network ingest's plans depend on: the history tables it probes by
+ * id, address or MAC (their GiST indexes compete for the probes), and those the unchanged-host lookup joins.
+ */
+export type FollowedTable =
+  | 'hosts_history' | 'ip_addresses_history' | 'ports_history' | 'services_history' | 'bindings_history'
+  | 'hosts' | 'host_discovery_digests';
 
 /**
  * New rows per network written by this process since its last analyze of them: a network still too
@@ -26,7 +39,7 @@ export type ProbedHistory = 'hosts_history' | 'ip_addresses_history' | 'ports_hi
 const sinceAnalyze = new Map<string, { rows: number; atLastAnalyze: number }>();
 
 /** The planner's estimate of the network's rows in `table` (one partition's on the partitioned schema). */
-async function estimatedRows(db: Db, ctx: IngestContext, table: ProbedHistory): Promise<number> {
+async function estimatedRows(db: Db, ctx: IngestContext, table: FollowedTable): Promise<number> {
   const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
     `explain (format json) select 1 from ${table} where organization_id = ? and network_id = ?`, [ctx.organizationId, ctx.networkId],
   );
@@ -39,8 +52,8 @@ async function estimatedRows(db: Db, ctx: IngestContext, table: ProbedHistory): 
  * batch's transaction, which sees its own rows; the analyze's lock (it conflicts with another
  * analyze or a vacuum of the table, not with reads or writes) is held until the batch commits.
  */
-export async function followNetworkGrowth(db: Db, ctx: IngestContext, written: Record<ProbedHistory, number>): Promise<void> {
-  for (const [table, rows] of Object.entries(written) as Array<[ProbedHistory, number]>) {
+export async function followNetworkGrowth(db: Db, ctx: IngestContext, written: Record<FollowedTable, number>): Promise<void> {
+  for (const [table, rows] of Object.entries(written) as Array<[FollowedTable, number]>) {
     if (rows < ANALYZE_MIN_NEW_ROWS) continue;
     const key = `${table}:${ctx.networkId}`;
     const growth = sinceAnalyze.get(key) ?? { rows: 0, atLastAnalyze: 0 };
