@@ -171,8 +171,9 @@ export class Db {
 }
 
 /**
- * Marks a statement that reads every organization's rows on purpose (a daemon-chosen id checked
- * across organizations): on a partitioned schema every partition, on Citus every shard.
- * test/core/partitionPruning.spec.ts exempts exactly these statements.
+ * Marks a statement that reads every organization's rows on purpose (one global event order, the
+ * maintenance sweeps, a daemon-chosen id checked across organizations): on a partitioned schema
+ * every partition, on Citus every shard. The pruning spec and audit (npm run audit:pruning) exempt
+ * exactly these statements; every other one names its organization.
  */
 export const ACROSS_ORGANIZATIONS = '/* across organizations */';

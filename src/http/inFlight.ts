@@ -17,10 +17,6 @@ export class RequestsInFlight {
     }
   };
 
-  get size(): number {
-    return this.count;
-  }
-
   /** Resolves when no request is being handled (at once when none is). */
   idle(): Promise<void> {
     return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));

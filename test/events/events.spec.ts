@@ -188,4 +188,25 @@ describe('events: the change feed', () => {
     const kept = expectOk(await call(app.url, 'GET', `/api/v1/events?after=${events[4].id}`, { auth: t.owner }));
     expect(kept[0].id).to.equal(events[5].id);
   });
+
+  it('a stream without a cursor opens for an organization whose every event retention deleted (it starts at the watermark, not 410)', async () => {
+    const quiet = await registerTenant(app.url, 'quiet');
+    expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: quiet.owner, body: { name: 'old', color: 'Blue' } }), 201);
+    expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: t.owner, body: { name: 'later', color: 'Blue' } }), 201);
+    await feed(); // sequenced
+    const org = (await db(app).one<{ o: string }>(`select organization_id as o from networks where id = ?`, [quiet.defaultNetworkId]))!.o;
+    await db(app).query(`update events set occurred_at = now() - interval '91 days' where organization_id = ?`, [org]);
+    expect(await pruneEvents(db(app), 90)).to.be.greaterThan(0);
+    expect(await db(app).one(`select 1 from events where organization_id = ?`, [org])).to.equal(undefined);
+    const headers: Record<string, string> = { Accept: 'text/event-stream' };
+    if (quiet.owner.cookie) headers.Cookie = quiet.owner.cookie;
+    if (quiet.owner.bearer) headers.Authorization = `Bearer ${quiet.owner.bearer}`;
+    const stop = new AbortController();
+    const res = await fetch(`${app.url}/api/v1/events/stream`, { headers, signal: stop.signal });
+    try {
+      expect(res.status, await (res.status === 200 ? Promise.resolve('') : res.text())).to.equal(200);
+    } finally {
+      stop.abort();
+    }
+  });
 });

@@ -279,6 +279,24 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
 }
 
 
+/** Adds a round's new rows per followed table (./statistics.ts) to `counts`, from its plans. */
+function countNewRows(counts: Record<FollowedTable, number>, plans: Array<ReturnType<typeof planReport>>, matched: Array<ReturnType<typeof matchReport>>): void {
+  plans.forEach((p, k) => {
+    if (p.hostInsert) {
+      counts.hosts_history += 1;
+      counts.hosts += 1;
+      counts.host_discovery_digests += 1; // a new host's digest is a new row (rememberDigests)
+    }
+    counts.ip_addresses_history += p.ipPlan.filter((i) => !i.stored).length;
+    counts.ports_history += p.portPlan.filter((i) => !i.stored).length;
+    p.servicePlan.forEach((service, n) => {
+      if (service.stored) return;
+      counts.services_history += 1;
+      counts.bindings_history += matched[k]!.r.d.services[n]!.bindings.length; // a new service's bindings are new
+    });
+  });
+}
+
 /**
  * The reported ids (of one kind each; 'host' for a host) that another organization has, live or
  * deleted: daemons choose ids, and another organization's is never reused (the entity gets a fresh
@@ -747,20 +765,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       const facts = await newFacts(tx, ctx, matched.flatMap((m) => (m.question ? [m.question] : [])));
       for (const f of facts.values()) ids.exclude(f.taken);
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
-      plans.forEach((p, k) => {
-        if (p.hostInsert) {
-          newRows.hosts_history += 1;
-          newRows.hosts += 1;
-          newRows.host_discovery_digests += 1; // a new host's digest is a new row (rememberDigests)
-        }
-        newRows.ip_addresses_history += p.ipPlan.filter((i) => !i.stored).length;
-        newRows.ports_history += p.portPlan.filter((i) => !i.stored).length;
-        p.servicePlan.forEach((service, n) => {
-          if (service.stored) return;
-          newRows.services_history += 1;
-          newRows.bindings_history += matched[k]!.r.d.services[n]!.bindings.length; // a new service's bindings are new
-        });
-      });
+      countNewRows(newRows, plans, matched);
       const written = await writeRound(tx, ctx, plans, ids);
       if (pruneFor) await deleteStoppedServices(tx, ctx, matched, pruneFor);
       const applied: Array<{ host_id: string; digest: string; response: string }> = [];

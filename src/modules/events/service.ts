@@ -193,13 +193,16 @@ async function outboxPending(db: Db): Promise<boolean> {
 }
 
 /**
- * The organization's newest event id, everything committed included (where a stream without a
- * cursor starts: "from now on"). Its own newest, not the feed's: no later event of the organization
- * is older, and it is read in the organization's partition.
+ * Where a stream without a cursor starts ("from now on"), everything committed included: the
+ * organization's newest event id (read in its partition; no later event of it is older), or the
+ * retention watermark when that is newer (an organization whose every event was pruned, or that has
+ * none yet, would otherwise start before it and be told 410).
  */
 export async function lastEventId(db: Db, organizationId: string): Promise<string> {
   await sequencePending(db);
-  const row = await db.one<{ id: string | null }>('select max(id) as id from events where organization_id = ?', [organizationId]);
+  const row = await db.one<{ id: string | null }>(
+    `select greatest((select max(id) from events where organization_id = ?), (select max(pruned_through) from event_retention)) as id`, [organizationId],
+  );
   return String(row?.id ?? '0');
 }
 
