@@ -52,7 +52,6 @@ async function restoreTable(db: Db, organizationId: string, table: string, netwo
     `insert into ${table} (${columns.join(', ')})
      select ${select.join(', ')} ${statesThen}
         and h.id <> all(?::uuid[])
-        and not exists (select 1 from ${table} l where l.organization_id = h.organization_id and l.id = h.id)
      returning id`,
     [organizationId, networkId, at, liveAnywhere.map((r) => r.id)],
   );
