@@ -5,6 +5,7 @@
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
+import { boundStatement } from './sql.js';
 
 /** Creates the database named in the URL when it does not exist yet (first start on a new server). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
@@ -48,18 +49,6 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
 
 export async function pendingMigrations(orm: MikroORM): Promise<number> {
   return (await orm.migrator.getPending()).length;
-}
-
-/**
- * The ORM expands an array bound to `?` into a list; we want one PostgreSQL array value (cast in
- * the SQL, e.g. `?::uuid[]`), so arrays travel as array literals and objects as JSON text.
- */
-export function toSqlParam(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    return `{${value.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
-  }
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) return JSON.stringify(value);
-  return value;
 }
 
 /** Who changes something: recorded on every event the change yields (migration 13). */
@@ -121,20 +110,17 @@ export class Db {
   }
 
   /**
-   * Parameters travel as bind parameters (`?` becomes `$n`), not spliced into the SQL text as
-   * `em.execute` does: a discovery batch binds ~1 MB of JSON, which as a literal cost escaping in
-   * Node and parsing in PostgreSQL. `getKysely()` runs on the EntityManager's transaction, if any.
+   * Parameters travel as bind parameters (src/core/sql.ts), not spliced into the SQL text as
+   * `em.execute` does. `getKysely()` runs on the EntityManager's transaction, if any.
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     if ((this.context.actor || this.context.batchId) && !this.em.isInTransaction() && isWrite(sql)) {
       return this.transaction((tx) => tx.query<T>(sql, params));
     }
-    let n = 0;
-    const text = params.length ? sql.replace(/\?/g, () => `$${++n}`) : sql;
-    if (n !== params.length) throw new Error(`Db.query: ${n} placeholders for ${params.length} parameters`);
+    const { text, values } = boundStatement(sql, params);
     const writes = isWrite(sql);
     const inTransaction = writes && this.em.isInTransaction();
-    const result = await this.em.getKysely().executeQuery(CompiledQuery.raw(text, params.map(toSqlParam)));
+    const result = await this.em.getKysely().executeQuery(CompiledQuery.raw(text, values));
     if (inTransaction) wroteIn.add(this.em);
     else if (writes) writeCommitted(this.em);
     return result.rows as T[];

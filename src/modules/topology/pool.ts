@@ -4,8 +4,8 @@
 //
 // piscina (5.3.2) runs the threads: it loads the entry through the process's own loader (tsx in
 // development and tests, the bundle dist/topologyThread.mjs otherwise), replaces a thread that an
-// abort terminated, and moves a task in and out by structured clone (of strings and bytes for the
-// large ones: rows come as PostgreSQL's JSON text, answers leave as JSON bytes; service.ts).
+// abort terminated, and moves a task in and out by structured clone (small: a large task's thread
+// reads its rows itself, threadReads.ts, and answers leave as JSON bytes).
 // Measured here: a small task's round trip 0.15 ms; a thread start 0.3 s under tsx. Its own FIFO
 // queue is not used: at most `threads` tasks are handed to it at a time, chosen by the fair scheduler.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -14,7 +14,7 @@ import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
 import type { HeavyReadBudget } from './heavyReadBudget.js';
-import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
+import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput, type ThreadFailure } from './thread.js';
 
 /**
  * The CPU time of the heavy read in progress (heavy() opens one per read), which each task it runs
@@ -114,10 +114,15 @@ export class CpuPool {
     return { value, cpuMs: cpu.ms };
   }
 
+  /** Whether run() does a task of this size inline (its rows are then read by the caller, service.ts rowsFor). */
+  runsInline(task: TaskName, size: number): boolean {
+    return size < INLINE_BELOW[task];
+  }
+
   /** Runs a task for an organization: inline when small (`size`), else on a thread in its turn. */
   async run<K extends TaskName>(organizationId: string, task: K, input: TaskInput<K>, size: number): Promise<TaskOutput<K>> {
     const cpu = readCpu.getStore();
-    if (size < INLINE_BELOW[task]) {
+    if (this.runsInline(task, size)) {
       const start = process.threadCpuUsage();
       try {
         return await (TASKS[task] as (i: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(input);
@@ -126,9 +131,13 @@ export class CpuPool {
       }
     }
     return new Promise<TaskOutput<K>>((resolve, reject) => {
-      const metered = ({ out, cpuMs }: Metered<TaskOutput<K>>) => {
-        if (cpu) cpu.ms += cpuMs;
-        resolve(out);
+      const metered = (answer: Metered<TaskOutput<K>> | ThreadFailure) => {
+        if ('failed' in answer) {
+          reject(Object.assign(new Error(answer.failed.message), answer.failed));
+          return;
+        }
+        if (cpu) cpu.ms += answer.cpuMs;
+        resolve(answer.out);
       };
       const waiting: Waiting = { task, input, resolve: metered as (v: unknown) => void, reject };
       if (!this.scheduler.push(organizationId, waiting)) {

@@ -9,7 +9,8 @@ import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
-import { elementRowsOfText, POSITIONED, type GraphJson, type RowsText, type SnapshotText, type TaskInput, type TaskOutput } from './thread.js';
+import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
+import { asJsonText, READ_SETTINGS, type RowsText, type SnapshotRead } from './threadReads.js';
 import { AppError } from '../../core/errors.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse, JsonText } from '../../http/envelope.js';
@@ -101,17 +102,38 @@ export async function readSnapshot(db: Db, organizationId: string, networkId: st
 }
 
 /**
- * readSnapshot for a thread task (issue 22): each table's rows as one JSON text made by
- * PostgreSQL, so the event loop decodes one string per table instead of parsing every row (the pg
- * driver's row parsing held it 150–230 ms on a 3,000-node view). The values are the driver's:
+ * readSnapshot for a task (issue 22): each table's rows as one JSON text made by PostgreSQL, so
+ * the reader decodes one string per table instead of parsing every row (the pg driver's row
+ * parsing held the event loop 150–230 ms on a 3,000-node view). The values are the driver's:
  * every column read is text, uuid, uuid[], integer, boolean or jsonb (inet via host(), instants
  * via to_char).
  */
 export async function readSnapshotText(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotText> {
   const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
-  const rows = await Promise.all(reads.map(([, [sql, params]]) =>
-    db.one<RowsText>(`select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j`, params)));
+  const rows = await Promise.all(reads.map(([, [sql, params]]) => db.one<RowsText>(asJsonText(sql), params)));
   return Object.fromEntries(reads.map(([k], i) => [k, rows[i]])) as unknown as SnapshotText;
+}
+
+/** The tables whose rows become element nodes (thread.ts elementRows): what a drawing's work grows with. */
+const ELEMENT_TABLES = ['hosts', 'ip_addresses', 'services', 'interfaces'] as const;
+
+/** How many element rows a read holds, counted in SQL (only the count leaves PostgreSQL). */
+async function countElements(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<number> {
+  const reads = ELEMENT_TABLES.map((t) => rowsOf(t, organizationId, networkId, at, hostIds));
+  const row = await db.one<{ n: number }>(`select (${reads.map(([sql]) => `(select count(*) from (${sql}) c)`).join(' + ')})::int as n`, reads.flatMap(([, p]) => p));
+  return row!.n;
+}
+
+/**
+ * The rows of a task of `size`: read here when the task runs inline, else where its thread reads
+ * them itself, in this transaction's snapshot (threadReads.ts says why the event loop no longer
+ * carries them). `db` is in a snapshot transaction (readTransaction) for the thread to import.
+ */
+async function rowsFor(db: Db, task: TaskName, size: number, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotRows> {
+  if (cpuPool().runsInline(task, size)) return readSnapshotText(db, organizationId, networkId, at, hostIds);
+  const { id } = (await db.one<{ id: string }>(`select pg_export_snapshot() as id`))!;
+  const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds)).map(([table, [sql, params]]) => [table, sql, params]);
+  return { url: String(db.em.config.get('clientUrl')), snapshot: id, reads } as SnapshotRead;
 }
 
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */
@@ -201,10 +223,12 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
        select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
     [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
   );
-  const snapshot = await readSnapshotText(db, organizationId, q.network_id, at, rows.map((r) => r.id));
+  const hostIds = rows.map((r) => r.id);
+  const size = await countElements(db, organizationId, q.network_id, at, hostIds);
+  const snapshot = await rowsFor(db, task, size, organizationId, q.network_id, at, hostIds);
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
   const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
-  return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, elementRowsOfText(snapshot));
+  return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, size);
 }
 
 /** A drawing's task: the graph as objects (the layout worker), or its nodes and edges as JSON bytes (an answer). */
@@ -263,9 +287,9 @@ export interface TopologyQuery {
   network_id: string; view: View; at?: string; tag_ids?: string[]; include_hidden: boolean; max_nodes: number; expand?: string[];
 }
 
-/** The graph of a query at one instant (the worker draws it again from the same inputs). */
+/** The graph of a query at one instant, in one transaction (the worker draws it again from the same inputs). */
 export function graphAt(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined) {
-  return drawQuery(db, organizationId, q, at, 'draw');
+  return readTransaction(db, (tx) => drawQuery(tx, organizationId, q, at, 'draw'));
 }
 
 /** graphAt for an answer: nodes and edges as JSON bytes, spliced into the answer (JsonText). */
@@ -278,9 +302,10 @@ async function drawQuery<K extends DrawTask>(db: Db, organizationId: string, q: 
     const budgeted = await budgetedL3(db, organizationId, q, at, task);
     if (budgeted) return budgeted;
   }
-  const rows = await readSnapshotText(db, organizationId, q.network_id, at);
+  const size = await countElements(db, organizationId, q.network_id, at);
+  const rows = await rowsFor(db, task, size, organizationId, q.network_id, at);
   const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand };
-  return cpuPool().run(organizationId, task, { rows, view: q.view, options } as TaskInput<K>, elementRowsOfText(rows));
+  return cpuPool().run(organizationId, task, { rows, view: q.view, options } as TaskInput<K>, size);
 }
 
 /**
@@ -296,7 +321,7 @@ async function drawQuery<K extends DrawTask>(db: Db, organizationId: string, q: 
  */
 function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.query(`select set_config('max_parallel_workers_per_gather', '0', true), set_config('random_page_cost', '1.1', true)`);
+    await tx.query(READ_SETTINGS);
     return fn(tx);
   }, { snapshot: true });
 }
@@ -327,7 +352,7 @@ export interface IntervalQuery {
  * TIMELINE_MAX_DRAWN), so a long or busy history is drawn coarser instead of refused.
  */
 export function timelineGraph(db: Db, organizationId: string, q: IntervalQuery & { to: string }) {
-  return timelineOf(db, organizationId, q, 'timeline');
+  return readTransaction(db, (tx) => timelineOf(tx, organizationId, q, 'timeline'));
 }
 
 /** timelineGraph for an answer: nodes and edges as JSON bytes, spliced into the answer (JsonText). */
@@ -339,23 +364,25 @@ async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organiz
   const buckets = await changeBuckets(db, organizationId, q.network_id, q.from, q.to, MAX_TICKS - 1);
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
-  const all = await readSnapshotText(db, organizationId, q.network_id, span([from, buckets.at(-1)?.tick ?? from]));
+  const spanned = span([from, buckets.at(-1)?.tick ?? from]);
+  const elements = await countElements(db, organizationId, q.network_id, spanned);
   // The rows valid anywhere in the span bound each tick's drawing, so this many ticks stay within the bound.
-  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elementRowsOfText(all))));
+  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elements)));
   if (fit < 2 && buckets.length) {
     throw new AppError('validation_failed', {
       field: 'from',
-      reason: `this view holds ${elementRowsOfText(all)} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
+      reason: `this view holds ${elements} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
     });
   }
   const grouped = mergeBuckets(buckets, fit - 1);
   const ticks = [q.from, ...grouped.map((b) => b.tick)];
   const tickRows = [from, ...ticks.slice(1)];
+  const all = await rowsFor(db, task, elements * ticks.length, organizationId, q.network_id, spanned);
   const union = await cpuPool().run(organizationId, task, {
     // expand also opens l3's summaries (graph.ts quietFolds), which the drawing itself decides.
     all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, expand: q.expand },
     maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN,
-  } as TaskInput<K>, elementRowsOfText(all) * ticks.length) as TaskOutput<'timeline'> | TaskOutput<'timelineJson'> as TaskOutput<K>;
+  } as TaskInput<K>, elements * ticks.length) as TaskOutput<'timeline'> | TaskOutput<'timelineJson'> as TaskOutput<K>;
   if ('refused' in union) {
     // Not reached while `fit` bounds the ticks (kept as the thread's own guard).
     throw new AppError('validation_failed', {
@@ -474,10 +501,11 @@ async function beforeLastChanges(db: Db, organizationId: string, networkId: stri
 
 /** A diff's two drawings: the whole view, or only the hosts compared (subnets and dependencies always whole). */
 async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, instants: Instants, hostIds: string[] | undefined) {
-  const both = await readSnapshotText(db, organizationId, q.network_id, instants, hostIds);
+  const size = await countElements(db, organizationId, q.network_id, instants, hostIds);
+  const both = await rowsFor(db, 'diff', size, organizationId, q.network_id, instants, hostIds);
   const diff = await cpuPool().run(organizationId, 'diff', {
     both, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }, maxChanges: q.max_changes ?? MAX_DIFF_CHANGES,
-  }, elementRowsOfText(both));
+  }, size);
   return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges), truncated: diff.truncated };
 }
 

@@ -8,6 +8,7 @@ import { diffGraphs, unionOverTime } from './diff.js';
 import { layoutGraph, overlayPins, placeIncrementally, type Box, type Pin } from './layout.js';
 import { EXPORTERS, type ExportFormat } from './export.js';
 import { lowerThisThreadsPriority } from '../../core/threadPriority.js';
+import { readSnapshotHere, type RowsText, type SnapshotRead } from './threadReads.js';
 
 // On a pool thread: below the event loops in the kernel's eyes (a no-op where this runs inline, on the main thread).
 lowerThisThreadsPriority();
@@ -15,17 +16,23 @@ lowerThisThreadsPriority();
 type Rows = Array<Record<string, unknown>>;
 
 /**
- * A table's rows as PostgreSQL's JSON text of them (json_agg) and their count (issue 22): the
- * event loop receives one string per table instead of parsing each row, and the thread parses it.
+ * Each table's rows as PostgreSQL's JSON text of them (json_agg) and their count (issue 22): one
+ * string per table instead of a parsed object per row.
  */
-export interface RowsText { n: number; rows: string }
 export type SnapshotText = Record<keyof Snapshot, RowsText>;
+
+/**
+ * The rows a task draws: read already (a task run inline, on the event loop that read them), or
+ * where the thread reads them itself, in the request's snapshot (threadReads.ts says why).
+ */
+export type SnapshotRows = SnapshotText | SnapshotRead;
+const isRead = (rows: SnapshotRows): rows is SnapshotRead => typeof (rows as SnapshotRead).snapshot === 'string';
 
 export const parseSnapshot = (text: SnapshotText) =>
   Object.fromEntries(Object.entries(text).map(([k, t]) => [k, JSON.parse(t.rows) as Rows])) as unknown as Snapshot;
 
-/** elementRows of a snapshot still in text. */
-export const elementRowsOfText = (s: SnapshotText) => s.hosts.n + s.ipAddresses.n + s.services.n + s.interfaces.n;
+/** The rows of a task as objects, read first when the task was given where to read them. */
+const snapshotOf = async (rows: SnapshotRows) => parseSnapshot(isRead(rows) ? await readSnapshotHere(rows) as SnapshotText : rows);
 
 /**
  * JSON as UTF-8 bytes: they come back from a thread as a copy outside the JavaScript heap (a
@@ -43,8 +50,8 @@ export interface GraphJson { nodes: Uint8Array; edges: Uint8Array; nodeIds: stri
 const graphJson = (g: { nodes: Array<{ id: string }>; edges: unknown[] }): GraphJson =>
   ({ nodes: jsonBytes(g.nodes), edges: jsonBytes(g.edges), nodeIds: g.nodes.map((n) => n.id), size: g.nodes.length + g.edges.length });
 
-type DrawInput = { rows: SnapshotText; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } };
-type TimelineInput = { all: SnapshotText; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number };
+type DrawInput = { rows: SnapshotRows; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } };
+type TimelineInput = { all: SnapshotRows; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number };
 
 /** The rows that become element nodes (what a drawing's work grows with). */
 export const elementRows = (s: Snapshot) => s.hosts.length + s.ipAddresses.length + s.services.length + s.interfaces.length;
@@ -61,8 +68,8 @@ export const splitByTick = (all: Snapshot, ticks: string[]) => ticks.map((tick) 
 /** Formats whose file places nodes where the layout put them (Mermaid is laid out by its reader). */
 export const POSITIONED: Record<ExportFormat, boolean> = { svg: true, graphml: true, drawio: true, mermaid: false };
 
-function draw(i: DrawInput) {
-  const graph = buildGraph(parseSnapshot(i.rows), i.view, i.options, i.forced);
+async function draw(i: DrawInput) {
+  const graph = buildGraph(await snapshotOf(i.rows), i.view, i.options, i.forced);
   return { graph, digest: graphDigest(graph) };
 }
 
@@ -71,8 +78,8 @@ function draw(i: DrawInput) {
  * format (`ticks` are the answer's). Refused (the number of element rows it would draw) when
  * the drawings would hold more than `maxDrawn` element rows in all.
  */
-function timeline(i: TimelineInput) {
-  const snapshots = splitByTick(parseSnapshot(i.all), i.instants);
+async function timeline(i: TimelineInput) {
+  const snapshots = splitByTick(await snapshotOf(i.all), i.instants);
   const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), 0);
   if (drawn > i.maxDrawn) return { refused: drawn } as const;
   const drawings = i.ticks.map((at, k) => ({ at, graph: buildGraph(snapshots[k]!, i.view, i.options) }));
@@ -97,14 +104,14 @@ export const TASKS = {
   draw,
 
   /** draw, answered as JSON (an API answer). */
-  drawJson(i: DrawInput) {
-    const { graph, digest } = draw(i);
+  async drawJson(i: DrawInput) {
+    const { graph, digest } = await draw(i);
     return { graph: { ...graphJson(graph), filtered_out: graph.filtered_out }, digest };
   },
 
   /** The diff's nodes and edges parts, each as JSON. */
-  diff(i: { both: SnapshotText; view: View; options: GraphOptions; maxChanges: number }) {
-    const both = parseSnapshot(i.both);
+  async diff(i: { both: SnapshotRows; view: View; options: GraphOptions; maxChanges: number }) {
+    const both = await snapshotOf(i.both);
     const diff = diffGraphs(buildGraph(sideOf(both, 'at_first'), i.view, i.options), buildGraph(sideOf(both, 'at_second'), i.view, i.options));
     const nodes = firstChanges(diff.nodes, i.maxChanges);
     const edges = firstChanges(diff.edges, i.maxChanges);
@@ -114,8 +121,8 @@ export const TASKS = {
   timeline,
 
   /** timeline, its nodes and edges answered as JSON. */
-  timelineJson(i: TimelineInput) {
-    const union = timeline(i);
+  async timelineJson(i: TimelineInput) {
+    const union = await timeline(i);
     if (union.refused !== undefined) return { refused: union.refused };
     return { ...graphJson(union), filtered_out: union.filtered_out, digest: union.digest };
   },
@@ -152,9 +159,21 @@ export const threadCpuMsSince = (start: NodeJS.CpuUsage) => {
   return (d.user + d.system) / 1000;
 };
 
+/**
+ * A thread's error as the event loop rethrows it: an Error crossing threads keeps only its message
+ * and stack, and PostgreSQL's code (a standby's recovery conflict, a lost connection) must reach
+ * the pipeline, which runs such a read again on the primary (core/readReplica.ts).
+ */
+export interface ThreadFailure { failed: { message: string; stack?: string; code?: string } }
+
 /** The threads' entry (piscina calls the default export with each task; a thread runs one at a time). */
-export default async function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): Promise<Metered<TaskOutput<K>>> {
+export default async function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): Promise<Metered<TaskOutput<K>> | ThreadFailure> {
   const start = process.threadCpuUsage();
-  const out = await (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
-  return { out, cpuMs: threadCpuMsSince(start) };
+  try {
+    const out = await (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
+    return { out, cpuMs: threadCpuMsSince(start) };
+  } catch (err) {
+    const e = err as { message?: string; stack?: string; code?: unknown };
+    return { failed: { message: String(e?.message ?? err), stack: e?.stack, code: typeof e?.code === 'string' ? e.code : undefined } };
+  }
 }

@@ -1,0 +1,72 @@
+// A topology thread reads the rows it draws itself (issue 22): on a connection of its own, in the
+// snapshot the request's transaction exported (pg_export_snapshot / SET TRANSACTION SNAPSHOT), so
+// it sees exactly what the request's other statements saw. Before, the event loop that served
+// the request received each table's rows as one JSON text of megabytes and passed it to the
+// thread: strings of the large-object space, which only a full collection frees (25 mark-compacts
+// in a loaded 30-s window against 4 idle, 8–16 ms pauses of the API's main thread, each delaying
+// every other organization's requests and webhook deliveries). Now those strings live and die in
+// the thread's own heap, and the event loop only learns how many rows there were.
+import pg from 'pg';
+import { boundStatement } from '../../core/sql.js';
+
+/** A table's rows as PostgreSQL's JSON text of them (json_agg) and their count. */
+export interface RowsText { n: number; rows: string }
+
+/** Where and what a thread reads: the database of the request's transaction, the snapshot it exported, each table's statement. */
+export interface SnapshotRead { url: string; snapshot: string; reads: Array<[table: string, sql: string, params: unknown[]]> }
+
+/** A read's rows as one JSON text and their count (what both the event loop and a thread ask). */
+export const asJsonText = (sql: string) => `select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j`;
+
+/**
+ * A topology read's settings (service.ts readTransaction says why): no parallel workers, random
+ * reads priced as the cached reads they are.
+ */
+export const READ_SETTINGS = `select set_config('max_parallel_workers_per_gather', '0', true), set_config('random_page_cost', '1.1', true)`;
+
+// A snapshot id is hex words and dashes ('00000003-0000001B-1'); SET TRANSACTION SNAPSHOT takes no bind parameter.
+const SNAPSHOT_ID = /^[0-9A-Fa-f]+(-[0-9A-Fa-f]+)+$/;
+
+/** This thread's connections, by database URL (the primary's, a standby's): one each, as the thread runs one task at a time. */
+const pools = new Map<string, pg.Pool>();
+function poolFor(url: string): pg.Pool {
+  let pool = pools.get(url);
+  if (!pool) {
+    // The sessions of src/database.ts createOrm: UTC, JIT off.
+    pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 30_000, options: '-c TimeZone=UTC -c jit=off', application_name: 'netinv topology thread' });
+    pool.on('error', () => undefined); // an idle connection lost: the next read opens another
+    pools.set(url, pool);
+  }
+  return pool;
+}
+
+/** Each table's rows of `read`, in its snapshot. */
+export async function readSnapshotHere(read: SnapshotRead): Promise<Record<string, RowsText>> {
+  if (!SNAPSHOT_ID.test(read.snapshot)) throw new Error(`not a snapshot id: ${read.snapshot}`);
+  const client = await poolFor(read.url).connect();
+  let failed: Error | undefined;
+  try {
+    await client.query('begin isolation level repeatable read read only');
+    await client.query(`set transaction snapshot '${read.snapshot}'`);
+    await client.query(READ_SETTINGS);
+    const out: Record<string, RowsText> = {};
+    for (const [table, sql, params] of read.reads) {
+      const { text, values } = boundStatement(asJsonText(sql), params);
+      out[table] = (await client.query<RowsText>(text, values)).rows[0]!;
+    }
+    await client.query('commit');
+    return out;
+  } catch (err) {
+    failed = err as Error;
+    throw err;
+  } finally {
+    client.release(failed); // a connection that failed mid-transaction is closed, not reused
+  }
+}
+
+/** Closes this thread's connections (tests; a thread that ends closes them anyway). */
+export async function closeThreadReads(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  await Promise.all(all.map((p) => p.end()));
+}
