@@ -1,11 +1,11 @@
 // The response envelope (spec §4.1) and the mapping of every failure to it (decisions §1).
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import Joi from 'joi';
 import { AppError, fromForeignKeyViolation, fromUniqueViolation, type ErrorParams } from '../core/errors.js';
 import type { AppConfig } from '../config.js';
 import { fromJoi } from './validation.js';
+import { toJsonBody } from './jsonText.js';
 
 export interface Pagination {
   total_count: number;
@@ -52,27 +52,6 @@ export function sendError(ctx: Context, config: AppConfig, err: AppError): void 
 }
 
 /**
- * JSON made elsewhere (a topology thread serializes its large answers), put into an answer as it
- * is, anywhere in its value: sendJson splices it in, so the event loop neither receives the object
- * graph nor stringifies it. UTF-8 bytes stay off the JavaScript heap and are sent as they are.
- */
-export class JsonText {
-  constructor(readonly json: string | Uint8Array) {}
-
-  /** A placeholder while sendJson stringifies the rest (a random token: no client string can forge it). */
-  toJSON(): string {
-    splicing.push(this.json);
-    return `${SPLICE_TOKEN}${splicing.length - 1}`;
-  }
-}
-
-const SPLICE_TOKEN = `jsontext-${randomUUID()}-`;
-const SPLICED = new RegExp(`"${SPLICE_TOKEN}(\\d+)"`, 'g');
-/** The JSON of the JsonTexts met by the JSON.stringify running now (it is synchronous). */
-let splicing: Array<string | Uint8Array> = [];
-const bytesOf = (json: string | Uint8Array) => (typeof json === 'string' ? Buffer.from(json) : Buffer.from(json.buffer, json.byteOffset, json.byteLength));
-
-/**
  * A JSON answer, serialized once here. Given an object, Koa stringifies it to learn its length
  * (koa-compress asks) and again to send or compress it: 2 × ~120 ms on a 20 MB topology diff.
  */
@@ -81,24 +60,6 @@ export function sendJson(ctx: Context, value: unknown): void {
   ctx.body = toJsonBody(value);
 }
 
-/** JSON.stringify of `value`, or, with a JsonText in it, the bytes with each one's JSON spliced in. */
-export function toJsonBody(value: unknown): string | Buffer {
-  splicing = [];
-  try {
-    const json = JSON.stringify(value);
-    if (!splicing.length) return json;
-    const parts: Buffer[] = [];
-    let last = 0;
-    for (const m of json.matchAll(SPLICED)) {
-      parts.push(Buffer.from(json.slice(last, m.index)), bytesOf(splicing[Number(m[1])]!));
-      last = m.index + m[0].length;
-    }
-    parts.push(Buffer.from(json.slice(last)));
-    return Buffer.concat(parts);
-  } finally {
-    splicing = [];
-  }
-}
 
 /** The largest JSON body accepted (koa-body's jsonLimit); a larger one is 413 payload_too_large. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

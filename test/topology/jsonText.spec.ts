@@ -6,7 +6,7 @@ import { Db } from '../../src/core/db.js';
 import { readSnapshot, readSnapshotText } from '../../src/modules/topology/service.js';
 import { parseSnapshot } from '../../src/modules/topology/thread.js';
 import { INLINE_BELOW } from '../../src/modules/topology/pool.js';
-import { JsonText, toJsonBody } from '../../src/http/envelope.js';
+import { JsonText, toJsonBody } from '../../src/http/jsonText.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';

@@ -8,6 +8,7 @@ import type { ELK as ElkApi, ELKConstructorArguments } from 'elkjs/lib/elk-api.j
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../../core/redis.js';
 import type { Db } from '../../core/db.js';
+import { JsonText } from '../../http/jsonText.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
 
 // elkjs ships CommonJS whose export is the constructor itself: required, not imported, and only
@@ -20,7 +21,8 @@ export interface Box { x: number; y: number; width: number; height: number }
 
 export interface Layout {
   status: 'ready' | 'pending' | 'failed' | 'skipped';
-  positions: Record<string, Box>;
+  /** As stored (JSON text spliced into the answer) when no pin applies, else with the pins laid over. */
+  positions: Record<string, Box> | JsonText;
   pinned: string[];
   error?: string;
 }
@@ -469,8 +471,11 @@ export async function layoutFinished(queue: Queue, organizationId: string): Prom
  * the pending row is the claim). Pins of the network's view are laid over it.
  */
 export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: Set<string>): Promise<Layout> {
-  let row = await db.one<{ status: Layout['status']; positions: Record<string, Box> | null; error: string | null }>(
-    `select status, positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
+  // Positions as text: a large map's thousands of boxes are spliced into the answer as PostgreSQL
+  // wrote them, not parsed into objects and stringified again on the event loop (issue 22: other
+  // organizations' requests waited behind that and its collection).
+  let row = await db.one<{ status: Layout['status']; positions: string | null; error: string | null }>(
+    `select status, positions::text as positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
   );
   if (!row) {
     const claimed = await db.query(
@@ -488,8 +493,11 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
     }
     row = { status: 'pending', positions: null, error: null };
   }
-  const { positions, pinned } = await withPins(db, job.organization_id, job.network_id, job.view, row.positions ?? {}, nodeIds);
-  return { status: row.status, positions, pinned, ...(row.error ? { error: row.error } : {}) };
+  const pins = (await readPins(db, job.organization_id, job.network_id, job.view)).filter((p) => nodeIds.has(p.node_id));
+  const error = row.error ? { error: row.error } : {};
+  if (!pins.length) return { status: row.status, positions: new JsonText(row.positions ?? '{}'), pinned: [], ...error };
+  const { positions, pinned } = overlayPins(row.positions ? JSON.parse(row.positions) as Record<string, Box> : {}, pins, nodeIds);
+  return { status: row.status, positions, pinned, ...error };
 }
 
 export interface Pin { node_id: string; x: number; y: number }
@@ -510,11 +518,6 @@ export function overlayPins(laid: Record<string, Box>, pins: Pin[], nodeIds: Set
     pinned.push(p.node_id);
   }
   return { positions, pinned };
-}
-
-/** Positions with the network view's pins laid over them (pins of nodes not drawn are left out). */
-export async function withPins(db: Db, organizationId: string, networkId: string, view: View, laid: Record<string, Box>, nodeIds: Set<string>) {
-  return overlayPins(laid, await readPins(db, organizationId, networkId, view), nodeIds);
 }
 
 /**

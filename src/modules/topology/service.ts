@@ -13,7 +13,8 @@ import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type 
 import { asJsonText, READ_SETTINGS, type RowsText, type SnapshotRead } from './threadReads.js';
 import { AppError } from '../../core/errors.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
-import { FileResponse, JsonText } from '../../http/envelope.js';
+import { FileResponse } from '../../http/envelope.js';
+import { JsonText } from '../../http/jsonText.js';
 import type { HeavyReadBudget } from './heavyReadBudget.js';
 
 /** What each table contributes (only the columns a view draws). */
@@ -513,7 +514,7 @@ async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, ins
 async function exportView(db: Db, organizationId: string, q: TopologyQuery & { format: ExportFormat }) {
   const { graph, digest, asOf } = await drawAt(db, organizationId, q);
   const stored = POSITIONED[q.format]
-    ? await db.one<{ positions: Record<string, Box> }>(`select positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
+    ? await db.one<{ positions: string }>(`select positions::text as positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
     : undefined;
   const pins = await readPins(db, organizationId, q.network_id, q.view);
   const network = await db.one<{ name: string }>(`select name from networks_history where organization_id = ? and id = ? order by valid_from desc limit 1`, [organizationId, q.network_id]);

@@ -134,13 +134,17 @@ export const TASKS = {
     return { positions, durationMs: performance.now() - started };
   },
 
-  /** The file; laid out first when no layout is stored (`made`: the new layout, to store). */
-  async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: Record<string, Box>; pins: Pin[]; title: string }) {
+  /**
+   * The file; laid out first when no layout is stored (`made`: the new layout, to store). `stored`:
+   * the stored layout's positions as PostgreSQL's JSON text (parsed here, not on the event loop).
+   */
+  async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: string; pins: Pin[]; title: string }) {
     const started = performance.now();
     const nodes = fromJsonBytes(i.graph.nodes) as GraphNode[];
     const edges = fromJsonBytes(i.graph.edges) as GraphEdge[];
-    const made = !i.stored && POSITIONED[i.format] ? await layoutGraph(nodes, edges) : undefined;
-    const { positions } = overlayPins(i.stored ?? made ?? {}, i.pins, new Set(nodes.map((n) => n.id)));
+    const stored = i.stored === undefined ? undefined : JSON.parse(i.stored) as Record<string, Box>;
+    const made = !stored && POSITIONED[i.format] ? await layoutGraph(nodes, edges) : undefined;
+    const { positions } = overlayPins(stored ?? made ?? {}, i.pins, new Set(nodes.map((n) => n.id)));
     const text: Uint8Array = Buffer.from(EXPORTERS[i.format]({ nodes, edges, positions, title: i.title }));
     return { text, made: made && { positions: made, durationMs: performance.now() - started } };
   },
