@@ -24,7 +24,10 @@
 // samples) and every request has a timeout (ISO_TIMEOUT_SECONDS, 60), so a stalled API cannot hang
 // the bench. The rate limiter runs on its test clock, advanced by a minute every 250 ms: its buckets stay
 // full (the other benches replace it; here it is another process). Result: bench/results/isolation-<stamp>.json.
-// Environment: ISO_HOSTS, ISO_B_HOSTS, ISO_PHASE_SECONDS, ISO_LOOPS, ISO_TIMEOUT_SECONDS, BENCH_KEEP=1,
+// ISO_LOAD=burner or burner-memory (the machine's floor, not the service's): the loaded windows run,
+// instead of org A, one busy loop per core at nice 19, the lowest priority there is (BURNERS): what
+// B loses to any background work on this machine, however well the service yields to B.
+// Environment: ISO_HOSTS, ISO_B_HOSTS, ISO_PHASE_SECONDS, ISO_LOOPS, ISO_LOAD, ISO_TIMEOUT_SECONDS, BENCH_KEEP=1,
 // ISO_NODE_ARGS (node options for the API and the worker, e.g. "--trace-gc --cpu-prof", which NODE_OPTIONS refuses).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,15 +43,28 @@ import { adminQuery, serverUrl } from '../test/support/app.js';
 import { seed } from './seed.js';
 
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+/**
+ * ISO_LOAD's background loads, one process per core at nice 19: `burner` a busy loop on registers
+ * alone; `burner-memory` one that walks 256 MB (a cache line at a time), as drawing large graphs
+ * walks memory: what it costs B on top of the CPU is the caches' and the memory bus's share.
+ */
+const BURNERS = {
+  burner: 'for (;;) {}',
+  'burner-memory': 'const b = Buffer.alloc(256 << 20); for (;;) for (let i = 0; i < b.length; i += 64) b[i]++;',
+};
+
 const CFG = {
   hosts: env('ISO_HOSTS', 1500),
   bHosts: env('ISO_B_HOSTS', 50),
   phaseSeconds: env('ISO_PHASE_SECONDS', 30),
   rounds: env('ISO_ROUNDS', 3),
   loops: env('ISO_LOOPS', 2),
+  /** What the loaded windows run: org A's loops, or a floor's background load (BURNERS). */
+  load: (process.env.ISO_LOAD ?? 'org-a') as 'org-a' | keyof typeof BURNERS,
   timeoutMs: env('ISO_TIMEOUT_SECONDS', 60) * 1000,
   keep: process.env.BENCH_KEEP === '1',
 };
+if (CFG.load !== 'org-a' && !(CFG.load in BURNERS)) throw new Error(`ISO_LOAD must be org-a, ${Object.keys(BURNERS).join(' or ')} (got '${CFG.load}')`);
 const SUBNETS = 3;
 const TAGS = 12;
 /** The largest max_nodes the API allows (5,000 since the fix; before it, 50,000): the whole view of A. */
@@ -276,7 +292,7 @@ async function main() {
   const metricsToken = randomBytes(16).toString('hex');
   const base = `http://127.0.0.1:${port}`;
   const vars = {
-    DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: process.env.ISO_LOG_LEVEL ?? 'warn',
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', RATE_LIMIT_TEST_CLOCK: 'true', METRICS_TOKEN: metricsToken,
   };
   const api = start('server', vars);
@@ -345,7 +361,10 @@ async function main() {
       const res = await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${metricsToken}` }, signal: AbortSignal.timeout(CFG.timeoutMs) });
       const text = await res.text();
       const seconds = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]);
-      return { p99_ms: round(seconds('nodejs_eventloop_lag_p99_seconds') * 1000), max_ms: round(seconds('nodejs_eventloop_lag_max_seconds') * 1000) };
+      return {
+        p50_ms: round(seconds('nodejs_eventloop_lag_p50_seconds') * 1000), p99_ms: round(seconds('nodejs_eventloop_lag_p99_seconds') * 1000),
+        max_ms: round(seconds('nodejs_eventloop_lag_max_seconds') * 1000),
+      };
     };
     const measure = async (seconds: number) => {
       await eventLoop();
@@ -393,7 +412,7 @@ async function main() {
 
     // ---- windows: idle and loaded, alternating ----
     const windows: Record<'idle' | 'loaded', Array<Record<string, Seen>>> = { idle: [], loaded: [] };
-    const loopDelay: Record<'idle' | 'loaded', Array<{ p99_ms: number; max_ms: number }>> = { idle: [], loaded: [] };
+    const loopDelay: Record<'idle' | 'loaded', Array<{ p50_ms: number; p99_ms: number; max_ms: number }>> = { idle: [], loaded: [] };
     const phaseLoad: Record<'idle' | 'loaded', number[][]> = { idle: [], loaded: [] };
     const coresBusy: Record<'idle' | 'loaded', Array<Record<string, number>>> = { idle: [], loaded: [] };
     const aAnswers: ALoadAnswers = {};
@@ -401,14 +420,23 @@ async function main() {
     for (let r = 0; r < CFG.rounds; r++) {
       for (const kind of (r % 2 ? ['loaded', 'idle'] : ['idle', 'loaded']) as Array<'idle' | 'loaded'>) {
         log(`round ${r + 1}: ${kind} window, ${CFG.phaseSeconds} s${kind === 'loaded' ? `, ${CFG.loops} loops of org A` : ''}`);
-        const aThread = kind === 'loaded' ? new Worker(new URL(import.meta.url), { workerData: { base, cookie: a.cookie, aQuery, aTags, timelineFrom, loops: CFG.loops } satisfies ALoad }) : undefined;
-        const aAnswersPromise = aThread && new Promise<ALoadAnswers>((resolve, reject) => { aThread.once('message', resolve); aThread.once('error', reject); });
+        const burners = kind === 'loaded' && CFG.load !== 'org-a'
+          ? os.cpus().map(() => spawn('nice', ['-n', '19', process.execPath, '-e', BURNERS[CFG.load as keyof typeof BURNERS]], { stdio: 'ignore' }))
+          : [];
+        const aThread = kind === 'loaded' && !burners.length ? new Worker(new URL(import.meta.url), { workerData: { base, cookie: a.cookie, aQuery, aTags, timelineFrom, loops: CFG.loops } satisfies ALoad }) : undefined;
+        // A thread that ends without answering (seen once: its last request never settled) counts nothing rather than hanging the bench.
+        const aAnswersPromise = aThread && new Promise<ALoadAnswers>((resolve, reject) => {
+          aThread.once('message', resolve);
+          aThread.once('error', reject);
+          aThread.once('exit', () => resolve({}));
+        });
         const { out, eventLoopDelay, cores } = await measure(CFG.phaseSeconds);
         coresBusy[kind].push(cores);
         log(`  cores busy: ${JSON.stringify(cores)}`);
         windows[kind].push(out);
         loopDelay[kind].push(eventLoopDelay);
         phaseLoad[kind].push(os.loadavg().map((x) => round(x)));
+        for (const b of burners) b.kill('SIGKILL');
         if (aThread) {
           aThread.postMessage('stop');
           for (const [k, v] of Object.entries(await aAnswersPromise!)) {
