@@ -4,11 +4,12 @@
 import { expect } from 'chai';
 import { Db } from '../../src/core/db.js';
 import { CpuPool, cpuPoolOptionsFromEnv, INLINE_BELOW } from '../../src/modules/topology/pool.js';
-import { readSnapshotHere } from '../../src/modules/topology/threadReads.js';
+import { pooledDatabases, readSnapshotHere } from '../../src/modules/topology/threadReads.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { buildNetwork } from '../support/network.js';
+import { waitFor } from '../workers/support.js';
 
 describe('topology: a thread reads its own rows', () => {
   let app: TestApp;
@@ -42,6 +43,10 @@ describe('topology: a thread reads its own rows', () => {
     let refused: Error | undefined;
     await readSnapshotHere({ url, snapshot: "1'; drop table hosts; --", reads }).catch((err: Error) => { refused = err; });
     expect(refused?.message).to.match(/not a snapshot id/);
+    // A connection that failed is closed, and with its last connection the pool goes: nothing is kept of a database.
+    expect(pooledDatabases()).to.include(url);
+    await readSnapshotHere({ url, snapshot: 'FFFFFFF0-FFFFFFF0-1', reads }).catch(() => undefined);
+    await waitFor('the pool of a database whose last connection closed to go', async () => !pooledDatabases().includes(url));
   });
 
   it('so the event loop sends none of a threaded drawing\'s row reads, and the answers equal the inline ones', async function () {

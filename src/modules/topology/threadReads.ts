@@ -35,6 +35,13 @@ function poolFor(url: string): pg.Pool {
     // The sessions of src/database.ts createOrm: UTC, JIT off.
     pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 30_000, options: '-c TimeZone=UTC -c jit=off', application_name: 'netinv topology thread' });
     pool.on('error', () => undefined); // an idle connection lost: the next read opens another
+    // Its last connection closed (idle 30 s, or lost): the pool goes too, so a thread that once read
+    // from many databases (tests make one each) keeps nothing of them.
+    pool.on('remove', () => {
+      if (pool!.totalCount > 0 || pools.get(url) !== pool) return;
+      pools.delete(url);
+      pool!.end().catch(() => undefined);
+    });
     pools.set(url, pool);
   }
   return pool;
@@ -63,6 +70,9 @@ export async function readSnapshotHere(read: SnapshotRead): Promise<Record<strin
     client.release(failed); // a connection that failed mid-transaction is closed, not reused
   }
 }
+
+/** The databases this thread holds a pool for (tests). */
+export const pooledDatabases = () => [...pools.keys()];
 
 /** Closes this thread's connections (tests; a thread that ends closes them anyway). */
 export async function closeThreadReads(): Promise<void> {
