@@ -10,7 +10,7 @@ import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
 import { cpuPool } from './pool.js';
 import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
-import { asJsonText, READ_SETTINGS, type RowsText, type SnapshotRead } from './threadReads.js';
+import { asJsonTexts, fromJsonTexts, READ_SETTINGS, type SnapshotRead } from './threadReads.js';
 import { AppError } from '../../core/errors.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse } from '../../http/envelope.js';
@@ -111,8 +111,8 @@ export async function readSnapshot(db: Db, organizationId: string, networkId: st
  */
 export async function readSnapshotText(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<SnapshotText> {
   const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds));
-  const rows = await Promise.all(reads.map(([, [sql, params]]) => db.one<RowsText>(asJsonText(sql), params)));
-  return Object.fromEntries(reads.map(([k], i) => [k, rows[i]])) as unknown as SnapshotText;
+  const row = await db.one(...asJsonTexts(reads.map(([, read]) => read)));
+  return fromJsonTexts(reads.map(([table]) => table), row!) as SnapshotText;
 }
 
 /** The tables whose rows become element nodes (thread.ts elementRows): what a drawing's work grows with. */

@@ -15,8 +15,21 @@ export interface RowsText { n: number; rows: string }
 /** Where and what a thread reads: the database of the request's transaction, the snapshot it exported, each table's statement. */
 export interface SnapshotRead { url: string; snapshot: string; reads: Array<[table: string, sql: string, params: unknown[]]> }
 
-/** A read's rows as one JSON text and their count (what both the event loop and a thread ask). */
-export const asJsonText = (sql: string) => `select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j`;
+/**
+ * Every table's rows as one JSON text each, with their counts, in ONE statement (one round trip,
+ * not one per table: each is a wait for the database, longer on a busy machine): a row of columns
+ * n0, rows0, n1, rows1, … in the order of `reads`.
+ */
+export function asJsonTexts(reads: Array<[sql: string, params: unknown[]]>): [string, unknown[]] {
+  const parts = reads.map(([sql], i) => `(select count(*)::int as n, coalesce(json_agg(j), '[]')::text as rows from (${sql}) j) t${i}`);
+  const columns = reads.map((_, i) => `t${i}.n as n${i}, t${i}.rows as rows${i}`);
+  return [`select ${columns.join(', ')} from ${parts.join(', ')}`, reads.flatMap(([, params]) => params)];
+}
+
+/** The answer of asJsonTexts as each table's RowsText, by table. */
+export function fromJsonTexts(tables: string[], row: Record<string, unknown>): Record<string, RowsText> {
+  return Object.fromEntries(tables.map((table, i) => [table, { n: row[`n${i}`] as number, rows: row[`rows${i}`] as string }]));
+}
 
 /**
  * A topology read's settings (service.ts readTransaction says why): no parallel workers, random
@@ -56,13 +69,10 @@ export async function readSnapshotHere(read: SnapshotRead): Promise<Record<strin
     await client.query('begin isolation level repeatable read read only');
     await client.query(`set transaction snapshot '${read.snapshot}'`);
     await client.query(READ_SETTINGS);
-    const out: Record<string, RowsText> = {};
-    for (const [table, sql, params] of read.reads) {
-      const { text, values } = boundStatement(asJsonText(sql), params);
-      out[table] = (await client.query<RowsText>(text, values)).rows[0]!;
-    }
+    const { text, values } = boundStatement(...asJsonTexts(read.reads.map(([, sql, params]) => [sql, params])));
+    const { rows } = await client.query(text, values);
     await client.query('commit');
-    return out;
+    return fromJsonTexts(read.reads.map(([table]) => table), rows[0]!);
   } catch (err) {
     failed = err as Error;
     throw err;
