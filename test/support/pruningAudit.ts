@@ -11,8 +11,10 @@ import { ACROSS_ORGANIZATIONS, Db } from '../../src/core/db.js';
 export type Plan = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: Plan[] };
 
 /**
- * `sql` run under EXPLAIN ANALYZE on `db` (in a transaction) inside a savepoint rolled back: its
- * plan, nothing kept. `query` is Db's own query (not a wrapper that records).
+ * `sql` run under EXPLAIN ANALYZE on `db` (in a transaction) inside a savepoint rolled back and
+ * released: its plan, nothing kept, the transaction as it was (a savepoint left open made the next
+ * statements a subtransaction's, where pg_export_snapshot() is refused). `query` is Db's own query
+ * (not a wrapper that records).
  */
 export async function explainedInSavepoint(query: Db['query'], db: Db, sql: string, params: unknown[]): Promise<Plan> {
   await query.call(db, 'savepoint pruning_probe');
@@ -21,6 +23,7 @@ export async function explainedInSavepoint(query: Db['query'], db: Db, sql: stri
     return ((row as Record<string, unknown>)['QUERY PLAN'] as Array<{ Plan: Plan }>)[0]!.Plan;
   } finally {
     await query.call(db, 'rollback to savepoint pruning_probe');
+    await query.call(db, 'release savepoint pruning_probe');
   }
 }
 
