@@ -27,6 +27,7 @@ import { Migration20261125000022CaptureByArguments } from '../migrations/Migrati
 import { Migration20261125000023KeysByTenant } from '../migrations/Migration20261125000023KeysByTenant.js';
 import { Migration20261125000024PartitionByOrganization } from '../migrations/Migration20261125000024PartitionByOrganization.js';
 import { ensureDatabase } from './core/db.js';
+import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
@@ -66,11 +67,7 @@ export async function createOrm(databaseUrl: string, poolMax = 10): Promise<Mikr
       extensions: [Migrator],
       migrations: { migrationsList: MIGRATIONS, snapshot: false, transactional: true },
       pool: { min: 0, max: poolMax },
-      // Every session speaks UTC so timestamps come back as '... +00' and format without maths.
-      // JIT off: our statements are short OLTP ones, but those reading a JSON batch
-      // (jsonb_to_recordset, estimated at 100 rows) cross jit_above_cost, and compiling then took
-      // 40–47 ms for a statement that runs in under 1 ms (measured on discovery ingestion).
-      driverOptions: { options: '-c TimeZone=UTC -c jit=off' },
+      driverOptions: { options: SESSION_OPTIONS },
       debug: false,
       logger: () => undefined, // pino logs the requests; the ORM stays quiet
       allowGlobalContext: false,

@@ -60,7 +60,6 @@ export function sendJson(ctx: Context, value: unknown): void {
   ctx.body = toJsonBody(value);
 }
 
-
 /** The largest JSON body accepted (koa-body's jsonLimit); a larger one is 413 payload_too_large. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 

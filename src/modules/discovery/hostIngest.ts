@@ -278,7 +278,6 @@ async function newFacts(db: Db, ctx: IngestContext, questions: FactsQuestion[]):
   return new Map(rows.map((r) => [r.h, r]));
 }
 
-
 /** Adds a round's new rows per followed table (./statistics.ts) to `counts`, from its plans. */
 function countNewRows(counts: Record<FollowedTable, number>, plans: Array<ReturnType<typeof planReport>>, matched: Array<ReturnType<typeof matchReport>>): void {
   plans.forEach((p, k) => {

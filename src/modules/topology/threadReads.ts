@@ -7,7 +7,7 @@
 // every other organization's requests and webhook deliveries). Now those strings live and die in
 // the thread's own heap, and the event loop only learns how many rows there were.
 import pg from 'pg';
-import { boundStatement } from '../../core/sql.js';
+import { boundStatement, SESSION_OPTIONS } from '../../core/sql.js';
 
 /** A table's rows as PostgreSQL's JSON text of them (json_agg) and their count. */
 export interface RowsText { n: number; rows: string }
@@ -45,8 +45,7 @@ const pools = new Map<string, pg.Pool>();
 function poolFor(url: string): pg.Pool {
   let pool = pools.get(url);
   if (!pool) {
-    // The sessions of src/database.ts createOrm: UTC, JIT off.
-    pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 30_000, options: '-c TimeZone=UTC -c jit=off', application_name: 'netinv topology thread' });
+    pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 30_000, options: SESSION_OPTIONS, application_name: 'netinv topology thread' });
     pool.on('error', () => undefined); // an idle connection lost: the next read opens another
     // Its last connection closed (idle 30 s, or lost): the pool goes too, so a thread that once read
     // from many databases (tests make one each) keeps nothing of them.
@@ -66,9 +65,8 @@ export async function readSnapshotHere(read: SnapshotRead): Promise<Record<strin
   const client = await poolFor(read.url).connect();
   let failed: Error | undefined;
   try {
-    await client.query('begin isolation level repeatable read read only');
-    await client.query(`set transaction snapshot '${read.snapshot}'`);
-    await client.query(READ_SETTINGS);
+    // One round trip for the three (a simple query may hold several statements when it binds nothing).
+    await client.query(`begin isolation level repeatable read read only; set transaction snapshot '${read.snapshot}'; ${READ_SETTINGS}`);
     const { text, values } = boundStatement(...asJsonTexts(read.reads.map(([, sql, params]) => [sql, params])));
     const { rows } = await client.query(text, values);
     await client.query('commit');
@@ -83,10 +81,3 @@ export async function readSnapshotHere(read: SnapshotRead): Promise<Record<strin
 
 /** The databases this thread holds a pool for (tests). */
 export const pooledDatabases = () => [...pools.keys()];
-
-/** Closes this thread's connections (tests; a thread that ends closes them anyway). */
-export async function closeThreadReads(): Promise<void> {
-  const all = [...pools.values()];
-  pools.clear();
-  await Promise.all(all.map((p) => p.end()));
-}
