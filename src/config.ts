@@ -12,6 +12,11 @@ export interface AppConfig {
   port: number;
   /** HOST: the address the API listens on; unset, every address (IPv4 and IPv6). */
   host: string | undefined;
+  /**
+   * PUBLIC_URL: where agents and people on other machines reach this server (https://inventory.example.com),
+   * put into the agent's install commands; unset, the address the browser used.
+   */
+  publicUrl: string | undefined;
   databaseUrl: string;
   /**
    * DATABASE_REPLICA_URL: a streaming hot standby of DATABASE_URL. Unset, every read goes to the
@@ -99,6 +104,14 @@ function seconds(name: string, text: string | undefined, fallback: number[]): nu
   return list;
 }
 
+function absoluteUrl(name: string, text: string | undefined): string | undefined {
+  if (!text?.trim()) return undefined;
+  let url: URL;
+  try { url = new URL(text.trim()); } catch { throw new Error(`${name} must be an absolute http(s) URL such as https://inventory.example.com (got '${text}')`); }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) throw new Error(`${name} must be an http(s) URL without query or fragment (got '${text}')`);
+  return url.href.replace(/\/+$/, '');
+}
+
 function nonNegative(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
@@ -121,6 +134,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
   return {
     port: Number(env.PORT ?? 3000),
     host: env.HOST || undefined,
+    publicUrl: absoluteUrl('PUBLIC_URL', env.PUBLIC_URL),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory',
     databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
     replicaMaxLagSeconds: nonNegative('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 10),

@@ -2043,6 +2043,40 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/downloads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The discovery agent's builds, of this server's version, and the address agents should use for this server */
+        get: operations["listAgentDownloads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/downloads/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One build of the agent (`netinventory-agent-linux-x64`, …), or `<file>.sha256`: its SHA-256 in `sha256sum -c` form */
+        get: operations["downloadAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2997,6 +3031,34 @@ export type components = {
                 response_excerpt: string | null;
             }[];
         };
+        AgentDownload: {
+            /** @description The name to download: GET /downloads/{file} */
+            file: string;
+            /** @enum {string} */
+            kind: "executable" | "javascript";
+            /** @description Which machines it runs on */
+            runs: string;
+            /** @description `linux`, or null: any machine with Node.js 18 or later */
+            platform: string | null;
+            /** @description `x64`, `arm64`, or null */
+            arch: string | null;
+            /** @description Bytes */
+            size: number;
+            /** @description Hex SHA-256 of the file */
+            sha256: string;
+            /** @description Its absolute URL on this server */
+            url: string;
+        };
+        AgentDownloads: {
+            agent_version: string;
+            /** @description PUBLIC_URL, else the address this request came to */
+            server_url: string;
+            /** @enum {string} */
+            server_url_source: "PUBLIC_URL" | "request";
+            /** @description True when server_url names this machine only (localhost, 127.x, ::1): an agent elsewhere cannot reach it; set PUBLIC_URL */
+            server_url_is_loopback: boolean;
+            files: components["schemas"]["AgentDownload"][];
+        };
         Meta: {
             api_version: number;
             server_version: string;
@@ -3018,7 +3080,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "download_not_found" | "downloads_not_built" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -3078,7 +3140,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not found: code `entity_not_found`, `route_not_found` */
+        /** @description Not found: code `entity_not_found`, `route_not_found`, `download_not_found` */
         Error404: {
             headers: {
                 [name: string]: unknown;
@@ -3107,6 +3169,15 @@ export type components = {
         };
         /** @description Gone: code `event_cursor_expired` */
         Error410: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unavailable: code `downloads_not_built`, `service_unavailable`, `topology_timeout` */
+        Error503: {
             headers: {
                 [name: string]: unknown;
             };
@@ -12073,6 +12144,73 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+        };
+    };
+    listAgentDownloads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AgentDownloads"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    downloadAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file
+                 * @example file-example
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
 }

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   entity_access_denied: { status: 403, message: "You don't have access to this {entity}" },
   entity_not_found: { status: 404, message: "{entity} with ID '{id}' not found" },
   route_not_found: { status: 404, message: 'No route for {method} {path}' },
+  download_not_found: { status: 404, message: "No download named '{file}': GET /api/v1/downloads lists them" },
+  downloads_not_built: { status: 503, message: "The agent's downloads are not built ({reason}): run `npm run build` (npm start builds them)" },
   method_not_allowed: { status: 405, message: 'Method {method} not allowed on {path}' },
   entity_modified: { status: 409, message: '{entity} was modified by someone else (expected {expected}, actual {actual})' },
   entity_already_exists: { status: 409, message: "A {entity} with {field} '{value}' already exists" },

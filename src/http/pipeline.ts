@@ -236,6 +236,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         // the client sees a truncated download rather than waiting.
         if (typeof result.body !== 'string' && !Buffer.isBuffer(result.body)) result.body.once('error', () => ctx.res.destroy());
         ctx.body = result.body;
+        if (result.length !== undefined) ctx.length = result.length;
         return;
       }
       if (result instanceof StreamResponse) {

@@ -21,6 +21,7 @@ export type DaemonTargets = Schemas['DaemonTargets'];
 export type DiscoverySession = Schemas['DiscoverySession'];
 export type DiscoveryReport = NonNullable<Schemas['DiscoveryReport']>;
 export type DaemonApiKeyCreated = Schemas['DaemonApiKeyCreated'];
+export type AgentDownloads = Schemas['AgentDownloads'];
 
 /** When a timeline's node or edge existed (to: null, still there). */
 export interface Interval { from: string; to: string | null }

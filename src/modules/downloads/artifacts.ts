@@ -22,3 +22,12 @@ export const AGENT_ARTIFACTS: readonly AgentArtifact[] = [
 
 /** dist/downloads/, from the sources (tsx) or from the bundle in dist/ that the server runs. */
 export const DOWNLOADS_DIR = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../../../dist/downloads/', import.meta.url) : new URL('./downloads/', import.meta.url));
+
+/** dist/downloads/manifest.json, written by the build beside the files. */
+export interface DownloadsManifest {
+  /** The agent's version (agent/config.ts AGENT_VERSION). */
+  agent_version: string;
+  /** package.json's version when built: the server hands out only builds of its own version. */
+  server_version: string;
+  files: Array<{ file: string; size: number; sha256: string }>;
+}

@@ -6,7 +6,7 @@
 // the parts of a daemon whose data changed, so a button being used is not replaced under the pointer.
 import { api, apiPath, ApiError } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
-import { agentCommand, agentSteps } from '../agentHelp.js';
+import { agentSteps, installBlock } from '../agentHelp.js';
 import type { Route, Session } from '../main.js';
 import type { Daemon, DaemonApiKeyCreated, DaemonTargets, DiscoveryReport, DiscoverySession } from '../apiTypes.js';
 
@@ -229,12 +229,9 @@ function keyForm(session: Session, onCreated: () => void) {
       e.preventDefault();
       try {
         const created = await api.post<DaemonApiKeyCreated>('/api/v1/auth/daemon', { name: name.value.trim(), network_id: network.value });
-        const command = agentCommand(created.key, created.api_key.network_id);
-        const copy = h('button', { type: 'button', onclick: async () => { await navigator.clipboard?.writeText(command).catch(() => undefined); copy.textContent = 'Copied'; } }, 'Copy the command');
-        fill(result, h('div', { class: 'notice info', role: 'status' },
-          h('p', {}, 'The key is shown only now. Start the agent with it on a machine inside the network to scan:'),
-          h('pre', { class: 'command' }, h('code', { id: 'agent-command' }, command)), copy,
-          h('p', { class: 'muted' }, 'It appears here once it registers; then approve a subnet it suggests and Scan now.')));
+        fill(result, h('div', { class: 'notice info key-made', role: 'status' },
+          h('p', {}, h('strong', {}, 'Key created. '), 'It is shown only now, in the commands below: run them on a machine inside the network to scan. The agent appears on this page once it registers.')),
+        installBlock({ key: created.key }));
         onCreated();
       } catch (err) {
         const e2 = err as ApiError;
