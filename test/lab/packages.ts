@@ -22,6 +22,8 @@ export const LAB_PACKAGES: Need[] = [
 export const SNMP_PACKAGES: Need[] = [
   { pkg: 'snmpd', file: '/usr/sbin/snmpd' }, { pkg: 'snmp', file: '/usr/bin/snmpwalk' }, { pkg: 'lldpd', file: '/usr/sbin/lldpd' },
 ];
+/** The agent's install recipes: the systemd unit checked by systemd-analyze verify. */
+export const SYSTEMD_PACKAGES: Need[] = [{ pkg: 'systemd', file: '/usr/bin/systemd-analyze' }];
 export const BENCH_PACKAGES: Need[] = [{ pkg: 'nmap', file: '/usr/bin/nmap' }];
 
 const missing = (needs: Need[]) => needs.filter((n) => !fs.existsSync(n.file)).map((n) => n.pkg);
