@@ -272,11 +272,16 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const isMain = (() => {
+// Whether this file is the program, not a module a test imports. The built agent (CommonJS, made by
+// scripts/build.ts) is always the program: the build defines import.meta.main as true there, since
+// CommonJS has no import.meta and a single executable's argv[1] is whatever name the user typed.
+// Under tsx import.meta.main is undefined: the file named on the command line is compared instead.
+const isMain = import.meta.main ?? (() => {
   try {
     return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
   } catch {
     return false;
   }
 })();
-if (isMain) process.exitCode = await main(process.argv.slice(2));
+// Not a top-level await: CommonJS has none.
+if (isMain) void main(process.argv.slice(2)).then((code) => { process.exitCode = code; });

@@ -1,22 +1,18 @@
 // MAC vendors from the IEEE registries (the oui-data package: MA-L 24-bit, MA-M 28-bit and MA-S
-// 36-bit blocks, as JSON keyed by hex prefix). Chosen over Debian's ieee-data: it ships with npm
-// (the single-file agent carries it), holds all three block sizes in one file, and needs no apt.
+// 36-bit blocks, keyed by hex prefix). Chosen over Debian's ieee-data: it ships with npm (the built
+// agent carries it, see ./ouiSource.ts), holds all three block sizes in one file, and needs no apt.
 // A locally administered MAC (bit 0x02 of the first octet: random, virtual) has no vendor.
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { loadOuiTable } from './ouiSource.js';
+import type { OuiTable } from './ouiTable.js';
 import { isRandomMac } from './scan/neighbours.js';
 
-export type OuiTable = Record<string, string>;
+export type { OuiTable } from './ouiTable.js';
 
 let loaded: Promise<OuiTable> | null = null;
 
-/**
- * The registry, read once on first use (5.6 MB: not at start-up, and not at all when no MAC is
- * seen). Read and parsed directly: 70 ms and ~70 MB here, where importing it as a module through
- * tsx took 1.2 s and 350 MB.
- */
+/** The registry, loaded once on first use: not at start-up, and not at all when no MAC is seen. */
 export function ouiTable(): Promise<OuiTable> {
-  loaded ??= readFile(createRequire(import.meta.url).resolve('oui-data'), 'utf8').then((text) => JSON.parse(text) as OuiTable);
+  loaded ??= loadOuiTable();
   return loaded;
 }
 
@@ -25,14 +21,14 @@ export interface MacFacts {
   random: boolean;
 }
 
-/** The organisation's name (first line of the registry's entry), longest block first; null when unknown or random. */
+/** The organisation's name, longest block first; null when unknown or random. */
 export function vendorOf(table: OuiTable, mac: string): MacFacts {
   const hex = mac.replace(/[^0-9a-f]/gi, '').toUpperCase();
   if (hex.length !== 12) return { vendor: null, random: false };
   if (isRandomMac(mac)) return { vendor: null, random: true };
   for (const len of [9, 7, 6]) {
-    const entry = table[hex.slice(0, len)];
-    if (entry) return { vendor: entry.split('\n')[0]!.trim().slice(0, 200) || null, random: false };
+    const name = table[hex.slice(0, len)];
+    if (name) return { vendor: name, random: false };
   }
   return { vendor: null, random: false };
 }
