@@ -3,8 +3,9 @@
 // In the lab of test/lab/lab.ts (two segments, a router, eight hosts with real services, a
 // middlebox range), side by side in one run on the same targets (198.18.10.0/24 and
 // 198.18.20.0/24), both from the agent's namespace, whose only routes lead to the lab:
-//  1. our agent, the single-file bundle (`node dist/agent.js --once --targets …`) with its default
-//     budget, reporting to a server in this process; its results read back through the API;
+//  1. our agent, its downloadable single file (`node dist/downloads/netinventory-agent.cjs --once
+//     --targets …`) with its default budget, reporting to a server in this process; its results
+//     read back through the API;
 //  2. Debian's `nmap -sT -sV` (installed for the bench only, never bundled), read from its XML.
 // For each: wall time, hosts found against the lab's truth (and phantoms), services correctly
 // identified (http, redis, ssh, postgresql at their address and port), packets both ways counted
@@ -16,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { buildAgent } from '../scripts/build.js';
+import { buildAgentArtifacts } from '../scripts/build.js';
 import { ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/support/app.js';
 import { createDaemonKey } from '../test/daemons/world.js';
@@ -126,7 +127,7 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = redisUrl;
   process.env.NETINV_TEST_RUN ??= `bd${Date.now().toString(36)}`;
-  await Promise.all([prepareTemplate(), buildAgent()]);
+  await Promise.all([prepareTemplate(), buildAgentArtifacts()]);
   const stamp = new Date().toISOString();
   const nmapVersion = (await new Promise<string>((resolve) => {
     const c = spawn('nmap', ['--version']);
@@ -143,7 +144,7 @@ async function main() {
   try {
     const t = await registerTenant(app.url, 'bench');
     const { key } = await createDaemonKey(app.url, t.owner, t.defaultNetworkId);
-    const agentArgs = [path.join(ROOT, 'dist/agent.js'), '--server', api.url, '--key', key, '--network', t.defaultNetworkId,
+    const agentArgs = [path.join(ROOT, 'dist/downloads/netinventory-agent.cjs'), '--server', api.url, '--key', key, '--network', t.defaultNetworkId,
       '--state', path.join(lab.dir, 'agent-state.json'), '--once', '--targets', TARGETS.join(','), ...EXTRA_AGENT_ARGS];
     results.push(await measure(lab, 'agent', NODE, agentArgs, async () => {
       const seen = await readInventory(app.url, t.owner, t.defaultNetworkId);

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { loadConfig, portInUseMessage } from '../src/config.js';
 import { migrate } from '../src/core/db.js';
 import { createOrm } from '../src/database.js';
-import { bundlePath, buildBundles, buildWeb } from './build.js';
+import { bundlePath, buildAgentArtifacts, buildBundles, buildWeb } from './build.js';
 import { ensureServices } from './services.js';
 
 // A busy port is said in one line before anything starts (the API would find out only after the
@@ -27,8 +27,9 @@ const applied = await migrate(orm);
 await orm.close(true);
 if (applied.length) console.error(`[start] migrations applied: ${applied.join(', ')}`);
 
-// The API and the worker run as esbuild bundles of their entry points (scripts/build.ts).
-await Promise.all([buildBundles(), buildWeb()]);
+// The API and the worker run as esbuild bundles of their entry points (scripts/build.ts); the API
+// hands out the agent's builds (rebuilt only when the agent changed).
+await Promise.all([buildBundles(), buildWeb(), buildAgentArtifacts()]);
 const children: ChildProcess[] = [
   spawn(process.execPath, ['--enable-source-maps', bundlePath('server')], { env, stdio: 'inherit' }),
   spawn(process.execPath, ['--enable-source-maps', bundlePath('worker')], { env, stdio: 'inherit' }),

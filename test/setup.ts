@@ -3,7 +3,7 @@
 // gets its own database cloned from that template (ahead of time, see test/support/app.ts) and its
 // own Redis prefix.
 import { randomBytes } from 'node:crypto';
-import { buildBundles, buildWeb } from '../scripts/build.js';
+import { buildAgentArtifacts, buildBundles, buildWeb } from '../scripts/build.js';
 import { ensureChromium, ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
 import { installPruningAudit, setCurrentTest } from './support/pruningAudit.js';
@@ -21,8 +21,9 @@ export async function mochaGlobalSetup() {
   process.env.LOG_LEVEL ??= 'silent';
   // Names this run's test databases in every mocha worker (test/support/app.ts).
   process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex');
-  // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts).
-  await Promise.all([prepareTemplate(), buildBundles(), buildWeb()]);
+  // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts);
+  // the downloads and lab tests use the agent's builds (cached: rebuilt only when the agent changed).
+  await Promise.all([prepareTemplate(), buildBundles(), buildWeb(), buildAgentArtifacts()]);
 }
 
 export async function mochaGlobalTeardown() {

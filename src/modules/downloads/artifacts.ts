@@ -29,5 +29,5 @@ export interface DownloadsManifest {
   agent_version: string;
   /** package.json's version when built: the server hands out only builds of its own version. */
   server_version: string;
-  files: Array<{ file: string; size: number; sha256: string }>;
+  files: Array<{ file: string; kind: AgentArtifact['kind']; size: number; sha256: string }>;
 }
