@@ -5,6 +5,7 @@ const { globSync } = require('node:fs');
 const SLOWEST_FIRST = [
   'test/lab/agent.spec.ts', // the discovery agent in network namespaces (root only): ~2 min
   'test/lab/l2.spec.ts',
+  'test/lab/agentBuilds.spec.ts', // the agent's downloadable builds scanning the lab (root only): ~1 min
   'test/workers/workerProcess.spec.ts',
   'test/http/tenancy.spec.ts',
   'test/http/rateLimit.spec.ts',
