@@ -4,7 +4,7 @@
 // (test/lab/lab.ts) from the agent's namespace, judged by the server's inventory: the MAC vendors
 // (from the OUI table the build embeds) and the recognised services. The arm64 executable, which
 // no machine here can run, is checked for its format. Root only: otherwise pending, with the reason.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,6 +95,7 @@ describe('the agent’s downloadable builds, each alone in an empty directory, s
   let t: Tenant;
   let node18: string;
   const dirs: string[] = [];
+  const agents: ChildProcess[] = [];
 
   before(async function () {
     this.timeout(300_000); // the first run may install Debian packages and fetch Node 18
@@ -112,6 +113,7 @@ describe('the agent’s downloadable builds, each alone in an empty directory, s
     t = await registerTenant(app.url, 'lab-builds');
   });
   after(async () => {
+    for (const a of agents) a.kill('SIGKILL');
     await api?.close();
     await app?.close();
     await lab?.destroy();
@@ -139,6 +141,7 @@ describe('the agent’s downloadable builds, each alone in an empty directory, s
     expect(command.join(' ')).to.not.include(key);
     const run = withEnv({ ...Object.fromEntries(CLEARED_ENV.map((k) => [k, undefined])), AGENT_KEY: key, HOME: dir },
       () => spawnInAgentNs(lab, 'env', ['-C', dir, ...command]));
+    agents.push(run.child);
     const limit = setTimeout(() => run.child.kill('SIGKILL'), RUN_LIMIT_MS);
     const { code, signal } = await run.exited.finally(() => clearTimeout(limit));
 
