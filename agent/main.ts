@@ -5,12 +5,13 @@
 //   --once --targets …: one Network session of those targets, then exit (0 Complete, 1 otherwise).
 // It scans only what it is given (--targets, or subnets approved for it on the server).
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_VERSION, parseConfig, USAGE, UsageError, type AgentConfig } from './config.js';
 import { ServerClient, ServerError, type WorkPayload } from './protocol/client.js';
 import { networkDiscoveryType, NIL } from './protocol/entities.js';
-import { ServerPollApi } from './protocol/serverPollApi.js';
+import { certificateFingerprint, generatePairingCode, PairingRefused, selfSignedCertificate, ServerPollApi } from './protocol/serverPollApi.js';
 import { runSession, type Log, type RunnerDeps, type SessionResult, type Transport } from './runner.js';
 import { anyDockerAnswers } from './docker.js';
 import type { ScanNetwork } from './scan/types.js';
@@ -108,13 +109,15 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
     (deps.out ?? ((t: string) => process.stdout.write(t)))(`${text}\n`);
     return 0;
   }
+  for (const warning of config.warnings ?? []) log.warn(warning);
   const state = loadState(config.statePath);
   const save = () => saveState(config.statePath, state);
   state.daemonId ??= randomUUID();
   if (config.network) state.networkId = config.network;
   save();
   const scanNetwork = deps.scanNetwork ?? (await defaultScanNetwork());
-  const key = config.key ?? (state as AgentState & { apiKey?: string }).apiKey ?? null;
+  // The configured key, else the one a server_poll agent was paired with.
+  const key = config.key ?? state.apiKey ?? null;
   const clientFor = (k: string) => new ServerClient({ server: config.server, key: k, daemonId: state.daemonId!, fetch: deps.fetch, backoffScale: deps.backoffScale, signal: stop, log });
   const runnerDeps = (transport: Transport, listenPort: number | null): RunnerDeps => ({
     transport, scanNetwork, state, saveState: save, config, networkId: state.networkId!, daemonId: state.daemonId!, log, listenPort,
@@ -194,22 +197,75 @@ async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollC
   let key = ctx.key;
   let capabilities = { has_docker_socket: await anyDockerAnswers(config.docker ?? []), interfaced_subnet_ids: [] as string[] };
   let port = 0;
+  // The TLS certificate and key the API is served with (--tls-cert/--tls-key or --tls-self-signed), read now.
+  const tls = ((): { cert: Buffer; key: Buffer } | undefined => {
+    if (!config.tls) return undefined;
+    const files = config.tls === 'self-signed' ? selfSignedCertificate(dirname(config.statePath)) : config.tls;
+    try {
+      const pems = { cert: readFileSync(files.cert), key: readFileSync(files.key) };
+      certificateFingerprint(pems.cert); // a file that is no certificate is said now
+      return pems;
+    } catch (err) {
+      throw new UsageError(`--tls-cert ${files.cert} / --tls-key ${files.key}: ${(err as Error).message}`);
+    }
+  })();
+
+  /**
+   * The network the server says a key is for (GET /api/daemons/key, which answers only for a key it
+   * accepts: valid, enabled, not expired). Refused by the server (401/403): PairingRefused 422; no
+   * usable answer: 502. The startup announcement proves less: an unknown daemon id answers 404 for
+   * any valid key, of any network.
+   */
+  const networkOfKey = async (candidate: string): Promise<string> => {
+    const client = new ServerClient({ server: config.server, key: candidate, daemonId: state.daemonId!, fetch: deps.fetch, timeoutMs: 10_000, log });
+    try {
+      const answer = await client.call<{ network_id?: unknown } | null>('GET', '/api/daemons/key');
+      if (typeof answer?.network_id !== 'string') throw new ServerError('GET', '/api/daemons/key', 200, null, 'no network_id in the answer');
+      return answer.network_id;
+    } catch (err) {
+      if (!(err instanceof ServerError)) throw err;
+      if (err.status === 401 || err.status === 403) {
+        throw new PairingRefused(422, `The server (${config.server}) refused this API key (${err.code ?? `HTTP ${err.status}`}): it was not kept`, 'key_refused');
+      }
+      throw new PairingRefused(502, `Could not check the API key with the server (${config.server}): ${err.message}; it was not kept`, 'server_unreachable');
+    }
+  };
+
+  /** --key without --network: the key's network, asked of the server until it answers. */
+  const learnNetwork = async (): Promise<void> => {
+    while (!stop.aborted && key && !state.networkId) {
+      try {
+        state.networkId = await networkOfKey(key);
+        ctx.save();
+        log.info('the server says which network the key is for', { network_id: state.networkId });
+        return;
+      } catch (err) {
+        log.warn('the network of the key is not known yet (sessions wait for it)', { err: (err as Error).message });
+        await sleep(config.intervalMs, stop);
+      }
+    }
+  };
+
+  const pairingCode = key ? null : config.pairingCode ?? generatePairingCode();
   const api: ServerPollApi = new ServerPollApi({
     key: () => key,
-    async initialize(networkId, apiKey) {
-      if (key && state.networkId) return 'already';
-      key = apiKey;
-      state.networkId = networkId;
-      (state as AgentState & { apiKey?: string }).apiKey = apiKey; // the state file is 0600, as upstream's config
-      ctx.save();
-      // A server_poll daemon never registers: 200, entity_not_found and auth_daemon_key_not_created are all fine.
-      try {
-        await ctx.clientFor(apiKey).startup();
-      } catch (err) {
-        const code = err instanceof ServerError ? err.code : null;
-        if (code !== 'entity_not_found' && code !== 'auth_daemon_key_not_created') throw err;
+    async initialize(networkId, apiKey, replacing) {
+      // A key from the configuration would be back at the next start: it is changed there.
+      if (replacing && config.key !== null) {
+        throw new PairingRefused(409, 'This agent\'s key comes from its configuration (--key-file, AGENT_KEY or --key): change it there and restart the agent', 'key_from_configuration');
       }
-      return 'initialized';
+      const keyNetwork = await networkOfKey(apiKey);
+      if (keyNetwork !== networkId) throw new PairingRefused(422, `This API key is for network ${keyNetwork}, not ${networkId}: it was not kept`, 'network_mismatch');
+      const before = { apiKey: state.apiKey, networkId: state.networkId };
+      state.apiKey = apiKey; // the state file is 0600, as upstream's config
+      state.networkId = networkId;
+      try {
+        ctx.save();
+      } catch (err) {
+        Object.assign(state, before);
+        throw err;
+      }
+      key = apiKey;
     },
     firstContact(daemonId) {
       state.daemonId = daemonId;
@@ -217,7 +273,8 @@ async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollC
     },
     status: () => ({ name: config.name, mode: 'server_poll', version: AGENT_VERSION, capabilities }),
     initiate: (work, signal) => {
-      if (!state.networkId || !key) throw new Error('not initialised: POST /api/initialize first (or start the agent with --key and --network)');
+      if (!key) throw new Error('not paired: POST /api/initialize with the pairing code first (or start the agent with --key-file)');
+      if (!state.networkId) throw new Error('the network of the key is not known yet: the server has not answered GET /api/daemons/key');
       const outbound = { listSubnets: () => ctx.clientFor(key!).listSubnets() as Promise<Array<{ id: string; cidr: string }>> };
       const buffered = api.transport(outbound, (c) => { capabilities = c; }, signal);
       // The end of a session is also sent straight to the server (as upstream's server_poll daemons
@@ -233,10 +290,20 @@ async function serverPoll(config: AgentConfig, deps: AgentDeps, ctx: ServerPollC
       };
       return ctx.run(work, signal, transport, port).catch((err) => log.error('session crashed', { err: (err as Error).message }));
     },
-  });
-  port = await api.listen(config.listen.host, config.listen.port);
-  log.info('server_poll API listening', { host: config.listen.host, port });
+  }, { pairingCode, log });
+  port = await api.listen(config.listen.host, config.listen.port, tls);
+  log.info('server_poll API listening', { host: config.listen.host, port, tls: !!tls });
+  // The server pins this at pairing (provision with pairing_code) and refuses another certificate afterwards.
+  if (tls) log.info(`TLS certificate SHA-256 fingerprint ${certificateFingerprint(tls.cert)}`);
+  if (!pairingCode) {
+    // Nothing to print: the key came with the configuration or from an earlier pairing.
+  } else if (config.pairingCode) {
+    log.warn('not paired yet: waiting for POST /api/initialize with the pairing code given by --pairing-code / AGENT_PAIRING_CODE');
+  } else {
+    log.warn(`not paired yet: pairing code ${pairingCode} (give it with the key: provision this daemon on the server with pairing_code, or POST /api/initialize {network_id, api_key, pairing_code})`);
+  }
   deps.onListening?.(port);
+  if (key && !state.networkId) void learnNetwork();
   // A restarted agent tells the server (which ends its old running session); errors only logged.
   if (key) await ctx.clientFor(key).startup().catch((err) => log.info('startup not accepted (normal before first contact)', { err: (err as Error).message }));
   await new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true })));

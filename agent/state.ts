@@ -1,8 +1,9 @@
-// What the agent remembers between runs (one JSON file, --state): its daemon id and network, a run
-// counter (which slice of the full port range this run adds), the open ports of each address (probed
-// again next run, so a stopped service is noticed), how many hosts each target had, and, per
-// address, when it was first found and the description sent then (reports stay byte-identical while
-// nothing changes, so the server's digest makes an unchanged host cost nothing).
+// What the agent remembers between runs (one JSON file, --state, mode 0600): its daemon id and
+// network, the key a server_poll agent was paired with, a run counter (which slice of the full port
+// range this run adds), the open ports of each address (probed again next run, so a stopped service
+// is noticed), how many hosts each target had, and, per address, when it was first found and the
+// description sent then (reports stay byte-identical while nothing changes, so the server's digest
+// makes an unchanged host cost nothing).
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -16,6 +17,8 @@ export interface KnownHost {
 export interface AgentState {
   daemonId: string | null;
   networkId: string | null;
+  /** server_poll: the key it was paired with (POST /api/initialize), kept only once the server accepted it. */
+  apiKey?: string;
   runCounter: number;
   /** Per address. */
   hosts: Record<string, KnownHost>;

@@ -1648,6 +1648,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/daemons/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The network of the daemon key presented (a key the server refuses is 401): our agent checks a key it is given with this before keeping it */
+        get: operations["describeDaemonKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/daemons/register": {
         parameters: {
             query?: never;
@@ -2843,6 +2860,13 @@ export type components = {
             approved: components["schemas"]["DaemonApprovedTarget"][];
             /** @description Subnets the daemon reported being on (its SelfReport) that are not approved */
             suggested: components["schemas"]["DaemonSuggestedTarget"][];
+        };
+        DaemonKeyNetwork: {
+            /**
+             * Format: uuid
+             * @description The network the key belongs to
+             */
+            network_id: string;
         };
         TopologyNode: {
             id: string;
@@ -10632,6 +10656,37 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    describeDaemonKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DaemonKeyNetwork"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -26,6 +26,8 @@ import { NODE, ROOT, waitFor, workerServicesFor } from '../workers/support.js';
 import { buildAgentArtifacts } from '../../scripts/build.js';
 
 const TARGET = '198.18.10.0/24';
+/** What a server_poll agent without a key needs to take one (test/agent/pairing.spec.ts). */
+const PAIRING_CODE = 'TEST-PAIR-CODE';
 const silent: Log = { info() {}, warn() {}, error() {} };
 const LOCAL: LocalHost = {
   hostname: 'agent-01', machineId: '5f1b0c8e2a7d4e6f9a3b1c2d4e5f6a7b',
@@ -485,13 +487,14 @@ describe('agent: the protocol side', function () {
   describe('server_poll', () => {
     it('a running session an operator cancels through the API ends Cancelled (the poller calls the agent’s cancel)', async () => {
       const listening = new Promise<number>((resolve) => {
-        running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET] }),
+        running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET], pairingCode: PAIRING_CODE }),
           deps({ scanNetwork: endlessScan, onListening: resolve })));
       });
       const agentUrl = `http://127.0.0.1:${await listening}`;
       const provisioned = expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'agent-sp', network_id: t.defaultNetworkId, url: agentUrl } }), 201);
       const daemonId: string = provisioned.daemon.id;
-      await fetch(`${agentUrl}/api/initialize`, { method: 'POST', body: JSON.stringify({ network_id: t.defaultNetworkId, api_key: provisioned.daemon_api_key }) });
+      const paired = await fetch(`${agentUrl}/api/initialize`, { method: 'POST', body: JSON.stringify({ network_id: t.defaultNetworkId, api_key: provisioned.daemon_api_key, pairing_code: PAIRING_CODE }) });
+      expect(paired.status).to.equal(200);
       const services = workerServicesFor(app, { serverPollTimeoutMs: 5000, serverPollAckWaitMs: 5000 });
       closeServices = () => services.close();
       workers.push(await startDiscoverySync(services));
@@ -508,7 +511,7 @@ describe('agent: the protocol side', function () {
 
     it('answers as the recorded daemons do, and what it finds reaches the inventory through the server’s poll', async () => {
       const listening = new Promise<number>((resolve) => {
-        running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET] }),
+        running.push(runAgent(config({ key: null, network: null, mode: 'server_poll', listen: { host: '127.0.0.1', port: 0 }, targets: [TARGET], pairingCode: PAIRING_CODE }),
           deps({ scanNetwork: fakeScan(), onListening: resolve })));
       });
       const port = await listening;
@@ -533,8 +536,9 @@ describe('agent: the protocol side', function () {
       // Before initialisation every authenticated route is refused in plain text.
       expect(await agent('GET', '/api/status')).to.deep.equal({ status: 401, body: 'Daemon not configured' });
       expect((await agent('POST', '/api/discovery/initiate', { session_id: randomUUID(), discovery_type: { type: 'SelfReport', host_id: null } })).status).to.equal(401);
-      await sameAsRecorded('/api/initialize', await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key }));
-      expect((await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key })).body.data).to.equal('Daemon already initialized');
+      await sameAsRecorded('/api/initialize', await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key, pairing_code: PAIRING_CODE }));
+      // Paired: another initialize is refused unless it presents the current key (a replacement).
+      expect((await agent('POST', '/api/initialize', { network_id: t.defaultNetworkId, api_key: key, pairing_code: PAIRING_CODE }, 'scp_d_other')).status).to.equal(409);
       expect(await agent('GET', '/api/status', undefined, 'scp_d_wrong')).to.deep.equal({ status: 401, body: 'Invalid API key' });
       expect((await fetch(`${agentUrl}/api/status`)).status).to.equal(401);
       await sameAsRecorded('/api/status', await agent('GET', '/api/status'));

@@ -6,7 +6,7 @@ import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
 import {
-  approvedTargetResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, sessionParams, targetBody, targetParams,
+  approvedTargetResponse, daemonKeyNetworkResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, sessionParams, targetBody, targetParams,
   targetsResponse,
 } from './schemas.js';
 import { daemonProtocol } from './protocol.js';
@@ -134,6 +134,13 @@ export const daemonRoutes = [...daemonRoutesDeclared, ...bulkRoutes(daemonRoutes
 const daemonParams = Joi.object({ id: anyUuid().required() });
 
 export const daemonProtocolRoutes = defineRoutes([
+  {
+    // Ours, not Scanopy's: the startup announcement answers 404 for an unknown daemon with any valid
+    // key, of any network, and register creates a daemon; this only reads the key's own network.
+    group: 'Daemon protocol', auth: 'daemon', operationId: 'describeDaemonKey', method: 'get', path: '/api/daemons/key', response: daemonKeyNetworkResponse,
+    summary: 'The network of the daemon key presented (a key the server refuses is 401): our agent checks a key it is given with this before keeping it',
+    handler: async ({ scope }) => ({ network_id: [...scope.networkIds][0] }),
+  },
   {
     group: 'Daemon protocol', auth: 'daemon', operationId: 'registerDaemon', method: 'post', path: '/api/daemons/register', body: registerBody,
     summary: 'Register a daemon (a new id creates it, its placeholder host and its default discovery sessions; a known one is updated)',

@@ -58,6 +58,11 @@ export const provisionResponse = Joi.object({
   daemon_api_key: Joi.string().pattern(/^scp_d_[0-9A-Za-z]{32}$/),
 }).label('ProvisionedDaemon');
 
+/** GET /api/daemons/key: what the server knows of the daemon key presented. */
+export const daemonKeyNetworkResponse = Joi.object({
+  network_id: uuid().description('The network the key belongs to'),
+}).label('DaemonKeyNetwork');
+
 // ---- Approved targets (./targets.ts) ----------------------------------------------------------
 export const targetBody = body({
   subnet_id: uuid().description('A subnet of the daemon’s network'),
