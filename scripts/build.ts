@@ -143,10 +143,8 @@ export async function buildAgentBundle(): Promise<Buffer> {
     platform: 'node',
     format: 'cjs',
     target: 'node18', // Debian 12's Node is 18.19
-    // CommonJS has no import.meta; the bundle is always the program (agent/main.ts's isMain). Any
-    // other use of import.meta in the agent would be empty here: an error, not a warning.
+    // CommonJS has no import.meta; the bundle is always the program (agent/main.ts's isMain).
     define: { 'import.meta.main': 'true' },
-    logOverride: { 'empty-import-meta': 'error' },
     // ssh2's optional native addons are required in try/catch: left out, its JS code runs.
     external: ['*.node'],
     plugins: [embeddedOuiTable()],
