@@ -26,6 +26,7 @@ import { Migration20261125000021OutboxWakeups } from '../migrations/Migration202
 import { Migration20261125000022CaptureByArguments } from '../migrations/Migration20261125000022CaptureByArguments.js';
 import { Migration20261125000023KeysByTenant } from '../migrations/Migration20261125000023KeysByTenant.js';
 import { Migration20261125000024PartitionByOrganization } from '../migrations/Migration20261125000024PartitionByOrganization.js';
+import { Migration20261128000001DaemonTlsPins } from '../migrations/Migration20261128000001DaemonTlsPins.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -56,6 +57,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000022CaptureByArguments', class: Migration20261125000022CaptureByArguments },
   { name: 'Migration20261125000023KeysByTenant', class: Migration20261125000023KeysByTenant },
   { name: 'Migration20261125000024PartitionByOrganization', class: Migration20261125000024PartitionByOrganization },
+  { name: 'Migration20261128000001DaemonTlsPins', class: Migration20261128000001DaemonTlsPins },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -1483,7 +1483,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon */
+        /** Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon; with pairing_code the server also gives the agent its key (422 / 502 when the agent refuses or cannot be reached: nothing is kept) */
         post: operations["provisionDaemon"];
         delete?: never;
         options?: never;
@@ -2790,9 +2790,19 @@ export type components = {
             valid_to: string | null;
             version_status: components["schemas"]["VersionStatus"];
         };
+        /** @description With pairing_code: the agent took the key */
+        DaemonPairing: {
+            /** @constant */
+            paired: true;
+            /** @description The agent's answer */
+            message: string;
+            /** @description The certificate pinned (https); null over http */
+            tls_fingerprint: string | null;
+        };
         ProvisionedDaemon: {
             daemon: components["schemas"]["Daemon"];
             daemon_api_key: string;
+            pairing?: components["schemas"]["DaemonPairing"];
         };
         /** @description The run’s report, as our discovery agent sent it with its updates (null: none sent, as from Scanopy daemons) */
         DiscoveryReport: {
@@ -3104,7 +3114,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "download_not_found" | "downloads_not_built" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "daemon_pairing_refused" | "daemon_pairing_failed" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "download_not_found" | "downloads_not_built" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -3182,8 +3192,17 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Unprocessable: code `csv_import_refused`, `idempotency_key_reused` */
+        /** @description Unprocessable: code `daemon_pairing_refused`, `csv_import_refused`, `idempotency_key_reused` */
         Error422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error: code `daemon_pairing_failed` */
+        Error502: {
             headers: {
                 [name: string]: unknown;
             };
@@ -10062,6 +10081,10 @@ export interface operations {
                     network_id: string;
                     /** Format: uri */
                     url: string;
+                    /** @description The pairing code our agent logs at start ("pairing code: XXXX-XXXX-XXXX"; or the one it was given with --pairing-code). Given, the server pairs the agent itself: it calls POST /api/initialize at `url` with the new key and this code, and keeps the daemon only if the agent took the key (it checks the key with this server first). Refused by the agent (wrong code, pairing locked, already paired, key refused): 422 daemon_pairing_refused; no answer, not an agent, or another TLS certificate than tls_fingerprint: 502 daemon_pairing_failed. Either way nothing is kept: no daemon, no host, no key. Over https the certificate the agent presents is pinned: the server accepts no other one from this daemon afterwards. Left out: the daemon and its key are made, and the agent is given the key by hand. */
+                    pairing_code?: string;
+                    /** @description With pairing_code and an https url: the SHA-256 fingerprint of the agent's certificate (it logs it at start: AB:CD:…), checked before the key is sent. Left out, the certificate the agent presents at pairing is the one pinned. */
+                    tls_fingerprint?: string;
                 };
             };
         };
@@ -10089,6 +10112,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
+            502: components["responses"]["Error502"];
         };
     };
     getDaemon: {

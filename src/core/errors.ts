@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   daemon_network_mismatch: { status: 403, message: "The daemon's API key is not valid for network '{network_id}'" },
   daemon_identity_mismatch: { status: 403, message: "Daemon ID '{daemon_id}' does not match the X-Daemon-ID header" },
   daemon_mode_mismatch: { status: 400, message: "Daemon '{id}' runs in {mode} mode; this needs a {required} daemon" },
+  daemon_pairing_refused: { status: 422, message: 'The agent at {url} refused to pair: {reason}. Nothing was kept (no daemon, no key)' },
+  daemon_pairing_failed: { status: 502, message: 'Pairing with the agent at {url} failed: {reason}. Nothing was kept (no daemon, no key)' },
   csrf_origin_mismatch: { status: 403, message: "Cross-site request refused ({origin}): a browser request that changes something must come from this site's own pages" },
   entity_access_denied: { status: 403, message: "You don't have access to this {entity}" },
   entity_not_found: { status: 404, message: "{entity} with ID '{id}' not found" },

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { Db } from '../../core/db.js';
 import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { requestSchedulerReconcile } from '../../core/queues.js';
 import type { Services } from '../../services.js';
@@ -31,12 +32,15 @@ const daemonRoutesDeclared = defineRoutes([
     handler: ({ db, scope, query }) => daemonService.list(db, scope, query),
   },
   {
-    operationId: 'provisionDaemon', method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201,
-    summary: 'Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon',
+    operationId: 'provisionDaemon', method: 'post', path: '/api/v1/daemons/provision', group: 'Daemons', auth: 'Admin', status: 201, errors: [502],
+    summary: 'Provision a server_poll daemon: its API key (plaintext shown only in this response), its host and the daemon; with pairing_code the server also gives the agent its key (422 / 502 when the agent refuses or cannot be reached: nothing is kept)',
     body: provisionBody, response: provisionResponse,
     handler: ({ db, scope, body, services, afterCommit }) => {
       reconcileAfterCommit(afterCommit, services);
-      return daemonService.provision(db, scope, body, services.config);
+      return body.pairing_code
+        // A connection of its own: the agent checks the new key with this server before it answers.
+        ? daemonService.provisionPaired(new Db(services.orm.em.fork(), db.context), scope, body, services.config)
+        : daemonService.provision(db, scope, body, services.config);
     },
   },
   {

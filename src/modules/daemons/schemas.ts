@@ -7,11 +7,25 @@ export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const
 
 const url = () => Joi.string().uri({ scheme: ['http', 'https'] }).max(2000);
 
+const FINGERPRINT = /^[0-9A-Fa-f]{2}(:?[0-9A-Fa-f]{2}){31}$/;
+
 export const provisionBody = body({
   name: name().required(),
   network_id: uuid().required(),
   url: url().required(),
-});
+  pairing_code: Joi.string().trim().min(12).max(80).description(
+    'The pairing code our agent logs at start ("pairing code: XXXX-XXXX-XXXX"; or the one it was given with --pairing-code). '
+    + 'Given, the server pairs the agent itself: it calls POST /api/initialize at `url` with the new key and this code, and keeps the daemon only '
+    + 'if the agent took the key (it checks the key with this server first). Refused by the agent (wrong code, pairing locked, already paired, key refused): '
+    + '422 daemon_pairing_refused; no answer, not an agent, or another TLS certificate than tls_fingerprint: 502 daemon_pairing_failed. '
+    + 'Either way nothing is kept: no daemon, no host, no key. Over https the certificate the agent presents is pinned: '
+    + 'the server accepts no other one from this daemon afterwards. Left out: the daemon and its key are made, and the agent is given the key by hand.',
+  ),
+  tls_fingerprint: Joi.string().pattern(FINGERPRINT).description(
+    'With pairing_code and an https url: the SHA-256 fingerprint of the agent\'s certificate (it logs it at start: AB:CD:…), '
+    + 'checked before the key is sent. Left out, the certificate the agent presents at pairing is the one pinned.',
+  ),
+}).with('tls_fingerprint', 'pairing_code');
 
 /** What a user may change (decisions §7); everything else a GET shows is accepted back and ignored. */
 const READ_ONLY = [
@@ -56,6 +70,11 @@ export const daemonResponse = Joi.object({
 export const provisionResponse = Joi.object({
   daemon: daemonResponse,
   daemon_api_key: Joi.string().pattern(/^scp_d_[0-9A-Za-z]{32}$/),
+  pairing: Joi.object({
+    paired: Joi.boolean().valid(true),
+    message: Joi.string().description('The agent\'s answer'),
+    tls_fingerprint: Joi.string().allow(null).description('The certificate pinned (https); null over http'),
+  }).label('DaemonPairing').optional().description('With pairing_code: the agent took the key'),
 }).label('ProvisionedDaemon');
 
 /** GET /api/daemons/key: what the server knows of the daemon key presented. */

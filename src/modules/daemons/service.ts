@@ -12,13 +12,15 @@ import { insertDaemonKey } from '../daemonKeys/service.js';
 import { hostTable } from '../hosts/table.js';
 import { listNetworkScoped } from '../networks/scopedList.js';
 import { networkService } from '../networks/service.js';
+import { normaliseFingerprint } from '../serverPoll/client.js';
+import { pairAgent, type Paired } from '../serverPoll/pairing.js';
 import { tagService } from '../tags/service.js';
 import { daemonTable } from './table.js';
 import { daemonView } from './view.js';
 
 export const EMPTY_CAPABILITIES = { has_docker_socket: false, interfaced_subnet_ids: [] as string[] };
 
-export interface ProvisionInput { name: string; network_id: string; url: string }
+export interface ProvisionInput { name: string; network_id: string; url: string; pairing_code?: string; tls_fingerprint?: string }
 export interface DaemonUpdateInput { id?: string; name: string; url: string; tags: string[]; expected_updated_at?: string | null }
 
 const ORDER = { name: 'name', created_at: 'created_at', updated_at: 'updated_at' };
@@ -48,6 +50,21 @@ async function present(db: Db, organizationId: string, rows: Row[]) {
 }
 const presentOne = async (db: Db, scope: Scope, row: Row) => (await present(db, scope.organizationId, [row]))[0]!;
 
+/** A provisioned daemon's rows besides its key: the host it runs on (source System) and the daemon. */
+async function insertProvisioned(tx: Db, scope: Scope, input: ProvisionInput, apiKeyId: string): Promise<Row> {
+  const owned = { organization_id: scope.organizationId, network_id: input.network_id };
+  const host = await hostTable.insert(tx, { ...owned, id: randomUUID(), name: input.name, source: { type: 'System' }, tags: [], credential_assignments: [] });
+  return daemonTable.insert(tx, {
+    ...owned, id: randomUUID(), host_id: host.id, user_id: scope.userId || null, api_key_id: apiKeyId, name: input.name,
+    mode: 'server_poll', url: input.url, tags: [], capabilities: EMPTY_CAPABILITIES,
+  });
+}
+
+const daemonKeyFor = (scope: Scope, input: ProvisionInput) => ({
+  organizationId: scope.organizationId, networkId: input.network_id, userId: scope.userId,
+  name: `${input.name} API Key`.slice(0, 100), serverKey: true,
+});
+
 export const daemonService = {
   list: (db: Db, scope: Scope, q: Record<string, any>) =>
     listNetworkScoped(daemonTable, db, scope, q, { order: ORDER, present: (d, s, rows) => present(d, s.organizationId, rows) }),
@@ -63,17 +80,45 @@ export const daemonService = {
     await assertDaemonUrlAllowed(input.url, config);
     return db.transaction(async (tx) => {
       await networkService.assertWritable(tx, scope, input.network_id);
-      const owned = { organization_id: scope.organizationId, network_id: input.network_id };
-      const { api_key, key } = await insertDaemonKey(tx, {
-        organizationId: scope.organizationId, networkId: input.network_id, userId: scope.userId,
-        name: `${input.name} API Key`.slice(0, 100), serverKey: true,
-      });
-      const host = await hostTable.insert(tx, { ...owned, id: randomUUID(), name: input.name, source: { type: 'System' }, tags: [], credential_assignments: [] });
-      const daemon = await daemonTable.insert(tx, {
-        ...owned, id: randomUUID(), host_id: host.id, user_id: scope.userId || null, api_key_id: api_key.id, name: input.name,
-        mode: 'server_poll', url: input.url, tags: [], capabilities: EMPTY_CAPABILITIES,
-      });
+      const { api_key, key } = await insertDaemonKey(tx, daemonKeyFor(scope, input));
+      const daemon = await insertProvisioned(tx, scope, input, api_key.id);
       return { daemon: daemonView(daemon), daemon_api_key: key };
+    });
+  },
+
+  /**
+   * Provision with a pairing code: the server gives the agent its key itself (../serverPoll/pairing.ts)
+   * and keeps the daemon only if the agent took it. The agent checks the key with this server, on
+   * another connection, before it answers: so the key is committed first, through `own`, a Db of its
+   * own (never the request's transaction, which an Idempotency-Key opens), and the host and daemon
+   * follow once the agent has said yes. Refused or unreachable (422 / 502), the key is deleted again
+   * and nothing remains. Over https the certificate the agent presented is pinned on the key.
+   */
+  async provisionPaired(own: Db, scope: Scope, input: ProvisionInput & { pairing_code: string }, config: Pick<AppConfig, 'daemonAllowedNetworks'>) {
+    await assertDaemonUrlAllowed(input.url, config);
+    if (input.tls_fingerprint && new URL(input.url).protocol !== 'https:') {
+      throw new AppError('validation_failed', { field: 'tls_fingerprint', reason: 'tls_fingerprint needs an https url' });
+    }
+    const { api_key, key } = await own.transaction(async (tx) => {
+      await networkService.assertWritable(tx, scope, input.network_id);
+      return insertDaemonKey(tx, daemonKeyFor(scope, input));
+    });
+    let paired: Paired;
+    try {
+      paired = await pairAgent({
+        url: input.url, networkId: input.network_id, apiKey: key, pairingCode: input.pairing_code,
+        expectedFingerprint: input.tls_fingerprint ? normaliseFingerprint(input.tls_fingerprint) : null,
+      }, new OutboundPolicy(config.daemonAllowedNetworks));
+    } catch (err) {
+      await own.query(`delete from daemon_api_keys where organization_id = ? and id = ?`, [scope.organizationId, api_key.id]);
+      throw err;
+    }
+    return own.transaction(async (tx) => {
+      if (paired.tlsFingerprint) {
+        await tx.query(`update daemon_api_keys set tls_fingerprint = ? where organization_id = ? and id = ?`, [paired.tlsFingerprint, scope.organizationId, api_key.id]);
+      }
+      const daemon = await insertProvisioned(tx, scope, input, api_key.id);
+      return { daemon: daemonView(daemon), daemon_api_key: key, pairing: { paired: true, message: paired.message, tls_fingerprint: paired.tlsFingerprint } };
     });
   },
 

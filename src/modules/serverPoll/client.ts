@@ -7,13 +7,20 @@
 //   POST /api/discovery/entities-created {subnets: [[pending_id, Subnet]], hosts: [[pending_id, HostResponse]]}
 //   POST /api/discovery/initiate       {session_id, discovery_type}   (409 when the daemon is busy)
 //   POST /api/discovery/cancel         "<session uuid>" (a bare JSON string; 409 when not running)
+//   POST /api/initialize               {network_id, api_key, pairing_code} (pairing: ./pairing.ts; no Authorization)
 //
 // Every request carries `Authorization: Bearer <daemon_api_keys.server_key>` (pre-0.14 daemons take
 // initiate/cancel without it) and is cut off after a timeout (10 s upstream). The daemon answers with
 // the same envelope as the server: `{success, data, meta}` / `{success: false, error, meta}`.
+//
+// An https daemon whose certificate was pinned at pairing (daemon_api_keys.tls_fingerprint) is judged
+// by that fingerprint alone (agents use self-signed certificates): another certificate ends the
+// connection before the request, and its key, is sent.
 
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { OutboundRefused, type OutboundPolicy } from '../../core/outboundPolicy.js';
 
 /** A daemon's answers are small JSON documents; a larger one is cut off rather than buffered. */
@@ -41,11 +48,62 @@ export class DaemonRequestError extends Error {
   constructor(
     readonly method: string,
     readonly path: string,
-    readonly reason: 'timeout' | 'network' | 'http' | 'invalid_response',
+    readonly reason: 'timeout' | 'network' | 'http' | 'invalid_response' | 'certificate',
     readonly status?: number,
-    detail?: string,
+    /** What the daemon said (its error text), or what went wrong. */
+    readonly detail?: string,
   ) {
     super(`${method} ${path}: ${reason}${status ? ` ${status}` : ''}${detail ? ` (${detail})` : ''}`);
+  }
+}
+
+/** A SHA-256 fingerprint as Node and openssl print it: AB:CD:… (64 hex digits, any case and colons accepted). */
+export function normaliseFingerprint(text: string): string {
+  return text.replace(/:/g, '').toUpperCase().match(/../g)!.join(':');
+}
+
+class CertificateMismatch extends Error {}
+
+/**
+ * An https agent that judges the daemon's certificate by its fingerprint rather than by a CA:
+ * `expected` null accepts any certificate and records it (pairing: the first answer is pinned),
+ * else another one fails the connection before the request is written.
+ */
+class FingerprintAgent extends HttpsAgent {
+  /** The certificate the daemon presented (after the handshake). */
+  seen: string | null = null;
+  private readonly connecting = new Set<TLSSocket>();
+
+  constructor(private readonly expected: string | null) {
+    super({ keepAlive: false });
+  }
+
+  override createConnection(options: HttpsRequestOptions, callback?: (err: Error | null, stream: Duplex) => void): undefined {
+    // Not verified against a CA: the fingerprint check below is the verification.
+    const socket = tlsConnect({ ...(options as object), rejectUnauthorized: false });
+    this.connecting.add(socket);
+    socket.once('secureConnect', () => {
+      this.connecting.delete(socket);
+      this.seen = socket.getPeerCertificate().fingerprint256 ?? null;
+      if (this.expected && this.seen !== this.expected) {
+        socket.destroy();
+        callback?.(new CertificateMismatch(`the daemon presented TLS certificate ${this.seen}, not the expected ${this.expected} (pinned when it was paired, or given as tls_fingerprint): `
+          + 'nothing was sent to it; if the agent\'s certificate was replaced on purpose, provision the daemon again'), socket);
+        return;
+      }
+      callback?.(null, socket);
+    });
+    socket.once('error', (err) => {
+      this.connecting.delete(socket);
+      callback?.(err, socket);
+    });
+    return undefined;
+  }
+
+  /** Also a connection still in its handshake (a request that timed out meanwhile). */
+  override destroy(): void {
+    for (const socket of this.connecting) socket.destroy();
+    super.destroy();
   }
 }
 
@@ -59,11 +117,19 @@ export interface DaemonClientOptions {
   timeoutMs: number;
   /** Pre-0.14 daemons: initiate / cancel go without Authorization (reference §1.2 step 3). */
   legacy?: boolean;
+  /**
+   * https only: judge the daemon's certificate by its SHA-256 fingerprint, not by a CA. `expected`
+   * null accepts any (pairing records it); a pin also refuses a plain-http url (no downgrade).
+   * Unset: the usual CA verification.
+   */
+  certificate?: { expected: string | null };
 }
 
 interface Answer {
   status: number;
   body: unknown;
+  /** https with `certificate`: the fingerprint the daemon presented. */
+  certificate: string | null;
 }
 
 export class DaemonClient {
@@ -78,16 +144,24 @@ export class DaemonClient {
       const detail = err instanceof OutboundRefused ? err.message : `invalid daemon url '${this.opts.baseUrl}'`;
       throw new DaemonRequestError(method, path, 'network', undefined, detail);
     }
+    const pinned = this.opts.certificate?.expected ?? null;
+    if (pinned && url.protocol !== 'https:') {
+      throw new DaemonRequestError(method, path, 'certificate', undefined, `the daemon was paired over https (its certificate ${pinned} is pinned): its url must stay https`);
+    }
+    const tlsAgent = this.opts.certificate && url.protocol === 'https:' ? new FingerprintAgent(pinned) : undefined;
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (auth && this.opts.apiKey) headers.Authorization = `Bearer ${this.opts.apiKey}`;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     if (payload) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) });
     return new Promise<Answer>((resolve, reject) => {
-      const fail = (reason: 'timeout' | 'network', detail: string) => reject(new DaemonRequestError(method, path, reason, undefined, detail));
+      const fail = (reason: 'timeout' | 'network' | 'certificate', detail: string) => {
+        tlsAgent?.destroy();
+        reject(new DaemonRequestError(method, path, reason, undefined, detail));
+      };
       // node:http rather than fetch: the policy's lookup judges the address actually connected to
       // (an IP literal was judged by parse() above); redirects are not followed.
       const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
-        method, headers, lookup: this.opts.policy.lookup as never, timeout: this.opts.timeoutMs, agent: false,
+        method, headers, lookup: this.opts.policy.lookup as never, timeout: this.opts.timeoutMs, agent: tlsAgent ?? false,
       }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -105,13 +179,13 @@ export class DaemonClient {
           } catch {
             /* a plain-text body (the daemon's 401s are plain text) */
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, body: parsed, certificate: tlsAgent?.seen ?? null });
         });
       });
       const deadline = setTimeout(() => { req.destroy(); fail('timeout', `${this.opts.timeoutMs} ms`); }, this.opts.timeoutMs);
       req.on('close', () => clearTimeout(deadline));
       req.on('timeout', () => { req.destroy(); fail('timeout', `${this.opts.timeoutMs} ms`); });
-      req.on('error', (err) => fail('network', err.message));
+      req.on('error', (err) => fail(err instanceof CertificateMismatch ? 'certificate' : 'network', err.message));
       req.end(payload);
     });
   }
@@ -167,6 +241,17 @@ export class DaemonClient {
     if (answer.status === 409) return 'busy';
     this.unwrap('POST', '/api/discovery/initiate', answer);
     return 'started';
+  }
+
+  /**
+   * Pairing: the daemon takes the key once the pairing code is right and its server accepted the key
+   * (our agent; a Scanopy daemon takes it without a code). No Authorization: the daemon has no key yet.
+   * Answers the daemon's message and, over https, the certificate it presented.
+   */
+  async initialize(body: { network_id: string; api_key: string; pairing_code: string }): Promise<{ message: string; certificate: string | null }> {
+    const answer = await this.request('POST', '/api/initialize', body, false);
+    const data = this.unwrap<unknown>('POST', '/api/initialize', answer);
+    return { message: typeof data === 'string' ? data.slice(0, 200) : 'initialized', certificate: answer.certificate };
   }
 
   /** `cancelling` when the daemon stops the session, `not_running` on its 409. */

@@ -70,6 +70,8 @@ interface DaemonRow {
   version: string | null;
   server_key: string | null;
   key_enabled: boolean | null;
+  /** The certificate pinned at pairing (https); null: judged by its CA, if https at all. */
+  tls_fingerprint: string | null;
 }
 
 interface SessionRow {
@@ -132,7 +134,7 @@ export async function pollDaemon(deps: PollerDeps, daemonId: string, organizatio
 }
 
 const DAEMON_COLUMNS = `d.id, d.organization_id, d.network_id, d.mode, d.url, d.host_id, d.standby, d.last_seen, d.version,
-            k.server_key, k.is_enabled as key_enabled
+            k.server_key, k.is_enabled as key_enabled, k.tls_fingerprint
      from daemons d left join daemon_api_keys k on k.id = d.api_key_id`;
 
 async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: string | undefined): Promise<PollOutcome> {
@@ -155,6 +157,8 @@ async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: st
   const client = new DaemonClient({
     baseUrl: daemon.url, apiKey: daemon.server_key, timeoutMs: deps.settings.serverPollTimeoutMs, legacy,
     policy: new OutboundPolicy(deps.config.daemonAllowedNetworks),
+    // Another certificate (or a plain-http url) fails the contact like no answer, with its reason as last_error.
+    certificate: daemon.tls_fingerprint ? { expected: daemon.tls_fingerprint } : undefined,
   });
   const ctx: SyncContext = { organizationId: daemon.organization_id, networkId: daemon.network_id, daemonId };
 
