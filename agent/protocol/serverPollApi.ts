@@ -10,13 +10,13 @@
 // restart. A paired agent takes another key only from a caller presenting the current one.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomInt, timingSafeEqual, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { AGENT_VERSION, normalisePairingCode, PAIRING_ALPHABET } from '../config.js';
-import type { Transport } from '../runner.js';
+import type { Log, Transport } from '../runner.js';
 import type { DiscoveryType, WorkPayload } from './client.js';
 import type { HostRequest, SubnetBody } from './entities.js';
 
@@ -83,6 +83,7 @@ export function selfSignedCertificate(dir: string): { cert: string; key: string 
   const key = join(dir, 'agent-tls-key.pem');
   if (existsSync(cert) && existsSync(key)) return { cert, key };
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(key, '', { mode: 0o600 }); // openssl writes into it, keeping the mode: never readable by others
   const made = spawnSync('openssl', [
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '3650',
     '-subj', '/CN=netinventory-agent', '-keyout', key, '-out', cert,
@@ -91,14 +92,14 @@ export function selfSignedCertificate(dir: string): { cert: string; key: string 
     const why = made.error ? (made.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'openssl is not installed' : made.error.message : made.stderr.trim().split('\n').pop();
     throw new Error(`--tls-self-signed: could not make a certificate (${why}); give one with --tls-cert and --tls-key`);
   }
-  chmodSync(key, 0o600);
   return { cert, key };
 }
 
 export interface ServerPollOptions {
   /** The pairing code initialize needs while the agent has no key (normalised or as printed). */
   pairingCode?: string | null;
-  log?: { info(msg: string, extra?: Record<string, unknown>): void; warn(msg: string, extra?: Record<string, unknown>): void; error(msg: string, extra?: Record<string, unknown>): void };
+  /** Refusals and pairing are logged (who tried, and the lock). */
+  log?: Pick<Log, 'info' | 'warn' | 'error'>;
 }
 
 export class ServerPollApi {
@@ -109,7 +110,7 @@ export class ServerPollApi {
   /** Null once used, or when there is none (a key from the configuration). */
   private pairingCode: string | null;
   private pairingAttemptsLeft = PAIRING_ATTEMPTS;
-  /** One initialize at a time: a second one waits for no check with the server. */
+  /** One initialize at a time: another one while a key is being checked with the server is 409. */
   private initializing = false;
 
   constructor(private readonly hooks: ServerPollHooks, private readonly options: ServerPollOptions = {}) {
@@ -286,7 +287,7 @@ export class ServerPollApi {
 
   /** Null when `given` is the pairing code; else why not (a wrong code counts toward the lock). */
   private checkPairingCode(given: unknown, from: string): { message: string; code: string } | null {
-    const where = 'the agent logs it at start ("pairing code: XXXX-XXXX-XXXX"), or it was given one with --pairing-code / AGENT_PAIRING_CODE';
+    const where = 'the agent logs it at start ("pairing code XXXX-XXXX-XXXX"), or it was given one with --pairing-code / AGENT_PAIRING_CODE';
     if (this.pairingCode === null || this.pairingAttemptsLeft <= 0) {
       return { message: `Pairing is locked after ${PAIRING_ATTEMPTS} wrong pairing codes: restart the agent for a new code (${where})`, code: 'pairing_locked' };
     }

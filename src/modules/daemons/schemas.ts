@@ -14,7 +14,7 @@ export const provisionBody = body({
   network_id: uuid().required(),
   url: url().required(),
   pairing_code: Joi.string().trim().min(12).max(80).description(
-    'The pairing code our agent logs at start ("pairing code: XXXX-XXXX-XXXX"; or the one it was given with --pairing-code). '
+    'The pairing code our agent logs at start ("pairing code XXXX-XXXX-XXXX"; or the one it was given with --pairing-code). '
     + 'Given, the server pairs the agent itself: it calls POST /api/initialize at `url` with the new key and this code, and keeps the daemon only '
     + 'if the agent took the key (it checks the key with this server first). Refused by the agent (wrong code, pairing locked, already paired, key refused): '
     + '422 daemon_pairing_refused; no answer, not an agent, or another TLS certificate than tls_fingerprint: 502 daemon_pairing_failed. '
