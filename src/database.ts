@@ -27,6 +27,7 @@ import { Migration20261125000022CaptureByArguments } from '../migrations/Migrati
 import { Migration20261125000023KeysByTenant } from '../migrations/Migration20261125000023KeysByTenant.js';
 import { Migration20261125000024PartitionByOrganization } from '../migrations/Migration20261125000024PartitionByOrganization.js';
 import { Migration20261128000001DaemonTlsPins } from '../migrations/Migration20261128000001DaemonTlsPins.js';
+import { Migration20261128000002SessionSummaries } from '../migrations/Migration20261128000002SessionSummaries.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -58,6 +59,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000023KeysByTenant', class: Migration20261125000023KeysByTenant },
   { name: 'Migration20261125000024PartitionByOrganization', class: Migration20261125000024PartitionByOrganization },
   { name: 'Migration20261128000001DaemonTlsPins', class: Migration20261128000001DaemonTlsPins },
+  { name: 'Migration20261128000002SessionSummaries', class: Migration20261128000002SessionSummaries },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -1551,10 +1551,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** A daemon’s discovery sessions, newest first (at most 100): phase, progress, and error (why it failed or stalled, or the daemon’s warning) */
+        /** A daemon’s discovery sessions, newest first (at most 100): phase, progress, error (why it failed or stalled, or the daemon’s warning), an ended Network session’s summary (hosts found, new, changed, unchanged, gone) and our agent’s report */
         get: operations["listDaemonSessions"];
         put?: never;
-        /** Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 while one is pending or running */
+        /** Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 discovery_no_target when none is approved, discovery_session_active while one is pending or running */
         post: operations["scanDaemonNow"];
         delete?: never;
         options?: never;
@@ -1589,7 +1589,7 @@ export type paths = {
         /** The subnets a daemon is approved to scan, and the ones it suggests (its own subnets, not approved) */
         get: operations["listDaemonTargets"];
         put?: never;
-        /** Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing) */
+        /** Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing). The daemon’s first approved subnet also queues its first Network discovery */
         post: operations["approveDaemonTarget"];
         delete?: never;
         options?: never;
@@ -2770,6 +2770,8 @@ export type components = {
             standby: boolean;
             standby_cleared_at: string | null;
             last_seen: string | null;
+            /** @description daemon_poll: no contact for more than 120 s (it polls every 30 s), so it is not running: it exited (as an agent run with --once does) or was stopped; see last_seen. Always false for server_poll (see is_unreachable) */
+            is_stale: boolean;
             version: string | null;
             /** @description Failed polls in a row (server_poll); is_unreachable from the fifth */
             consecutive_failures: number;
@@ -2804,7 +2806,7 @@ export type components = {
             daemon_api_key: string;
             pairing?: components["schemas"]["DaemonPairing"];
         };
-        /** @description The run’s report, as our discovery agent sent it with its updates (null: none sent, as from Scanopy daemons) */
+        /** @description The run’s report, as the NetInventory agent sent it with its updates (null: none sent; Scanopy daemons never send one) */
         DiscoveryReport: {
             /** @description Addresses probed in this run */
             addresses_tried: number;
@@ -2820,6 +2822,37 @@ export type components = {
             /** @description Collections the run left incomplete (a cut-short walk, a target given up), each saying which and why */
             incomplete: string[];
             probes_sent: number;
+        } | null;
+        DiscoverySessionHost: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** @description What an ended Network session did to the inventory, computed by the server when it ended (null: not a Network session, not ended yet, or ended before summaries existed) */
+        DiscoverySessionSummary: {
+            /** @description Hosts this session reported (their last_discovery_id was this session when it ended) */
+            hosts_found: number;
+            /** @description Found hosts this session created */
+            hosts_new: number;
+            /** @description Found hosts that existed before and changed: a column of the host, or an address, port, service, binding or interface this session wrote, differs from what it was when the session began, or a service of it stopped (source metadata and timestamps left out) */
+            hosts_changed: number;
+            /** @description Found hosts that existed before and did not change */
+            hosts_unchanged: number;
+            /** @description Hosts with an address in the scanned subnets that this daemon’s previous Network session found (its last Complete one, and any since) and that nothing found since; null when the session did not complete (a partial run says nothing of what it did not find) */
+            hosts_gone: number | null;
+            /** @description Services on the found hosts that this daemon’s network scans found */
+            services_found: number;
+            /** @description The first 50 new hosts by name (hosts_new is the total) */
+            new_hosts: components["schemas"]["DiscoverySessionHost"][];
+            /** @description The first 50 gone hosts by name (hosts_gone is the total) */
+            gone_hosts: components["schemas"]["DiscoverySessionHost"][];
+            /** @description The subnets the session scanned, as its daemon reported them (the approved subnets it was handed); when it named none, the subnets of the hosts it found */
+            scanned_subnet_ids: string[];
+            /**
+             * Format: uuid
+             * @description The earlier Complete Network session of this daemon that "gone" compares with (null: none)
+             */
+            compared_with_session_id: string | null;
         } | null;
         DiscoverySession: {
             /** Format: uuid */
@@ -2846,6 +2879,7 @@ export type components = {
             created_at: string;
             updated_at: string;
             report: components["schemas"]["DiscoveryReport"];
+            summary: components["schemas"]["DiscoverySessionSummary"];
         };
         DaemonApprovedTarget: {
             /** Format: uuid */
@@ -3114,7 +3148,7 @@ export type components = {
             success: false;
             error: string;
             /** @enum {string} */
-            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "daemon_pairing_refused" | "daemon_pairing_failed" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "download_not_found" | "downloads_not_built" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
+            code: "validation_failed" | "validation_unknown_field" | "malformed_json" | "body_unreadable" | "unsupported_content_encoding" | "entity_reference_invalid" | "entity_network_mismatch" | "auth_not_authenticated" | "auth_header_malformed" | "auth_key_unknown" | "auth_key_expired" | "auth_key_revoked" | "auth_session_expired" | "auth_daemon_id_required" | "auth_daemon_key_not_created" | "auth_invalid_credentials" | "auth_permission_denied" | "auth_key_network_scoped" | "auth_user_context_required" | "auth_daemon_required" | "auth_api_access_disabled" | "daemon_standby" | "daemon_network_mismatch" | "daemon_identity_mismatch" | "daemon_mode_mismatch" | "daemon_pairing_refused" | "daemon_pairing_failed" | "csrf_origin_mismatch" | "entity_access_denied" | "entity_not_found" | "route_not_found" | "download_not_found" | "downloads_not_built" | "method_not_allowed" | "entity_modified" | "entity_already_exists" | "outbound_address_refused" | "ip_address_out_of_range" | "ip_address_duplicate" | "entity_in_use" | "discovery_session_active" | "discovery_session_finished" | "discovery_no_target" | "network_not_empty" | "csv_import_refused" | "idempotency_key_reused" | "idempotency_secret_not_replayed" | "event_cursor_expired" | "payload_too_large" | "unsupported_media_type" | "auth_login_locked" | "rate_limit_exceeded" | "event_streams_exceeded" | "topology_busy" | "internal_error" | "service_unavailable" | "topology_timeout";
             params?: Record<string, never>;
             meta: components["schemas"]["Meta"];
         };
@@ -3183,7 +3217,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `ip_address_duplicate`, `entity_in_use`, `discovery_session_active`, `discovery_session_finished`, `network_not_empty`, `idempotency_secret_not_replayed` */
+        /** @description Conflict: code `entity_modified`, `entity_already_exists`, `ip_address_duplicate`, `entity_in_use`, `discovery_session_active`, `discovery_session_finished`, `discovery_no_target`, `network_not_empty`, `idempotency_secret_not_replayed` */
         Error409: {
             headers: {
                 [name: string]: unknown;

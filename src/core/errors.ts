@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   entity_in_use: { status: 409, message: '{entity} is in use by {used_by}' },
   discovery_session_active: { status: 409, message: "Daemon '{daemon_id}' already has a Network discovery session {phase} ({session_id}): wait for it to end, or cancel it" },
   discovery_session_finished: { status: 409, message: "Discovery session '{id}' has already ended ({phase})" },
+  discovery_no_target: { status: 409, message: "Nothing to scan: no subnet is approved for daemon '{daemon_id}'. Approve a subnet first (one it suggests, or another subnet of its network: POST /api/v1/daemons/{daemon_id}/targets)" },
   network_not_empty: { status: 409, message: "Network '{id}' still holds {contents}; delete them first, or delete everything with ?cascade=true" },
   csv_import_refused: { status: 422, message: '{rows_refused} row(s) of the CSV file are refused, so nothing was stored: see `refused` (row, column, reason), or preview with dry_run=true' },
   idempotency_key_reused: { status: 422, message: "Idempotency-Key '{key}' was used for a different request: send a new key for a new request" },

@@ -21,6 +21,12 @@ describe('daemons: the daemon protocol', () => {
   let d: DaemonClient;
 
   const getDaemon = async (id: string) => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${id}`, { auth: t.owner }));
+  /** A subnet approved for the daemon: its first, so a Network session is queued. Answers the subnet. */
+  const approveASubnet = async () => {
+    const subnet = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { cidr: '198.18.1.0/24', name: 'lab', network_id: t.defaultNetworkId } }), 201);
+    expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: subnet.id } }));
+    return subnet;
+  };
   const requestWork = (body: unknown = STATUS) => d.post(`/api/daemons/${d.id}/request-work`, body);
   const update = (session: any, phase: string, extra: Record<string, unknown> = {}) => d.post(`/api/v1/discovery/${randomUUID()}/update`, {
     session_id: session.session_id, daemon_id: d.id, network_id: t.defaultNetworkId, phase, discovery_type: session.discovery_type,
@@ -66,7 +72,7 @@ describe('daemons: the daemon protocol', () => {
   });
 
   describe('register', () => {
-    it('creates the daemon with its id, a placeholder host and its default sessions (SelfReport, then Network)', async () => {
+    it('creates the daemon with its id, a placeholder host and its default session (SelfReport: no Network one before a subnet is approved)', async () => {
       const data = await registerDaemon(d, t.defaultNetworkId, { name: 'edge-1', version: '0.14.10' });
       expect(data.daemon).to.include({ id: d.id, name: 'edge-1', mode: 'daemon_poll', url: '', network_id: t.defaultNetworkId, user_id: t.ownerId, is_unreachable: false, standby: false, version: '0.14.10' });
       expect(data.daemon.capabilities).to.deep.equal({ has_docker_socket: false, interfaced_subnet_ids: [] });
@@ -76,10 +82,9 @@ describe('daemons: the daemon protocol', () => {
       expect(host.source).to.deep.equal({ type: 'Discovery', metadata: [] });
       expect([...host.ip_addresses, ...host.ports, ...host.services]).to.deep.equal([]);
       const sessions = await sql(app, `select discovery_type, phase from discovery_sessions where daemon_id = ? order by created_at, id`, [d.id]);
-      expect(sessions.map((s) => s.discovery_type.type)).to.deep.equal(['SelfReport', 'Network']);
+      expect(sessions.map((s) => s.discovery_type.type)).to.deep.equal(['SelfReport']);
       expect(sessions[0]!.discovery_type.host_id).to.equal(data.host_id);
-      expect(sessions[1]!.discovery_type).to.include({ subnet_ids: null, host_naming_fallback: 'BestService' });
-      expect(sessions.map((s) => s.phase)).to.deep.equal(['Pending', 'Pending']);
+      expect(sessions.map((s) => s.phase)).to.deep.equal(['Pending']);
     });
 
     it('with a Docker socket, a Docker session comes between; Push is server_poll (pre-0.14 spelling); no version, no server_capabilities', async () => {
@@ -88,7 +93,7 @@ describe('daemons: the daemon protocol', () => {
       expect(data.daemon).to.not.have.property('version');
       expect((await getDaemon(d.id)).mode).to.equal('server_poll');
       const sessions = await sql(app, `select discovery_type->>'type' as type from discovery_sessions where daemon_id = ? order by created_at, id`, [d.id]);
-      expect(sessions.map((s) => s.type)).to.deep.equal(['SelfReport', 'Docker', 'Network']);
+      expect(sessions.map((s) => s.type)).to.deep.equal(['SelfReport', 'Docker']);
     });
 
     it('a known daemon is updated (name, mode, version, capabilities), with no new host and no new sessions', async () => {
@@ -97,7 +102,7 @@ describe('daemons: the daemon protocol', () => {
       expect(again.host_id).to.equal(first.host_id);
       expect(again.daemon).to.include({ id: d.id, name: 'renamed', version: '0.14.12' });
       expect(again.daemon.capabilities.has_docker_socket).to.equal(true);
-      expect((await sql(app, `select count(*)::int as n from discovery_sessions where daemon_id = ?`, [d.id]))[0]!.n).to.equal(2);
+      expect((await sql(app, `select count(*)::int as n from discovery_sessions where daemon_id = ?`, [d.id]))[0]!.n).to.equal(1);
       expect((await sql(app, `select count(*)::int as n from hosts`))[0]!.n).to.equal(1);
     });
 
@@ -177,8 +182,10 @@ describe('daemons: the daemon protocol', () => {
       expectOk(await update(work, 'Scanning', { progress: 40 }));
       expect(expectOk(await requestWork())).to.deep.equal([null, false]);
       expectOk(await update(work, 'Complete', { finished_at: '2026-11-22T10:05:00Z' }));
+      expect(expectOk(await requestWork())).to.deep.equal([null, false]); // no subnet approved: no Network session
+      const subnet = await approveASubnet();
       const [next] = expectOk(await requestWork());
-      expect(next.discovery_type).to.include({ type: 'Network', subnet_ids: null });
+      expect(next.discovery_type).to.deep.include({ type: 'Network', subnet_ids: [subnet.id] });
       expectOk(await update(next, 'Failed', { error: 'no route' }));
       expect(expectOk(await requestWork())).to.deep.equal([null, false]);
     });
@@ -193,6 +200,7 @@ describe('daemons: the daemon protocol', () => {
 
     it('a session the daemon stops reporting on: cancellation requested after 5 min, Failed 5 min later, and the daemon gets the next work', async () => {
       const [work] = expectOk(await requestWork());
+      await approveASubnet(); // queues the next work
       const db = new Db(app.services.orm.em.fork());
       const age = (minutes: number) => sql(app, `update discovery_sessions set updated_at = now() - make_interval(mins => ?) where id = ?`, [minutes, work.session_id]);
       await age(4);

@@ -36,13 +36,16 @@ describe('daemons: scan now, cancel and the run\'s report', () => {
   const requestWork = async () => expectOk(await d.post(`/api/daemons/${d.id}/request-work`, STATUS)) as [any, boolean];
   const update = async (work: any, change: Record<string, unknown>) => expectOk(await d.post(`/api/v1/discovery/${work.session_id}/update`, { ...work, ...change }));
   const complete = (work: any, extra: Record<string, unknown> = {}) => update(work, { phase: 'Complete', progress: 100, finished_at: new Date().toISOString(), ...extra });
-  /** Runs the sessions every new daemon gets (SelfReport, then Network), so the queue is empty. */
+  const approveLan = async () => expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } }));
+  /** Runs the session every new daemon gets (SelfReport), approves its subnet and runs the Network session that queues, so the queue is empty. */
   const runDefaults = async () => {
-    for (const type of ['SelfReport', 'Network']) {
-      const [work] = await requestWork();
-      expect(work.discovery_type.type).to.equal(type);
-      await complete(work);
-    }
+    const [selfReport] = await requestWork();
+    expect(selfReport.discovery_type.type).to.equal('SelfReport');
+    await complete(selfReport);
+    await approveLan();
+    const [network] = await requestWork();
+    expect(network.discovery_type.type).to.equal('Network');
+    await complete(network);
   };
 
   beforeEach(async () => {
@@ -55,15 +58,20 @@ describe('daemons: scan now, cancel and the run\'s report', () => {
   });
   afterEach(() => app.close());
 
-  it('scan now queues a Network session that request-work hands out with the approved targets; 409 while one is pending or running', async () => {
-    // The default Network session is still pending: no second one.
+  it('scan now queues a Network session that request-work hands out with the approved targets; 409 with no target approved, and while one is pending or running', async () => {
+    // Nothing approved: nothing to scan, said in the envelope.
+    const nothing = await scanNow();
+    expectError(nothing, 409, 'discovery_no_target');
+    expect(nothing.body.params).to.deep.equal({ daemon_id: d.id });
+    expect(nothing.body.error).to.contain('Approve a subnet first');
+    // The first approval queued a Network session: still pending, no second one.
+    await approveLan();
     const pending = (await sessions()).find((s) => s.discovery_type.type === 'Network');
     const refused = await scanNow();
     expectError(refused, 409, 'discovery_session_active');
     expect(refused.body.params).to.include({ session_id: pending.id, phase: 'Pending' });
     await runDefaults();
 
-    expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } }));
     const admin = await createUser(app.url, t.owner, 'Admin');
     const queued = expectOk(await scanNow(admin.auth), 201);
     expect(queued).to.include({ daemon_id: d.id, network_id: t.defaultNetworkId, phase: 'Pending', progress: 0, cancel_requested: false, report: null });
@@ -89,13 +97,14 @@ describe('daemons: scan now, cancel and the run\'s report', () => {
   it('a Viewer or a Member may not scan nor cancel (403); another daemon\'s session or an unknown one is not found (404)', async () => {
     const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
     const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
-    const pending = (await sessions()).find((s) => s.phase === 'Pending')!;
+    await approveLan();
+    const pending = (await sessions()).find((s) => s.phase === 'Pending' && s.discovery_type.type === 'Network')!;
     for (const who of [viewer, member]) {
       expectError(await scanNow(who.auth), 403, 'auth_permission_denied');
       expectError(await cancel(pending.id, who.auth), 403, 'auth_permission_denied');
     }
     expect((await sessionOf(pending.id)).phase).to.equal('Pending');
-    expect(await sessions()).to.have.length(2); // SelfReport and Network: nothing queued
+    expect(await sessions()).to.have.length(2); // SelfReport and the Network one the approval queued: nothing more
 
     const other = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
     await registerDaemon(other, t.defaultNetworkId);
@@ -189,7 +198,9 @@ describe('daemons: scan now, cancel and the run\'s report', () => {
     try {
       const seeded = await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: standIn.url });
       const list = async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${seeded.id}/sessions`, { auth: t.owner })) as any[];
-      expect((await pollDaemon(services, seeded.id)).initiated).to.have.length(1); // first contact: SelfReport, then the default Network waits
+      const subnet = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { cidr: '198.18.3.0/24', name: 'lab', network_id: t.defaultNetworkId } }), 201);
+      expectOk(await call(app.url, 'POST', `/api/v1/daemons/${seeded.id}/targets`, { auth: t.owner, body: { subnet_id: subnet.id } }));
+      expect((await pollDaemon(services, seeded.id)).initiated).to.have.length(1); // first contact: SelfReport, then the Network one (a subnet is approved) waits
       const [network, selfReport] = await list();
       // The SelfReport runs: cancelling it reaches the daemon on the next cycle.
       expect(expectOk(await call(app.url, 'POST', `/api/v1/daemons/${seeded.id}/sessions/${selfReport.id}/cancel`, { auth: t.owner }), 202).cancel_requested).to.equal(true);

@@ -1,6 +1,7 @@
 // Approved targets per daemon (issue 24.8): the subnets a daemon reported being on are suggestions;
 // an Admin approves some (GET/POST/DELETE /api/v1/daemons/:id/targets), and a Network discovery of
 // "every subnet" goes out with the approved ones (request-work, and the server_poll poller's initiate).
+// A daemon gets no Network discovery before its first approved subnet, which queues one.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
@@ -24,6 +25,8 @@ describe('daemons: approved targets', () => {
   const approve = (body: unknown, auth = t.owner) => call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth, body });
   const revoke = (subnetId: string) => call(app.url, 'DELETE', `/api/v1/daemons/${d.id}/targets/${subnetId}`, { auth: t.owner });
   const requestWork = () => d.post(`/api/daemons/${d.id}/request-work`, STATUS);
+  const sessions = async () => expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: t.owner })) as any[];
+  const scanNow = () => call(app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: t.owner });
   /** The daemon ends the session it was handed (Complete). */
   const complete = async (work: any) => expectOk(await d.post(`/api/v1/discovery/${work.session_id}/update`, {
     ...work, phase: 'Complete', progress: 100, finished_at: new Date().toISOString(),
@@ -83,35 +86,44 @@ describe('daemons: approved targets', () => {
     expect(await sql(app, `select id from daemon_targets where subnet_id = ?`, [lan.id])).to.have.length(2);
   });
 
-  it('a Network discovery of every subnet goes out with the approved subnets (none approved: null); the stored session is unchanged', async () => {
+  it('no Network discovery is queued before a subnet is approved; the first approval queues one, which goes out with the approved subnets', async () => {
     const [selfReport] = expectOk(await requestWork());
     expect(selfReport.discovery_type.type).to.equal('SelfReport');
     await complete(selfReport);
-    const [network] = expectOk(await requestWork());
-    expect(network.discovery_type).to.include({ type: 'Network', subnet_ids: null }); // nothing approved yet: the agent scans only its --targets
-    await complete(network);
+    expect(expectOk(await requestWork())).to.deep.equal([null, false]); // nothing approved: nothing to scan, no Network session
+    expect((await sessions()).map((s) => s.discovery_type.type)).to.deep.equal(['SelfReport']);
+    expectError(await scanNow(), 409, 'discovery_no_target');
 
-    // The next Network session, after two approvals and a subnet deleted since its approval.
+    // The first approval queues the scan; the second does not queue another (the queued one takes both).
     expectOk(await approve({ subnet_id: dmz.id }));
     expectOk(await approve({ subnet_id: lan.id }));
     const gone = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { cidr: '198.18.9.0/24', name: 'gone', network_id: t.defaultNetworkId } }), 201);
     expectOk(await approve({ subnet_id: gone.id }));
-    expectOk(await call(app.url, 'DELETE', `/api/v1/subnets/${gone.id}`, { auth: t.owner }));
-    const sessionId = randomUUID();
-    const discoveryType = { ...network.discovery_type, subnet_ids: null };
-    await sql(app, `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb)`,
-      [sessionId, t.orgId, t.defaultNetworkId, d.id, JSON.stringify(discoveryType)]);
+    expectOk(await call(app.url, 'DELETE', `/api/v1/subnets/${gone.id}`, { auth: t.owner })); // deleted since its approval: not handed out
+    const queued = (await sessions()).filter((s) => s.discovery_type.type === 'Network');
+    expect(queued.map((s) => s.phase)).to.deep.equal(['Pending']);
+    expect(queued[0].discovery_type.subnet_ids).to.equal(null);
     const [work] = expectOk(await requestWork());
-    expect(work.session_id).to.equal(sessionId);
-    expect(work.discovery_type).to.deep.equal({ ...discoveryType, subnet_ids: [dmz.id, lan.id] });
-    const stored = await sql(app, `select discovery_type from discovery_sessions where id = ?`, [sessionId]);
-    expect(stored[0]!.discovery_type.subnet_ids).to.equal(null);
-    // An explicit list is the operator's: left as it is.
+    expect(work.session_id).to.equal(queued[0].id);
+    expect(work.discovery_type).to.deep.equal({ ...queued[0].discovery_type, subnet_ids: [dmz.id, lan.id] });
+    const stored = await sql(app, `select discovery_type from discovery_sessions where id = ?`, [work.session_id]);
+    expect(stored[0]!.discovery_type.subnet_ids).to.equal(null); // the approvals count when it is handed out
     await complete(work);
+    expectOk(await approve({ subnet_id: lan.id })); // not the first any more: nothing queued
+    expect(expectOk(await requestWork())).to.deep.equal([null, false]);
+
+    // Every approval revoked, then one again: the daemon had nothing to scan, so that one queues a scan.
+    expectOk(await revoke(dmz.id));
+    expectOk(await revoke(lan.id));
+    expectOk(await approve({ subnet_id: lan.id }));
+    expect(expectOk(await requestWork())[0].discovery_type.subnet_ids).to.deep.equal([lan.id]);
+
+    // An explicit list is the operator's: left as it is.
     const explicit = randomUUID();
     await sql(app, `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb)`,
-      [explicit, t.orgId, t.defaultNetworkId, d.id, JSON.stringify({ ...discoveryType, subnet_ids: [lan.id] })]);
-    expect(expectOk(await requestWork())[0].discovery_type.subnet_ids).to.deep.equal([lan.id]);
+      [explicit, t.orgId, t.defaultNetworkId, d.id, JSON.stringify({ ...queued[0].discovery_type, subnet_ids: [dmz.id] })]);
+    await sql(app, `update discovery_sessions set phase = 'Complete' where daemon_id = ? and phase = 'Starting'`, [d.id]);
+    expect(expectOk(await requestWork())[0].discovery_type.subnet_ids).to.deep.equal([dmz.id]);
   });
 
   it('the server_poll poller initiates a Network discovery with the approved subnets', async function () {

@@ -249,6 +249,7 @@ describe('discovery: ingestion of daemon reports', () => {
 
     const done = { session_id: work.session_id, daemon_id: d.id, network_id: net, phase: 'Complete', discovery_type: work.discovery_type, progress: 100, error: null, started_at: null, finished_at: new Date().toISOString() };
     expectOk(await d.post(`/api/v1/discovery/${work.session_id}/update`, done));
+    expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } })); // queues a Network session
     const [next] = expectOk(await d.post(`/api/daemons/${d.id}/request-work`, {}));
     expect(next.discovery_type.type).to.equal('Network');
     await postHost(d, webReport());

@@ -1,13 +1,18 @@
 // A killed agent's session ends as stalled, and the next run starts clean (issue 24.7): a daemon
 // announcing its startup runs nothing, so the sessions it was running end Failed at once, saying
 // why, and its next request-work hands out the next session. Through HTTP as a daemon.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { Db } from '../../src/core/db.js';
+import { sweepStalledSessions } from '../../src/modules/discovery/sessions.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 
 const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
+/** What this project's agent announces (agent/config.ts AGENT_VERSION). */
+const AGENT_VERSION = '0.14.13+netinventory-agent.0.1.0';
 const RESTARTED = 'Stalled: the daemon restarted during the session';
 
 describe('discovery sessions: a daemon that restarts', () => {
@@ -16,7 +21,7 @@ describe('discovery sessions: a daemon that restarts', () => {
   let d: DaemonClient;
   let other: DaemonClient;
 
-  const requestWork = (daemon = d) => daemon.post(`/api/daemons/${daemon.id}/request-work`, STATUS);
+  const requestWork = (daemon = d, version = STATUS.version) => daemon.post(`/api/daemons/${daemon.id}/request-work`, { ...STATUS, version });
   const startup = async (daemon = d) => expectOk(await daemon.post(`/api/daemons/${daemon.id}/startup`, { daemon_version: '0.14.13' }));
   const update = async (work: any, phase: string, daemon = d) => expectOk(await daemon.post(`/api/v1/discovery/${work.session_id}/update`, {
     ...work, phase, progress: phase === 'Scanning' ? 40 : 0, started_at: new Date().toISOString(),
@@ -30,6 +35,9 @@ describe('discovery sessions: a daemon that restarts', () => {
     other = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
     await registerDaemon(d, t.defaultNetworkId);
     await registerDaemon(other, t.defaultNetworkId);
+    // A subnet approved for d: its Network session is queued after its SelfReport.
+    const lan = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { cidr: '198.18.1.0/24', name: 'lab', network_id: t.defaultNetworkId } }), 201);
+    expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } }));
   });
   afterEach(() => app.close());
 
@@ -78,6 +86,24 @@ describe('discovery sessions: a daemon that restarts', () => {
     // Read like the daemon: not across organizations (the tenancy matrix checks the rest).
     const other = await registerTenant(app.url, 'sessions-other');
     expectError(await call(app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: other.owner }), 404, 'entity_not_found');
+  });
+
+  it('the NetInventory agent is named as such when its run ends on a restart or in the stalled sweep; a Scanopy daemon is "the daemon"', async () => {
+    const agent = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    await registerDaemon(agent, t.defaultNetworkId, { version: AGENT_VERSION });
+    const [work] = expectOk(await requestWork(agent, AGENT_VERSION));
+    await update(work, 'Scanning', agent);
+    expectOk(await agent.post(`/api/daemons/${agent.id}/startup`, { daemon_version: AGENT_VERSION }));
+    expect((await session(work.session_id)).error).to.equal('Stalled: the NetInventory agent restarted during the session (it was stopped or killed before the run ended)');
+
+    // The sweep: a cancellation never answered, by our agent (a run it started itself, as --once does) and by a Scanopy daemon.
+    await update({ ...work, session_id: randomUUID(), finished_at: null }, 'Scanning', agent);
+    const [othersWork] = expectOk(await requestWork(other));
+    await update(othersWork, 'Scanning', other);
+    await sql(app, `update discovery_sessions set cancel_requested = true, updated_at = now() - interval '11 minutes' where phase = 'Scanning'`);
+    await sweepStalledSessions(new Db(app.services.orm.em.fork()));
+    const swept = await sql(app, `select daemon_id, error from discovery_sessions where error like 'No progress%' order by daemon_id = ? desc`, [agent.id]);
+    expect(swept.map((x) => x.error)).to.deep.equal(['No progress from the NetInventory agent after a cancellation request', 'No progress from the daemon after a cancellation request']);
   });
 
   it('a session handed out but not yet Started (Starting) ends the same way; a startup with nothing running changes nothing', async () => {

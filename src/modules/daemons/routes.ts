@@ -75,7 +75,7 @@ const daemonRoutesDeclared = defineRoutes([
   },
   {
     operationId: 'listDaemonSessions', method: 'get', path: '/api/v1/daemons/:id/sessions', group: 'Daemons', auth: 'Viewer', list: true,
-    summary: `A daemon’s discovery sessions, newest first (at most ${SESSIONS_SHOWN}): phase, progress, and error (why it failed or stalled, or the daemon’s warning)`,
+    summary: `A daemon’s discovery sessions, newest first (at most ${SESSIONS_SHOWN}): phase, progress, error (why it failed or stalled, or the daemon’s warning), an ended Network session’s summary (hosts found, new, changed, unchanged, gone) and our agent’s report`,
     params: idParams, response: discoverySessionResponse,
     handler: async ({ db, scope, params }) => {
       await daemonTable.get(db, scope, params.id); // 404 / 403 as every daemon read
@@ -85,7 +85,7 @@ const daemonRoutesDeclared = defineRoutes([
   // Operators' sessions (issue 25.3): "scan now" and cancel, managed like the daemon's other writes.
   {
     operationId: 'scanDaemonNow', method: 'post', path: '/api/v1/daemons/:id/sessions', group: 'Daemons', auth: 'Admin', status: 201, errors: [409],
-    summary: 'Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 while one is pending or running',
+    summary: 'Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 discovery_no_target when none is approved, discovery_session_active while one is pending or running',
     params: idParams, response: discoverySessionResponse,
     handler: ({ db, scope, params }) => db.transaction(async (tx) => {
       const daemon = await daemonTable.get(tx, scope, params.id, undefined, true); // 404 / 403; serialises with request-work
@@ -113,7 +113,7 @@ const daemonRoutesDeclared = defineRoutes([
   },
   {
     operationId: 'approveDaemonTarget', method: 'post', path: '/api/v1/daemons/:id/targets', group: 'Daemons', auth: 'Admin',
-    summary: 'Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing)',
+    summary: 'Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing). The daemon’s first approved subnet also queues its first Network discovery',
     params: idParams, body: targetBody, response: approvedTargetResponse,
     handler: ({ db, scope, params, body }) => daemonTargets.approve(db, scope, params.id, body),
   },

@@ -1,6 +1,8 @@
 import Joi from 'joi';
 import { body, entityId, listQuery, name, orderQuery, tagIds, timestamp, uuid } from '../../http/schemas.js';
 import { sessionReport } from '../discovery/schemas.js';
+import { SUMMARY_HOSTS_LISTED } from '../discovery/sessionSummary.js';
+import { DAEMON_POLL_INTERVAL_MS, DAEMON_POLL_STALE_AFTER_MS } from './view.js';
 import { networkCidr } from '../../http/cidr.js';
 
 export const DAEMON_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as const;
@@ -29,7 +31,7 @@ export const provisionBody = body({
 
 /** What a user may change (decisions §7); everything else a GET shows is accepted back and ignored. */
 const READ_ONLY = [
-  'host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'standby', 'standby_cleared_at', 'last_seen', 'version',
+  'host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'is_stale', 'standby', 'standby_cleared_at', 'last_seen', 'version',
   'capabilities', 'interfaced_subnet_ids', 'consecutive_failures', 'last_error', 'last_error_at',
 ];
 export const daemonUpdateBody = body({
@@ -57,7 +59,9 @@ export const versionStatusResponse = Joi.object({
 export const daemonResponse = Joi.object({
   id: uuid(), name: Joi.string(), host_id: uuid().allow(null), network_id: uuid(), user_id: uuid().allow(null), api_key_id: uuid().allow(null),
   mode: Joi.string().valid('daemon_poll', 'server_poll'), url: Joi.string().allow(''), tags: Joi.array().items(uuid()),
-  is_unreachable: Joi.boolean(), standby: Joi.boolean(), standby_cleared_at: ts(), last_seen: ts(), version: Joi.string().allow(null),
+  is_unreachable: Joi.boolean(), standby: Joi.boolean(), standby_cleared_at: ts(), last_seen: ts(),
+  is_stale: Joi.boolean().description(`daemon_poll: no contact for more than ${DAEMON_POLL_STALE_AFTER_MS / 1000} s (it polls every ${DAEMON_POLL_INTERVAL_MS / 1000} s), so it is not running: it exited (as an agent run with --once does) or was stopped; see last_seen. Always false for server_poll (see is_unreachable)`),
+  version: Joi.string().allow(null),
   consecutive_failures: Joi.number().integer().description('Failed polls in a row (server_poll); is_unreachable from the fifth'),
   last_error: Joi.string().allow(null).description('Why the last poll of this server_poll daemon failed; null once a contact works again'),
   last_error_at: ts().description('When last_error happened'),
@@ -101,6 +105,22 @@ export const targetsResponse = Joi.object({
     .description('Subnets the daemon reported being on (its SelfReport) that are not approved'),
 }).label('DaemonTargets');
 
+const count = (what: string) => Joi.number().integer().min(0).description(what);
+const summaryHost = Joi.object({ id: uuid(), name: Joi.string() }).label('DiscoverySessionHost');
+
+export const sessionSummaryResponse = Joi.object({
+  hosts_found: count('Hosts this session reported (their last_discovery_id was this session when it ended)'),
+  hosts_new: count('Found hosts this session created'),
+  hosts_changed: count('Found hosts that existed before and changed: a column of the host, or an address, port, service, binding or interface this session wrote, differs from what it was when the session began, or a service of it stopped (source metadata and timestamps left out)'),
+  hosts_unchanged: count('Found hosts that existed before and did not change'),
+  hosts_gone: count('Hosts with an address in the scanned subnets that this daemon’s previous Network session found (its last Complete one, and any since) and that nothing found since; null when the session did not complete (a partial run says nothing of what it did not find)').allow(null),
+  services_found: count('Services on the found hosts that this daemon’s network scans found'),
+  new_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).description(`The first ${SUMMARY_HOSTS_LISTED} new hosts by name (hosts_new is the total)`),
+  gone_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).description(`The first ${SUMMARY_HOSTS_LISTED} gone hosts by name (hosts_gone is the total)`),
+  scanned_subnet_ids: Joi.array().items(uuid()).description('The subnets the session scanned, as its daemon reported them (the approved subnets it was handed); when it named none, the subnets of the hosts it found'),
+  compared_with_session_id: uuid().allow(null).description('The earlier Complete Network session of this daemon that "gone" compares with (null: none)'),
+}).label('DiscoverySessionSummary');
+
 export const discoverySessionResponse = Joi.object({
   id: uuid(), daemon_id: uuid(), network_id: uuid(),
   discovery_type: Joi.object({ type: Joi.string().valid('SelfReport', 'Network', 'Docker') }).unknown(true).description('As queued (SNMP communities masked)'),
@@ -109,7 +129,8 @@ export const discoverySessionResponse = Joi.object({
   error: Joi.string().allow(null).description('Why it failed or stalled, or a warning the daemon sent with Complete (a run that found no host where there were hosts)'),
   cancel_requested: Joi.boolean(),
   started_at: timestamp().allow(null), finished_at: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
-  report: sessionReport().allow(null).description('The run’s report, as our discovery agent sent it with its updates (null: none sent, as from Scanopy daemons)'),
+  report: sessionReport().allow(null).description('The run’s report, as the NetInventory agent sent it with its updates (null: none sent; Scanopy daemons never send one)'),
+  summary: sessionSummaryResponse.allow(null).description('What an ended Network session did to the inventory, computed by the server when it ended (null: not a Network session, not ended yet, or ended before summaries existed)'),
 }).label('DiscoverySession');
 
 export const sessionParams = Joi.object({ id: uuid().required(), session_id: uuid().required() });

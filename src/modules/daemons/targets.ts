@@ -9,6 +9,7 @@ import type { Db } from '../../core/db.js';
 import { AppError, invalidReference, notFound } from '../../core/errors.js';
 import { isoTimestamp, type Row } from '../../core/historyTable.js';
 import type { Scope } from '../../core/scope.js';
+import { queueScanOfFirstTarget, type DaemonRef } from '../discovery/sessions.js';
 import { daemonTable } from './table.js';
 
 export interface TargetInput {
@@ -67,17 +68,21 @@ export const daemonTargets = {
    * approval's who and when stay). A CIDR names the network's subnet with it: approval never creates
    * inventory (a routed subnet is created through its own route first; an unknown CIDR is most
    * likely a typo, and guessing a subnet's name and type here would be worse).
+   * The approval that gives a daemon its first subnet to scan also queues its Network scan (a
+   * daemon has none queued before: queueDefaultSessions).
    */
   async approve(db: Db, scope: Scope, daemonId: string, input: TargetInput) {
     return db.transaction(async (tx) => {
       const daemon = await daemonTable.get(tx, scope, daemonId, undefined, true); // serialises approvals of one daemon
       const subnet = await resolveSubnet(tx, daemon, input);
+      const hadNone = !(await approvedSubnetIds(tx, scope.organizationId, daemonId)).length;
       await tx.query(
         `insert into daemon_targets (id, organization_id, network_id, daemon_id, subnet_id, approved_by) values (?, ?, ?, ?, ?, ?)
          on conflict (daemon_id, subnet_id, organization_id) where revoked_at is null do nothing`,
         [randomUUID(), daemon.organization_id, daemon.network_id, daemonId, subnet.id, scope.userId || null],
       );
       const approved = await tx.query<ApprovedRow>(APPROVED_SQL, approvedParams(scope.organizationId, daemonId));
+      if (hadNone && approved.length) await queueScanOfFirstTarget(tx, daemon as unknown as DaemonRef);
       return approvedView(approved.find((a) => a.subnet_id === subnet.id)!);
     });
   },
@@ -103,9 +108,10 @@ export async function approvedSubnetIds(db: Db, organizationId: string, daemonId
 
 /**
  * A discovery type as handed to the daemon: a Network discovery of "every subnet" (subnet_ids
- * null) gets the daemon's approved subnets. With none approved it stays null: our agent then scans
- * only its --targets, and upstream Scanopy daemons keep their behaviour. An explicit list is
- * left as it is. The stored session is not changed (the approvals count when it is handed out).
+ * null) gets the daemon's approved subnets. With none approved (all revoked while it waited) it
+ * stays null: our agent then scans only its --targets, and upstream Scanopy daemons keep their
+ * behaviour. An explicit list is left as it is. The stored session is not changed (the approvals
+ * count when it is handed out).
  */
 export async function withApprovedTargets<T>(db: Db, organizationId: string, daemonId: string, discoveryType: T): Promise<T> {
   const type = discoveryType as Record<string, unknown> | null;

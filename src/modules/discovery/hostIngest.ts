@@ -75,7 +75,7 @@ export const json = (value: unknown) => JSON.stringify(value);
 export { LOCKS };
 
 /** `{name}` placeholders bound by name (these statements use some values several times). */
-function bind(sql: string, values: Record<string, unknown>): [string, unknown[]] {
+export function bind(sql: string, values: Record<string, unknown>): [string, unknown[]] {
   const params: unknown[] = [];
   const text = sql.replace(/\{(\w+)\}/g, (_m, name: string) => {
     if (!(name in values)) throw new Error(`bind: no value for {${name}}`);

@@ -10,6 +10,7 @@ import { subnetTable } from '../subnets/table.js';
 import { assertOwnNetwork, idsOfOtherOrganizations, json, LOCKS, NIL, type IngestContext } from './hostIngest.js';
 import { newSource } from './plan.js';
 import { TERMINAL_PHASES } from './schemas.js';
+import { scannedSubnetIds, summarizeSession } from './sessionSummary.js';
 import { subnetToDaemon, type DaemonSource, type DaemonSubnet } from './vocabulary.js';
 
 export { assertOwnNetwork, ingestHost, ingestHosts, type IngestContext } from './hostIngest.js';
@@ -91,21 +92,30 @@ export interface DiscoveryUpdatePayload {
  * report (resilience), for a daemon of the context's network.
  * A finished session stays finished, and another daemon's or organization's session is never
  * touched (the report is dropped: daemons ignore the answer of these calls anyway).
+ * The update that ends a Network session also computes its summary (./sessionSummary.ts), in the
+ * same transaction: the daemon reported its hosts before it said the session ended.
  */
 export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: DiscoveryUpdatePayload): Promise<void> {
   assertOwnNetwork(ctx, payload.network_id);
   if (payload.daemon_id !== ctx.daemonId) throw new AppError('daemon_identity_mismatch', { daemon_id: payload.daemon_id });
-  await db.query(
-    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, progress, error, started_at, finished_at, report)
-     select ?, d.organization_id, d.network_id, d.id, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb from daemons d
-     where d.id = ? and d.organization_id = ? and d.network_id = ?
-     on conflict (id, organization_id) do update set phase = excluded.phase, progress = excluded.progress, error = excluded.error,
-       started_at = coalesce(excluded.started_at, discovery_sessions.started_at), finished_at = excluded.finished_at,
-       report = coalesce(excluded.report, discovery_sessions.report), updated_at = now()
-     where discovery_sessions.daemon_id = excluded.daemon_id and not (discovery_sessions.phase = any(?::text[]))`,
-    [
-      payload.session_id, json(payload.discovery_type), payload.phase, payload.progress, payload.error, payload.started_at, payload.finished_at,
-      payload.report ? json(payload.report) : null, ctx.daemonId, ctx.organizationId, ctx.networkId, TERMINAL_PHASES,
-    ],
-  );
+  await db.transaction(async (tx) => {
+    const [applied] = await tx.query<{ phase: string }>(
+      `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, progress, error, started_at, finished_at, report)
+       select ?, d.organization_id, d.network_id, d.id, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb from daemons d
+       where d.id = ? and d.organization_id = ? and d.network_id = ?
+       on conflict (id, organization_id) do update set phase = excluded.phase, progress = excluded.progress, error = excluded.error,
+         started_at = coalesce(excluded.started_at, discovery_sessions.started_at), finished_at = excluded.finished_at,
+         report = coalesce(excluded.report, discovery_sessions.report), updated_at = now()
+       where discovery_sessions.daemon_id = excluded.daemon_id and not (discovery_sessions.phase = any(?::text[]))
+       returning phase`,
+      [
+        payload.session_id, json(payload.discovery_type), payload.phase, payload.progress, payload.error, payload.started_at, payload.finished_at,
+        payload.report ? json(payload.report) : null, ctx.daemonId, ctx.organizationId, ctx.networkId, TERMINAL_PHASES,
+      ],
+    );
+    // A row comes back only when this update was applied: a terminal phase then is the session's end.
+    if (applied && TERMINAL_PHASES.includes(applied.phase)) {
+      await summarizeSession(tx, ctx.organizationId, payload.session_id, scannedSubnetIds(payload.discovery_type));
+    }
+  });
 }

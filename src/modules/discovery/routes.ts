@@ -2,8 +2,7 @@ import Joi from 'joi';
 import { defineRoutes } from '../../http/pipeline.js';
 import { anyUuid, daemonHostRequestBody, discoveryUpdateBody } from './schemas.js';
 import { applySessionUpdate, daemonContext, ingestHost } from './ingest.js';
-import { currentSessionId } from './sessions.js';
-
+import { currentSessionId, noteDaemonContact } from './sessions.js';
 
 /** Discovery reports of daemons (reference daemon-protocol §1.1 step 4). */
 export const discoveryRoutes = defineRoutes([
@@ -13,6 +12,7 @@ export const discoveryRoutes = defineRoutes([
     params: Joi.object({ session_id: anyUuid().required() }), body: discoveryUpdateBody,
     handler: async ({ db, scope, body }) => {
       await applySessionUpdate(db, daemonContext(scope), body);
+      await noteDaemonContact(db, scope.organizationId, scope.daemonId!);
       return null;
     },
   },

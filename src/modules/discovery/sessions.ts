@@ -1,13 +1,16 @@
 // Discovery sessions (reference §3.3): the work queued for a daemon and the progress it reports.
 // Kept in the database (table discovery_sessions) so that every API and worker process sees one
 // queue per daemon. A session starts Pending; handing it to the daemon moves it to Starting; the
-// daemon's updates (ingest.ts applySessionUpdate) carry it to a terminal phase.
+// daemon's updates (ingest.ts applySessionUpdate) carry it to a terminal phase, where a Network
+// session gets its summary (./sessionSummary.ts).
 import { randomUUID } from 'node:crypto';
 import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
-import { withApprovedTargets } from '../daemons/targets.js';
+import { approvedSubnetIds, withApprovedTargets } from '../daemons/targets.js';
+import { AGENT_VERSION_MARK } from '../daemons/view.js';
 import { TERMINAL_PHASES } from './schemas.js';
+import { summarizeSession } from './sessionSummary.js';
 
 /** Phases in which a session occupies its daemon. */
 export const RUNNING_PHASES = ['Starting', 'Started', 'Scanning'];
@@ -21,22 +24,39 @@ export interface DaemonRef {
 }
 
 /**
- * The discovery types every new daemon gets (reference §3.3): SelfReport of its own host, Docker
- * when it can see a Docker socket, then the whole Network (subnet_ids null: every subnet it is on).
+ * The discovery types every new daemon gets at once (reference §3.3): SelfReport of its own host
+ * (which tells the server the subnets it is on: the suggested targets), and Docker when it can see a
+ * Docker socket. Its Network discovery waits for a subnet to be approved for it (networkDiscovery).
  */
 export function defaultDiscoveryTypes(daemon: DaemonRef): Array<Record<string, unknown>> {
   const types: Array<Record<string, unknown>> = [{ type: 'SelfReport', host_id: daemon.host_id }];
   if (daemon.capabilities.has_docker_socket) types.push({ type: 'Docker', host_id: daemon.host_id, host_naming_fallback: 'BestService' });
-  types.push({
-    type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService',
-    snmp_credentials: { default_credential: null, ip_overrides: [] }, probe_raw_socket_ports: false,
-  });
   return types;
 }
 
-/** Queues the default sessions of a new daemon, in that order (created_at one microsecond apart keeps the FIFO total). */
+/**
+ * A Network discovery of the daemon's approved subnets: subnet_ids null is filled in with them when
+ * the work is handed out (request-work, the server_poll poller), so an approval made while it waits
+ * counts. Queued only once a subnet is approved: before that the daemon has nothing it may scan (our
+ * agent would end it "nothing to scan"; a Scanopy daemon would scan every subnet it is on, unasked).
+ */
+export function networkDiscovery(): Record<string, unknown> {
+  return {
+    type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService',
+    snmp_credentials: { default_credential: null, ip_overrides: [] }, probe_raw_socket_ports: false,
+  };
+}
+
+/**
+ * Queues the sessions of a daemon's first contact (register, or the server_poll poller's first
+ * contact), in that order (created_at one microsecond apart keeps the FIFO total): the default ones,
+ * then a Network one when a subnet is already approved for it (a server_poll daemon can be given its
+ * targets before the server first reaches it).
+ */
 export async function queueDefaultSessions(db: Db, daemon: DaemonRef): Promise<void> {
-  const sessions = defaultDiscoveryTypes(daemon).map((discovery_type, n) => ({ id: randomUUID(), n, discovery_type }));
+  const types = defaultDiscoveryTypes(daemon);
+  if ((await approvedSubnetIds(db, daemon.organization_id, daemon.id)).length) types.push(networkDiscovery());
+  const sessions = types.map((discovery_type, n) => ({ id: randomUUID(), n, discovery_type }));
   await db.query(
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, created_at, updated_at)
      select x.id, ?, ?, ?, x.discovery_type, now() + x.n * interval '1 microsecond', now()
@@ -80,6 +100,14 @@ export async function nextWork(db: Db, organizationId: string, daemonId: string)
   return [workPayload({ ...taken, discovery_type: await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type) }), false];
 }
 
+/**
+ * A session update is contact too: its last_seen moves (a volatile column: no new state). An agent
+ * run with --once asks for no work, and its keep-alive updates are then what says it is running.
+ */
+export async function noteDaemonContact(db: Db, organizationId: string, daemonId: string): Promise<void> {
+  await db.query(`update daemons set last_seen = now() where organization_id = ? and id = ?`, [organizationId, daemonId]);
+}
+
 /** The session a daemon is running now (its reports belong to it), if any. */
 export async function currentSessionId(db: Db, organizationId: string, daemonId: string): Promise<string | undefined> {
   const row = await db.one<{ id: string }>(
@@ -91,6 +119,12 @@ export async function currentSessionId(db: Db, organizationId: string, daemonId:
 
 /** Why a session ends when its daemon announces it restarted. */
 export const RESTARTED_ERROR = 'Stalled: the daemon restarted during the session';
+/** The same of this project's agent, named as such (it announces AGENT_VERSION_MARK in its version). */
+export const AGENT_RESTARTED_ERROR = 'Stalled: the NetInventory agent restarted during the session (it was stopped or killed before the run ended)';
+
+/** Said of the daemon that ran a session: our agent by name, any other as "the daemon" (SQL over the daemon's row `d`). */
+const byDaemon = (agentText: string, otherText: string) =>
+  [`case when d.version like ? then ? else ? end`, [`%${AGENT_VERSION_MARK}%`, agentText, otherText]] as const;
 
 /**
  * A daemon announcing its startup runs nothing (it just restarted: a killed agent, a reboot), so
@@ -98,11 +132,15 @@ export const RESTARTED_ERROR = 'Stalled: the daemon restarted during the session
  * 10 minutes), and its next request-work hands out the next session. Answers how many.
  */
 export async function failSessionsOfRestartedDaemon(db: Db, organizationId: string, daemonId: string): Promise<number> {
-  const failed = await db.query(
-    `update discovery_sessions set phase = 'Failed', error = ?, cancel_requested = false, finished_at = now(), updated_at = now()
-     where organization_id = ? and daemon_id = ? and phase = any(?::text[]) returning id`,
-    [RESTARTED_ERROR, organizationId, daemonId, RUNNING_PHASES],
+  const [why, whyParams] = byDaemon(AGENT_RESTARTED_ERROR, RESTARTED_ERROR);
+  const failed = await db.query<{ id: string }>(
+    `update discovery_sessions s set phase = 'Failed', error = ${why}, cancel_requested = false, finished_at = now(), updated_at = now()
+     from daemons d where d.organization_id = ? and d.id = s.daemon_id
+       and s.organization_id = ? and s.daemon_id = ? and s.phase = any(?::text[]) returning s.id`,
+    [...whyParams, organizationId, organizationId, daemonId, RUNNING_PHASES],
   );
+  // What it found before the restart is in the inventory: a Network session's summary says so.
+  for (const { id } of failed) await summarizeSession(db, organizationId, id);
   return failed.length;
 }
 
@@ -117,12 +155,15 @@ export const STALLED_AFTER_MS = 5 * 60_000;
  */
 export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTER_MS): Promise<{ cancelRequested: number; failed: number }> {
   // Across organizations: the maintenance worker's one sweep over every daemon's sessions.
-  const failed = await db.query(
-    `${ACROSS_ORGANIZATIONS} update discovery_sessions set phase = 'Failed', error = 'No progress from the daemon after a cancellation request', finished_at = now(), updated_at = now()
-     where phase = any(?::text[]) and cancel_requested and updated_at < now() - make_interval(secs => ?)
-     returning id`,
-    [RUNNING_PHASES, stalledAfterMs / 1000],
+  const [why, whyParams] = byDaemon('No progress from the NetInventory agent after a cancellation request', 'No progress from the daemon after a cancellation request');
+  const failed = await db.query<{ id: string; organization_id: string }>(
+    `${ACROSS_ORGANIZATIONS} update discovery_sessions s set phase = 'Failed', error = ${why}, finished_at = now(), updated_at = now()
+     from daemons d where d.organization_id = s.organization_id and d.id = s.daemon_id
+       and s.phase = any(?::text[]) and s.cancel_requested and s.updated_at < now() - make_interval(secs => ?)
+     returning s.id, s.organization_id`,
+    [...whyParams, RUNNING_PHASES, stalledAfterMs / 1000],
   );
+  for (const f of failed) await summarizeSession(db, f.organization_id, f.id);
   const cancelRequested = await db.query(
     `${ACROSS_ORGANIZATIONS} update discovery_sessions set cancel_requested = true, updated_at = now()
      where phase = any(?::text[]) and not cancel_requested and updated_at < now() - make_interval(secs => ?)
@@ -144,22 +185,22 @@ function maskCommunities(value: unknown): unknown {
   return value;
 }
 
-const SESSION_COLUMNS = 'id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at, report';
-type SessionListRow = SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown; report: unknown };
+const SESSION_COLUMNS = 'id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at, report, summary';
+type SessionListRow = SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown; report: unknown; summary: unknown };
 
 /** A session as users see it (GET /api/v1/daemons/:id/sessions and the scan and cancel routes). */
 function sessionView(s: SessionListRow) {
   return {
     id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, discovery_type: maskCommunities(s.discovery_type), phase: s.phase, progress: s.progress,
     error: s.error, cancel_requested: s.cancel_requested, started_at: isoTimestamp(s.started_at), finished_at: isoTimestamp(s.finished_at),
-    created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at), report: s.report ?? null,
+    created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at), report: s.report ?? null, summary: s.summary ?? null,
   };
 }
 
 /**
  * A daemon's discovery sessions as users see them, newest first: what ran, how it ended and why
- * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete), and
- * the run's report when our agent sent one.
+ * (`error`: a failure's reason, a stalled session's, or a warning a daemon sent with Complete), the
+ * server's summary of an ended Network session, and the run's report when our agent sent one.
  */
 export async function listDaemonSessions(db: Db, organizationId: string, daemonId: string) {
   const rows = await db.query<SessionListRow>(
@@ -173,24 +214,49 @@ export async function listDaemonSessions(db: Db, organizationId: string, daemonI
 // The caller holds the daemon's row lock (as request-work does), so a scan queued or a session
 // cancelled never races a hand-out of the same daemon's work.
 
-/**
- * "Scan now": queues a Network session of every approved target (subnet_ids null: request-work and
- * the server_poll poller fill in the approved subnets at hand-out, so an approval made while it
- * waits counts). One at a time: 409 while the daemon has a Network session pending or running.
- */
-export async function queueNetworkScan(db: Db, daemon: DaemonRef) {
-  const busy = await db.one<{ id: string; phase: string }>(
+/** The daemon's Network session that is pending or running, if any: one at a time. */
+async function activeNetworkSession(db: Db, daemon: DaemonRef) {
+  return db.one<{ id: string; phase: string }>(
     `select id, phase from discovery_sessions where organization_id = ? and daemon_id = ? and discovery_type->>'type' = 'Network' and phase = any(?::text[])
      order by created_at limit 1`,
     [daemon.organization_id, daemon.id, ['Pending', ...RUNNING_PHASES]],
   );
-  if (busy) throw new AppError('discovery_session_active', { daemon_id: daemon.id, session_id: busy.id, phase: busy.phase });
-  const network = defaultDiscoveryTypes(daemon).find((t) => t.type === 'Network')!;
+}
+
+async function insertNetworkSession(db: Db, daemon: DaemonRef) {
   const [row] = await db.query<SessionListRow>(
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb) returning ${SESSION_COLUMNS}`,
-    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(network)],
+    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(networkDiscovery())],
   );
   return sessionView(row!);
+}
+
+/**
+ * "Scan now": queues a Network session of every approved target (subnet_ids null: request-work and
+ * the server_poll poller fill in the approved subnets at hand-out, so an approval made while it
+ * waits counts). 409 when no subnet is approved (there would be nothing to scan) and while the
+ * daemon has a Network session pending or running (one at a time).
+ */
+export async function queueNetworkScan(db: Db, daemon: DaemonRef) {
+  if (!(await approvedSubnetIds(db, daemon.organization_id, daemon.id)).length) {
+    throw new AppError('discovery_no_target', { daemon_id: daemon.id });
+  }
+  const busy = await activeNetworkSession(db, daemon);
+  if (busy) throw new AppError('discovery_session_active', { daemon_id: daemon.id, session_id: busy.id, phase: busy.phase });
+  return insertNetworkSession(db, daemon);
+}
+
+/**
+ * A daemon's first approved subnet starts its first scan: when an approval gives a daemon that had
+ * none a subnet to scan, a Network session is queued (unless one is already pending or running).
+ * A server_poll daemon the server has not reached yet has no session at all: its first contact
+ * queues the Network session after its SelfReport (queueDefaultSessions). The caller holds the
+ * daemon's row lock. Answers the queued session, if any.
+ */
+export async function queueScanOfFirstTarget(db: Db, daemon: DaemonRef) {
+  const contacted = await db.one(`select 1 from discovery_sessions where organization_id = ? and daemon_id = ? limit 1`, [daemon.organization_id, daemon.id]);
+  if (!contacted || (await activeNetworkSession(db, daemon))) return null;
+  return insertNetworkSession(db, daemon);
 }
 
 /**
