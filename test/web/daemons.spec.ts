@@ -1,19 +1,25 @@
 // The Daemons page (issue 25.3) in real headless Chromium against a real app, the daemon's side
-// driven through HTTP as a daemon (test/daemons/world.ts): approve a suggested subnet, "Scan now",
-// the running session's progress (polled), the last run's report, cancel (pending and running), and
-// how to start an agent on the empty map, the empty hosts list and the Daemons page with no daemon.
-// SCREENSHOTS=1 writes docs/web-daemons.png (1440×900) and docs/web-daemons-phone.png (390×844).
+// driven through HTTP as a daemon (test/daemons/world.ts): waiting for a target, approve a suggested
+// subnet (which starts the first scan), "Scan now", the running session's progress (polled), the last
+// run's summary (its new and gone hosts open on the map and in the hosts list) and report, an agent
+// that stopped (not running), cancel (pending and running), and how to start an agent on the empty
+// map, the empty hosts list and the Daemons page with no daemon.
+// SCREENSHOTS=1 writes docs/web-daemons.png (1440×900) and docs/web-daemons-phone.png (390×844);
+// DAEMON_SHOTS=<dir> writes the page with a run's summary at both sizes into <dir>.
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { call, expectOk, type Credential } from '../support/client.js';
 import { login } from '../support/world.js';
-import { postSubnet } from '../discovery/reports.js';
-import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../daemons/world.js';
+import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
+import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 import { waitFor } from '../workers/support.js';
 import { expectNoProblems, openPage, pageWidth, signIn, waitForMap, webWorld, type WatchedPage } from './browser.js';
 
 const STATUS = { name: 'lab-agent', mode: 'daemon_poll', version: '0.14.13' };
+/** What this project's agent announces (agent/config.ts AGENT_VERSION). */
+const AGENT_VERSION = '0.14.13+netinventory-agent.0.1.0';
 const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
 const REPORT = {
   addresses_tried: 254, probes_sent: 1790,
@@ -37,22 +43,48 @@ describe('web application: the Daemons page (Chromium)', function () {
   });
 
   const sessions = async () => expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/sessions`, { auth: session })) as any[];
-  const requestWork = async () => expectOk(await d.post(`/api/daemons/${d.id}/request-work`, STATUS)) as [any, boolean];
+  /** The version the daemon announces (Scanopy's, unless a test runs our agent). */
+  let version = STATUS.version;
+  const requestWork = async () => expectOk(await d.post(`/api/daemons/${d.id}/request-work`, { ...STATUS, version })) as [any, boolean];
   const update = async (work: any, change: Record<string, unknown>) => expectOk(await d.post(`/api/v1/discovery/${work.session_id}/update`, { ...work, ...change }));
   const now = () => new Date().toISOString();
 
-  /** A registered agent on two subnets (its SelfReport), its default sessions run: nothing queued. */
-  async function agentOnTwoSubnets() {
+  /** A registered agent on two subnets (its SelfReport run): nothing queued, nothing approved. */
+  async function agentOnTwoSubnets(announced = STATUS.version) {
+    version = announced;
     const net = world.user.networkId;
     d = daemonClient(world.app.url, (await createDaemonKey(world.app.url, session, net)).key);
-    await registerDaemon(d, net, { name: 'lab-agent' });
+    await registerDaemon(d, net, { name: 'lab-agent', version });
     lan = await postSubnet(d, net, '198.18.1.0/24', { name: 'lab lan' });
     dmz = await postSubnet(d, net, '198.18.2.0/24', { name: 'lab dmz' });
     expectOk(await d.post(`/api/daemons/${d.id}/update-capabilities`, { has_docker_socket: false, interfaced_subnet_ids: [lan.id, dmz.id] }));
-    for (let i = 0; i < 2; i++) {
-      const [work] = await requestWork();
-      await update(work, { phase: 'Complete', progress: 100, finished_at: now() });
-    }
+    const [selfReport] = await requestWork();
+    expect(selfReport.discovery_type.type).to.equal('SelfReport');
+    await update(selfReport, { phase: 'Complete', progress: 100, finished_at: now() });
+  }
+  const approveLan = async () => expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: session, body: { subnet_id: lan.id } }));
+  const scanNow = async () => expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: session }), 201);
+  /** A host on the LAN as the daemon reports it in a Network run (a fixed id per name: runs name the same machine). */
+  const hostIds: Record<string, string> = {};
+  const postLanHost = async (name: string, ip: string) => {
+    hostIds[name] ??= randomUUID();
+    return postHost(d, hostReport(d, world.user.networkId, {
+      hostId: hostIds[name], name, hostname: `${name}.lab`, interfaces: [{ subnet_id: lan.id, ip_address: ip }],
+      ports: [{ number: 22 }], services: [{ name: 'SSH', ports: [22] }],
+    }));
+  };
+  /** Two runs on the LAN: alpha and bravo, then alpha and delta (bravo gone, delta new). */
+  async function twoRuns(report?: Record<string, unknown>) {
+    await approveLan(); // queues the first scan
+    const [first] = await requestWork();
+    await postLanHost('alpha', '198.18.1.10');
+    await postLanHost('bravo', '198.18.1.11');
+    await update(first, { phase: 'Complete', progress: 100, finished_at: now() });
+    await scanNow();
+    const [second] = await requestWork();
+    await postLanHost('alpha', '198.18.1.10');
+    await postLanHost('delta', '198.18.1.13');
+    await update(second, { phase: 'Complete', progress: 100, finished_at: now(), report: report ?? null });
   }
 
   const card = (page: Page) => page.locator(`article.daemon-card[data-daemon-id="${d.id}"]`);
@@ -63,14 +95,19 @@ describe('web application: the Daemons page (Chromium)', function () {
     return w.page;
   };
 
-  it('approves a suggested subnet, scans now, shows the running session\'s progress, then the last run\'s report', async () => {
+  it('waits for a target, approves a suggested subnet (which queues the first scan), shows the running session\'s progress, then the last run\'s summary and report', async () => {
     await agentOnTwoSubnets();
     const page = await openDaemons();
     const c = card(page);
     expect(await c.locator('h2').textContent()).to.equal('lab-agent');
     expect(await c.locator('.daemon-facts').textContent()).to.contain('reports to the server').and.contain('0.14.13');
+    expect(await c.locator('.daemon-title .badge').textContent()).to.equal('running');
     expect(await c.locator('.targets.suggested code').allTextContents()).to.deep.equal(['198.18.1.0/24', '198.18.2.0/24']);
     expect(await c.locator('.targets.approved').count()).to.equal(0);
+    // Nothing approved: nothing queued, and the page says what it waits for (not "nothing to scan").
+    expect(await c.locator('.daemon-run .waiting').textContent()).to.contain('Waiting for a target to be approved');
+    expect(await c.locator('.daemon-report').textContent()).to.contain('No network scan yet: waiting for a target to be approved.');
+    expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(true);
 
     await c.getByRole('button', { name: 'Approve 198.18.1.0/24' }).click();
     await c.locator('.targets.approved code', { hasText: '198.18.1.0/24' }).waitFor();
@@ -78,8 +115,9 @@ describe('web application: the Daemons page (Chromium)', function () {
     const targets = expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/targets`, { auth: session }));
     expect(targets.approved.map((t: any) => t.subnet_id)).to.deep.equal([lan.id]);
 
-    await c.getByRole('button', { name: 'Scan now' }).click();
+    // The first approval queued the scan.
     await c.locator('.session[data-phase="Pending"]').waitFor();
+    expect(await c.locator('.daemon-run .waiting').count()).to.equal(0);
     expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(true); // one network scan at a time
     const [queued] = await sessions();
     expect(queued).to.deep.include({ phase: 'Pending', discovery_type: { ...queued.discovery_type, type: 'Network', subnet_ids: null } });
@@ -93,11 +131,15 @@ describe('web application: the Daemons page (Chromium)', function () {
     await c.locator('.session[data-phase="Scanning"] progress[value="40"]').waitFor();
     expect(await c.locator('.session .progress-text').textContent()).to.equal('40 %');
 
+    await postLanHost('alpha', '198.18.1.10');
     await update(work, { phase: 'Complete', progress: 100, finished_at: now(), report: REPORT });
-    await c.locator('.daemon-report dl.report').waitFor();
+    await c.locator('.daemon-report dl.report').first().waitFor();
     expect(await c.locator('.session').count()).to.equal(0);
     expect(await c.locator('.run-outcome').textContent()).to.match(/^Network scan complete/);
     const field = (name: string) => c.locator(`.daemon-report dd[data-field="${name}"]`);
+    expect(await field('hosts_found').textContent()).to.equal('1');
+    expect(await field('hosts_new').textContent()).to.equal('1');
+    expect(await c.locator('.host-links.new a').allTextContents()).to.deep.equal(['alpha', 'Show it in the hosts list']);
     expect(await field('addresses_tried').textContent()).to.equal('254');
     expect(await field('probes_sent').textContent()).to.equal('1790');
     expect(await field('alive_by_evidence').locator('li').allTextContents()).to.deep.equal(['kernel neighbour table7', 'an open port5', 'a refused connection (RST)2', 'udp_dns1']);
@@ -125,13 +167,13 @@ describe('web application: the Daemons page (Chromium)', function () {
 
   it('cancels a pending scan at once, and a running one once the agent answers (its next request-work says cancel)', async () => {
     await agentOnTwoSubnets();
-    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: session, body: { subnet_id: lan.id } }));
+    await approveLan(); // queues the first scan
     const page = await openDaemons();
     const c = card(page);
 
     // Pending: cancelled here and now, never handed out.
-    await c.getByRole('button', { name: 'Scan now' }).click();
     await c.locator('.session[data-phase="Pending"]').waitFor();
+    expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(true); // one network scan at a time
     await c.getByRole('button', { name: 'Cancel the network scan' }).click();
     await c.locator('.run-outcome', { hasText: 'Network scan cancelled' }).waitFor();
     expect(await c.locator('.session').count()).to.equal(0);
@@ -162,8 +204,7 @@ describe('web application: the Daemons page (Chromium)', function () {
 
   it('a Viewer sees the agent, its targets, the running session and the last run, with no button to change them', async () => {
     await agentOnTwoSubnets();
-    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: session, body: { subnet_id: lan.id } }));
-    expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: session }), 201);
+    await approveLan(); // queues the first scan
     const [work] = await requestWork();
     await update(work, { phase: 'Complete', progress: 100, finished_at: now(), report: REPORT });
     expectOk(await call(world.app.url, 'POST', `/api/v1/daemons/${d.id}/sessions`, { auth: session }), 201);
@@ -180,6 +221,82 @@ describe('web application: the Daemons page (Chromium)', function () {
     expect(await c.locator('.daemon-report dd[data-field="addresses_tried"]').textContent()).to.equal('254');
     expect(await w.page.locator('#outlet button').count()).to.equal(0); // no Approve, Revoke, Scan now, Cancel, nor Create key
     expectNoProblems(w);
+  });
+
+  it('a run\'s summary counts new, unchanged and gone hosts; a new or gone host opens on the map, and all of them in the hosts list', async () => {
+    await agentOnTwoSubnets();
+    await twoRuns(REPORT);
+    const page = await openDaemons();
+    const c = card(page);
+    await c.locator('.daemon-report dl.summary').waitFor();
+    const field = (name: string) => c.locator(`.daemon-report dd[data-field="${name}"]`);
+    const counts = Object.fromEntries(await Promise.all(['hosts_found', 'hosts_new', 'hosts_changed', 'hosts_unchanged', 'hosts_gone', 'services_found']
+      .map(async (f) => [f, await field(f).textContent()])));
+    expect(counts).to.deep.equal({ hosts_found: '2', hosts_new: '1', hosts_changed: '0', hosts_unchanged: '1', hosts_gone: '1', services_found: '2' });
+    expect(await c.locator('.host-links.new .part-label').textContent()).to.contain('New hosts (1)');
+    expect(await c.locator('.host-links.new ul a').allTextContents()).to.deep.equal(['delta']);
+    expect(await c.locator('.host-links.gone .part-label').textContent()).to.contain('Gone since the last run (1)');
+    expect(await c.locator('.host-links.gone ul a').allTextContents()).to.deep.equal(['bravo']);
+    expect(await c.locator('.no-report').count()).to.equal(0); // the agent's report is there too
+    expectNoProblems(w!);
+
+    if (process.env.DAEMON_SHOTS) {
+      for (const [width, height, name] of [[1440, 900, 'daemons-report-1440.png'], [390, 844, 'daemons-report-390.png']] as const) {
+        await page.setViewportSize({ width, height });
+        await page.evaluate(() => document.fonts.ready);
+        expect(await pageWidth(page)).to.be.at.most(width);
+        await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/${name}` });
+        await c.locator('.daemon-report .host-links.gone').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/${name.replace('.png', '-scrolled.png')}` });
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+
+    // The gone host opens on the map, its details in the panel.
+    await c.getByRole('link', { name: 'bravo on the map' }).click();
+    await page.waitForURL(`**/networks/${world.user.networkId}/topology?focus=${hostIds.bravo}`);
+    await waitForMap(page);
+    await page.locator('#details article[aria-label="Host bravo"]').waitFor();
+
+    // Back on the Daemons page, the new ones in the hosts list.
+    await page.goBack();
+    await card(page).getByRole('link', { name: 'Show it in the hosts list' }).first().click();
+    await page.waitForURL(/\/hosts\?/);
+    expect(new URL(page.url()).searchParams.get('ids')).to.equal(hostIds.delta);
+    await page.locator('#outlet table.list tbody tr').first().waitFor();
+    expect(await page.locator('#outlet table.list tbody td:first-child a').allTextContents()).to.deep.equal(['delta']);
+    expect(await page.locator('.ids-filter').textContent()).to.contain('Only the host the link names');
+    await page.getByRole('link', { name: 'Show all hosts' }).click();
+    await waitFor('every host listed', async () => (await page.locator('#outlet table.list tbody tr').count()) === 4); // the agent's own, alpha, bravo, delta
+    expectNoProblems(w!);
+  });
+
+  it('an agent that stopped asking for work is "not running", with when it was last seen; its failed run speaks of the NetInventory agent', async () => {
+    await agentOnTwoSubnets(AGENT_VERSION);
+    await approveLan();
+    const [work] = await requestWork();
+    await postLanHost('alpha', '198.18.1.10');
+    await update(work, { phase: 'Scanning', progress: 30, started_at: now() });
+    expectOk(await d.post(`/api/daemons/${d.id}/startup`, { daemon_version: AGENT_VERSION })); // killed and started again: the run fails
+    await sql(world.app, `update daemons set last_seen = now() - interval '3 hours' where id = ?`, [d.id]); // it ran --once and exited
+    const page = await openDaemons();
+    const c = card(page);
+    expect(await c.locator('.daemon-title .badge').textContent()).to.equal('not running');
+    const stale = (await c.locator('.notice.stale').textContent())!;
+    expect(stale).to.contain('Not running: the NetInventory agent has not asked for work since').and.contain('(3 hours ago)').and.contain('--once');
+    expect(await c.locator('.daemon-facts').textContent()).to.contain('last seen');
+    expect(await c.locator('.run-error').textContent()).to.equal(
+      'The NetInventory agent’s run failed: Stalled: the NetInventory agent restarted during the session (it was stopped or killed before the run ended)');
+    expect(await c.locator('.no-report').textContent()).to.equal('No report: the NetInventory agent’s run ended before it sent one.');
+    expect(await c.locator('.daemon-report').textContent()).to.not.contain('Scanopy');
+    expect(await c.locator('.daemon-report dd[data-field="hosts_found"]').textContent()).to.equal('1');
+    expect(await c.locator('.daemon-report dd[data-field="hosts_gone"]').textContent()).to.equal('not counted: the run did not complete');
+    expectNoProblems(w!);
+    if (process.env.DAEMON_SHOTS) {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.evaluate(() => document.fonts.ready);
+      await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/daemons-stale-failed-1440.png` });
+    }
   });
 
   it('the empty map, the empty hosts list and the Daemons page say how to start an agent, with the command; a key made there fills it in', async () => {

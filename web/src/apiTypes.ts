@@ -20,6 +20,7 @@ export type VersionWarning = Schemas['VersionStatus']['warnings'][number];
 export type DaemonTargets = Schemas['DaemonTargets'];
 export type DiscoverySession = Schemas['DiscoverySession'];
 export type DiscoveryReport = NonNullable<Schemas['DiscoveryReport']>;
+export type DiscoverySessionSummary = NonNullable<Schemas['DiscoverySessionSummary']>;
 export type DaemonApiKeyCreated = Schemas['DaemonApiKeyCreated'];
 export type AgentDownloads = Schemas['AgentDownloads'];
 

@@ -1,14 +1,17 @@
-// Daemons (/daemons): each discovery agent or daemon with its status, version and last contact; the
-// subnets it suggests (Approve) and the ones it may scan (Revoke); "Scan now", the running session's
-// phase and progress (Cancel), and the last finished run's report. With no daemon, how to start one.
+// Daemons (/daemons): each discovery agent or daemon with its status (a daemon_poll one that stopped
+// asking for work is "not running"), version and last contact; the subnets it suggests (Approve) and
+// the ones it may scan (Revoke); "Scan now", the running session's phase and progress (Cancel), and
+// the last finished run: the server's summary (hosts found, new, changed, unchanged, gone, with links
+// to the new and gone hosts on the map and in the hosts list) and our agent's report. With no
+// daemon, how to start one.
 // Reads GET /api/v1/daemons, …/:id/targets and …/:id/sessions; the state is kept apart from the
 // drawing, and a poll (every 2 s while a session is pending or runs, else every 10 s) redraws only
 // the parts of a daemon whose data changed, so a button being used is not replaced under the pointer.
 import { api, apiPath, ApiError } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { agentSteps, installBlock } from '../agentHelp.js';
-import type { Route, Session } from '../main.js';
-import type { Daemon, DaemonApiKeyCreated, DaemonTargets, DiscoveryReport, DiscoverySession } from '../apiTypes.js';
+import { navigate, type Route, type Session } from '../main.js';
+import type { Daemon, DaemonApiKeyCreated, DaemonTargets, DiscoverySession, DiscoverySessionSummary } from '../apiTypes.js';
 
 const POLL_ACTIVE_MS = 2_000;
 const POLL_IDLE_MS = 10_000;
@@ -77,10 +80,38 @@ function versionText(d: Daemon): string {
   return `version ${d.version ?? 'unknown'}${status === 'Current' ? '' : ` (${status.toLowerCase()})`}`;
 }
 
+/**
+ * Who runs a daemon, for what the page says of it: this project's agent announces
+ * `x.y.z+netinventory-agent.…` (agent/config.ts AGENT_VERSION); any other version that parses is a
+ * Scanopy daemon; no version, we cannot tell.
+ */
+export function daemonKind(d: Pick<Daemon, 'version'>): 'agent' | 'scanopy' | 'unknown' {
+  if (/\+netinventory-agent\b/.test(d.version ?? '')) return 'agent';
+  return /^v?\d+\.\d+\.\d+/.test(d.version ?? '') ? 'scanopy' : 'unknown';
+}
+const DAEMON_NOUN = { agent: 'the NetInventory agent', scanopy: 'the Scanopy daemon', unknown: 'the daemon' } as const;
+const noun = (d: Daemon) => DAEMON_NOUN[daemonKind(d)];
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** How long ago, as people say it ("3 minutes ago"). */
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  const [n, unit] = s < 90 ? [s, 'second'] : s < 90 * 60 ? [Math.round(s / 60), 'minute'] : s < 36 * 3600 ? [Math.round(s / 3600), 'hour'] : [Math.round(s / 86_400), 'day'];
+  return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+}
+
+/**
+ * A server_poll daemon is reachable or not (the server's polls say); a daemon_poll one comes to the
+ * server: it is running while it keeps asking for work, and not running once it stopped (is_stale:
+ * the server's threshold, a few missed polls), as an agent run with --once does when its scan ends.
+ */
 function statusBadge(d: Daemon) {
-  if (d.is_unreachable) return h('span', { class: 'badge bad' }, 'unreachable');
+  if (d.mode === 'server_poll' && d.is_unreachable) return h('span', { class: 'badge bad' }, 'unreachable');
   if (d.standby) return h('span', { class: 'badge' }, 'standby');
-  return h('span', { class: 'badge good' }, d.last_seen ? 'reachable' : 'never seen');
+  if (!d.last_seen) return h('span', { class: 'badge' }, 'never seen');
+  if (d.mode === 'server_poll') return h('span', { class: 'badge good' }, 'reachable');
+  return d.is_stale ? h('span', { class: 'badge bad' }, 'not running') : h('span', { class: 'badge good' }, 'running');
 }
 
 /** Counts by name, largest first ("tcp_connect 3"); a label for the names we know. */
@@ -95,13 +126,71 @@ function textList(items: string[], empty: string) {
   return items.length ? h('ul', { class: 'plain' }, items.map((x) => h('li', {}, x))) : h('span', { class: 'muted' }, empty);
 }
 
-function reportPart(run: DiscoverySession | undefined, report: DiscoveryReport | null | undefined) {
-  if (!run) return [h('h3', {}, 'Last run'), h('p', { class: 'muted' }, 'No network scan has ended yet.')];
+/** A link inside the app: followed by the app's own navigation (a modified click opens a tab as usual). */
+function appLink(href: string, text: string, label?: string) {
+  return h('a', {
+    href, 'aria-label': label,
+    onclick: (e: MouseEvent) => {
+      if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      navigate(href);
+    },
+  }, text);
+}
+
+/** The new or gone hosts of a run: each opens the map on it; all of them open in the hosts list. */
+function hostLinks(run: DiscoverySession, kind: 'new' | 'gone', title: string, hosts: DiscoverySessionSummary['new_hosts'], total: number) {
+  if (!hosts.length) return null;
+  const onMap = (id: string) => `/networks/${run.network_id}/topology?${new URLSearchParams({ focus: id })}`;
+  const inList = `/hosts?${new URLSearchParams({ network: run.network_id, ids: hosts.map((x) => x.id).join(',') })}`;
+  return h('div', { class: `host-links ${kind}`, 'data-hosts': kind },
+    h('p', { class: 'part-label' }, `${title} (${total}): open one on the map`),
+    h('ul', { class: 'host-chips' }, hosts.map((x) => h('li', {}, appLink(onMap(x.id), x.name, `${x.name} on the map`)))),
+    total > hosts.length ? h('small', { class: 'muted' }, `and ${total - hosts.length} more (the first ${hosts.length} by name are listed)`) : null,
+    h('p', { class: 'list-link' }, appLink(inList, hosts.length === 1 ? 'Show it in the hosts list' : `Show ${total > hosts.length ? `these ${hosts.length}` : `all ${total}`} in the hosts list`)));
+}
+
+/** The server's summary of a run: what it did to the inventory (for every daemon, Scanopy's too). */
+function summaryPart(run: DiscoverySession, s: DiscoverySessionSummary) {
+  const row = (label: string, field: keyof DiscoverySessionSummary, value: Parameters<typeof h>[2]) => [h('dt', {}, label), h('dd', { 'data-field': field }, value)];
+  return [
+    h('p', { class: 'part-label' }, 'In the inventory'),
+    h('dl', { class: 'report summary' },
+      row('Hosts found', 'hosts_found', String(s.hosts_found)),
+      row('New', 'hosts_new', String(s.hosts_new)),
+      row('Changed', 'hosts_changed', String(s.hosts_changed)),
+      row('Unchanged', 'hosts_unchanged', String(s.hosts_unchanged)),
+      row('Gone', 'hosts_gone', s.hosts_gone === null ? h('span', { class: 'muted' }, 'not counted: the run did not complete') : String(s.hosts_gone)),
+      row('Services found', 'services_found', String(s.services_found))),
+    hostLinks(run, 'new', 'New hosts', s.new_hosts, s.hosts_new),
+    hostLinks(run, 'gone', 'Gone since the last run', s.gone_hosts, s.hosts_gone ?? 0),
+  ];
+}
+
+/** Why a run has no report, said of the daemon that ran it. */
+function noReportText(d: Daemon, run: DiscoverySession): string {
+  const kind = daemonKind(d);
+  if (kind === 'agent') {
+    return run.phase === 'Complete' ? 'The NetInventory agent sent no report with this run.' : 'No report: the NetInventory agent’s run ended before it sent one.';
+  }
+  if (kind === 'scanopy') return `No report with this run: Scanopy daemons send none${run.summary ? ' (the counts above are the server’s)' : ''}.`;
+  return 'The daemon sent no report with this run.';
+}
+
+function reportPart(e: DaemonEntry) {
+  const run = lastFinishedRun(e.sessions);
+  if (!run) {
+    return [h('h3', {}, 'Last run'), h('p', { class: 'muted' }, e.targets.approved.length ? 'No network scan has ended yet.' : 'No network scan yet: waiting for a target to be approved.')];
+  }
+  const report = run.report;
   const ended = `${PHASE_TEXT[run.phase] ?? run.phase}${run.finished_at ? `, ${when(run.finished_at)}` : ''}`;
   return [
     h('h3', {}, 'Last run'),
     h('p', { class: `run-outcome ${run.phase}` }, `Network scan ${ended}`),
-    run.error ? h('p', { class: 'notice info' }, run.error) : null,
+    run.error && run.phase === 'Failed' ? h('p', { class: 'notice error run-error' }, `${capitalized(noun(e.daemon))}’s run failed: ${run.error}`) : null,
+    run.error && run.phase !== 'Failed' ? h('p', { class: 'notice info run-error' }, run.error) : null,
+    run.summary ? summaryPart(run, run.summary) : null,
+    report ? h('p', { class: 'part-label' }, 'The agent’s own report') : null,
     report
       ? h('dl', { class: 'report' },
         h('dt', {}, 'Addresses tried'), h('dd', { 'data-field': 'addresses_tried' }, String(report.addresses_tried)),
@@ -110,7 +199,7 @@ function reportPart(run: DiscoverySession | undefined, report: DiscoveryReport |
         h('dt', {}, 'Services by rule'), h('dd', { 'data-field': 'services_by_rule' }, countList(report.services_by_rule)),
         h('dt', {}, 'Warnings'), h('dd', { 'data-field': 'warnings' }, textList(report.warnings, 'none')),
         h('dt', {}, 'Left incomplete'), h('dd', { 'data-field': 'incomplete' }, textList(report.incomplete, 'nothing')))
-      : h('p', { class: 'muted' }, 'No report with this run (Scanopy daemons send none).'),
+      : h('p', { class: 'muted no-report' }, noReportText(e.daemon, run)),
   ];
 }
 
@@ -130,6 +219,9 @@ function headerPart(d: Daemon) {
     h('p', { class: 'daemon-facts muted' },
       d.mode === 'server_poll' ? 'polled by the server' : 'reports to the server', ' · ', versionText(d), ' · last seen ', when(d.last_seen)),
     d.last_error ? h('p', { class: 'notice error' }, d.last_error) : null,
+    d.is_stale ? h('p', { class: 'notice info stale' },
+      `Not running: ${noun(d)} has not asked for work since ${when(d.last_seen)} (${ago(d.last_seen)}). `,
+      daemonKind(d) === 'agent' ? 'An agent started with --once exits when its scan ends; start it without --once to keep it scanning.' : 'Start it again to scan.') : null,
     warnings.map((w) => h('p', { class: `warning ${w.severity}` }, `${w.severity}: ${w.message}`)),
   ];
 }
@@ -171,12 +263,16 @@ function runPart(e: DaemonEntry, act: Actions) {
   const d = e.daemon;
   const active = activeSessions(e.sessions);
   const busy = networkBusy(e.sessions);
+  // No network scan is queued before a subnet is approved (the first approval queues one).
+  const waiting = !busy && !e.targets.approved.length;
   return [
     h('h3', {}, 'Discovery'),
-    active.length ? h('ul', { class: 'sessions' }, active.map((s) => sessionRow(d, s, act))) : h('p', { class: 'muted' }, 'Nothing running.'),
+    active.length ? h('ul', { class: 'sessions' }, active.map((s) => sessionRow(d, s, act))) : waiting ? null : h('p', { class: 'muted' }, 'Nothing running.'),
+    waiting ? h('p', { class: 'waiting', role: 'status' }, h('strong', {}, 'Waiting for a target to be approved: '),
+      act.canManage ? 'approve a subnet it suggests (Targets) and its network scan starts.' : 'an Admin approves the subnets it may scan.') : null,
     act.canManage ? h('div', { class: 'part-actions' },
-      h('button', { type: 'button', class: 'primary', disabled: busy || act.busy(`scan:${d.id}`), onclick: () => act.scan(d) }, 'Scan now'),
-      busy ? h('small', { class: 'muted' }, ' a network scan is queued or running') : !e.targets.approved.length ? h('small', { class: 'muted' }, ' no target approved: only its own --targets') : null)
+      h('button', { type: 'button', class: 'primary', disabled: busy || waiting || act.busy(`scan:${d.id}`), onclick: () => act.scan(d) }, 'Scan now'),
+      busy ? h('small', { class: 'muted' }, ' a network scan is queued or running') : waiting ? h('small', { class: 'muted' }, ' approve a subnet first') : null)
       : null,
   ];
 }
@@ -203,11 +299,12 @@ function drawCard(card: Card, e: DaemonEntry, state: PageState, act: Actions) {
   const busyKeys = [...state.busy].filter((k) => k.includes(e.daemon.id) || e.sessions.some((s) => k.includes(s.id)));
   const error = state.actionErrors.get(e.daemon.id);
   const want: Record<keyof Card['parts'], [unknown, () => Child]> = {
-    header: [e.daemon, () => headerPart(e.daemon)],
+    // A stale daemon's "… ago" is redrawn each minute, though nothing of it changes.
+    header: [[e.daemon, e.daemon.is_stale ? Math.floor(Date.now() / 60_000) : 0], () => headerPart(e.daemon)],
     error: [error?.message, () => [error ? notice('error', error.message, error.code) : null]],
     targets: [[e.targets, busyKeys], () => targetsPart(e, act)],
     run: [[activeSessions(e.sessions), networkBusy(e.sessions), e.targets.approved.length, busyKeys], () => runPart(e, act)],
-    report: [run, () => reportPart(run, run?.report)],
+    report: [[run, e.daemon.version, e.targets.approved.length], () => reportPart(e)],
   };
   for (const [name, [data, draw]] of Object.entries(want) as Array<[keyof Card['parts'], [unknown, () => Child]]>) {
     const key = JSON.stringify(data) ?? '';

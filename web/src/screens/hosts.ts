@@ -1,7 +1,8 @@
 // Hosts (/hosts?q=&network=&tag=&page=): search, network and tag filters, pagination; and one host
 // (/hosts/<id>): its details and history (hostDetails.ts). Reads GET /api/v1/hosts and GET
 // /api/v1/hosts/<id>. A tag found on services lists the hosts running such a service (the API's
-// tag_ids filters hosts by their own tags).
+// tag_ids filters hosts by their own tags). `ids=<id>,<id>…` lists those hosts only (the Daemons
+// page links a run's new and gone hosts so); a search, filter or "all hosts" leaves that list.
 import { api, ApiError, query } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
@@ -11,6 +12,15 @@ import { agentSteps } from '../agentHelp.js';
 import type { Host } from '../apiTypes.js';
 
 const PAGE_SIZE = 50;
+/** The API's `ids` filter takes at most this many. */
+const IDS_MAX = 100;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The host ids a link names (`ids=a,b`): well-formed ones only, at most IDS_MAX; undefined when none is named. */
+export function idsFilter(q: URLSearchParams): string[] | undefined {
+  const ids = (q.get('ids') ?? '').split(',').map((x) => x.trim()).filter((x) => UUID.test(x));
+  return ids.length ? [...new Set(ids)].slice(0, IDS_MAX) : undefined;
+}
 
 export function hostsScreen(outlet: HTMLElement, route: Route, session: Session) {
   const q = route.query;
@@ -20,8 +30,11 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
     session.networks.map((n) => h('option', { value: n.id, selected: n.id === q.get('network') }, n.name)));
   const tag = h('select', { id: 'hosts-tag' }, h('option', { value: '' }, 'All tags'));
   const results = h('div', { 'aria-live': 'polite' });
+  const named = idsFilter(q);
   const page = Math.max(0, Number(q.get('page') ?? 0) || 0);
-  const go = (p: number) => navigate(`/hosts${query({ q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined, page: p || undefined })}`);
+  /** To another page of this list (`ids` kept), or to a new search (a list of named hosts is left). */
+  const go = (p: number, ids?: string[]) =>
+    navigate(`/hosts${query({ q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined, ids, page: p || undefined })}`);
   network.addEventListener('change', () => go(0));
   tag.addEventListener('change', () => go(0));
 
@@ -33,6 +46,8 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
       h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
       h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
+    named ? h('p', { class: 'notice info ids-filter', role: 'status' }, `Only the ${named.length === 1 ? 'host' : `${named.length} hosts`} the link names. `,
+      h('a', { href: '/hosts', onclick: (e: MouseEvent) => { e.preventDefault(); go(0); } }, 'Show all hosts')) : null,
     results);
 
   void (async () => {
@@ -48,12 +63,14 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
     const tagId = q.get('tag') ?? undefined;
     // A tag of services: the hosts of the services carrying it.
     // (The API takes at most 100 ids: past that, the first 100.)
-    const hostIds = tagId && onServices.has(tagId) ? [...new Set(services.filter((s) => s.tags?.includes(tagId)).map((s) => s.host_id))].slice(0, 100) : undefined;
+    const byServiceTag = tagId && onServices.has(tagId) ? [...new Set(services.filter((s) => s.tags?.includes(tagId)).map((s) => s.host_id))].slice(0, IDS_MAX) : undefined;
+    // Hosts a link names, within what the other filters keep.
+    const hostIds = named && byServiceTag ? named.filter((id) => byServiceTag.includes(id)) : named ?? byServiceTag;
     try {
       const list = hostIds && !hostIds.length ? { items: [], total: 0, limit: PAGE_SIZE, offset: 0 }
-        : await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, network_id: networkId, tag_ids: hostIds ? undefined : tagId, ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE })}`);
+        : await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, network_id: networkId, tag_ids: byServiceTag ? undefined : tagId, ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE })}`);
       if (!list.items.length) {
-        fill(results, q.get('q') || q.get('tag') || networkId ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
+        fill(results, q.get('q') || q.get('tag') || networkId || named ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
           h('p', {}, 'No hosts yet. Start a discovery agent:'), agentSteps(edits.networkId, { onDaemonsLink: (e) => { e.preventDefault(); navigate('/daemons'); } }),
           h('p', {}, 'Or add hosts by hand (Add, or POST /api/v1/hosts).')));
         return;
@@ -70,8 +87,8 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
             h('td', {}, when(host.last_seen_at))))))),
         h('nav', { class: 'pager', 'aria-label': 'Pages' },
           h('span', {}, `${list.offset + 1}–${list.offset + list.items.length} of ${list.total}`),
-          h('button', { type: 'button', disabled: page === 0, onclick: () => go(page - 1) }, 'Previous'),
-          h('button', { type: 'button', disabled: list.offset + list.items.length >= list.total, onclick: () => go(page + 1) }, 'Next')));
+          h('button', { type: 'button', disabled: page === 0, onclick: () => go(page - 1, named) }, 'Previous'),
+          h('button', { type: 'button', disabled: list.offset + list.items.length >= list.total, onclick: () => go(page + 1, named) }, 'Next')));
     } catch (err) {
       const e = err as ApiError;
       fill(results, notice('error', e.message, e.code));
