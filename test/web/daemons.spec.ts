@@ -108,6 +108,14 @@ describe('web application: the Daemons page (Chromium)', function () {
     expect(await c.locator('.daemon-run .waiting').textContent()).to.contain('Waiting for a target to be approved');
     expect(await c.locator('.daemon-report').textContent()).to.contain('No network scan yet: waiting for a target to be approved.');
     expect(await c.getByRole('button', { name: 'Scan now' }).isDisabled()).to.equal(true);
+    if (process.env.DAEMON_SHOTS) {
+      for (const [width, height] of [[1440, 900], [390, 844]] as const) {
+        await page.setViewportSize({ width, height });
+        await page.evaluate(() => document.fonts.ready);
+        await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/daemons-waiting-${width}.png` });
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
 
     await c.getByRole('button', { name: 'Approve 198.18.1.0/24' }).click();
     await c.locator('.targets.approved code', { hasText: '198.18.1.0/24' }).waitFor();
