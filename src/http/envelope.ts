@@ -18,7 +18,7 @@ export interface Pagination {
 /** A file answered as it is, not in the envelope (exports): its type and download name. */
 export class FileResponse {
   /** A string, bytes (a topology export made on a thread), or a stream written as it is read (a CSV export). */
-  /** `length`: the byte count of a streamed body, when known (a download's progress bar). */
+  /** `length`: the byte count of a file sent as stored (a download, not compressed, its progress shown). */
   constructor(readonly contentType: string, readonly filename: string, readonly body: string | Buffer | Readable, readonly length?: number) {}
 }
 

@@ -236,7 +236,12 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         // the client sees a truncated download rather than waiting.
         if (typeof result.body !== 'string' && !Buffer.isBuffer(result.body)) result.body.once('error', () => ctx.res.destroy());
         ctx.body = result.body;
-        if (result.length !== undefined) ctx.length = result.length;
+        // A file of known length goes as stored, not compressed on the fly (an agent build is 120 MB
+        // of which compression would cost the API seconds of CPU per download), with its length.
+        if (result.length !== undefined) {
+          ctx.length = result.length;
+          ctx.compress = false;
+        }
         return;
       }
       if (result instanceof StreamResponse) {

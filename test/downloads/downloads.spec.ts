@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -71,8 +72,15 @@ describe('agent downloads', () => {
     } finally {
       await publicApp.close();
     }
-    const other = expectOk(await call(app.url, 'GET', '/api/v1/downloads', { headers: { Host: 'inventory.lan:3000' } }));
-    expect(other).to.include({ server_url: 'http://inventory.lan:3000', server_url_is_loopback: false });
+    // The browser's address, as its Host header says (fetch always sends the URL's own).
+    const other = await new Promise<any>((resolve, reject) => {
+      const { port } = new URL(app.url);
+      http.get({ host: '127.0.0.1', port, path: '/api/v1/downloads', headers: { Host: 'inventory.lan:3000' } }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; }).on('end', () => resolve(JSON.parse(text)));
+      }).once('error', reject);
+    });
+    expect(other.data).to.include({ server_url: 'http://inventory.lan:3000', server_url_is_loopback: false });
   });
 
   it('hands out only builds of its own version: another version is 503 downloads_not_built', () => {

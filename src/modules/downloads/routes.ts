@@ -27,9 +27,14 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /** Where agents reach this server: PUBLIC_URL, else the origin of the request (the browser's address). */
 export function serverUrlFor(ctx: Context, publicUrl: string | undefined) {
-  const url = publicUrl ?? ctx.origin;
-  const host = new URL(url).hostname;
-  return { url, source: publicUrl ? 'PUBLIC_URL' as const : 'request' as const, loopback: LOOPBACK.test(host) };
+  if (publicUrl) return { url: publicUrl, source: 'PUBLIC_URL' as const, loopback: LOOPBACK.test(new URL(publicUrl).hostname) };
+  let url: URL;
+  try {
+    url = new URL(`${ctx.protocol}://${ctx.host}`);
+  } catch {
+    throw new AppError('validation_failed', { reason: `the Host header '${ctx.host}' is not a host name` });
+  }
+  return { url: url.origin, source: 'request' as const, loopback: LOOPBACK.test(url.hostname) };
 }
 
 const fileSchema = Joi.object({
