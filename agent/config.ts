@@ -79,7 +79,7 @@ const FLAGS = {
 } as const;
 type Flag = keyof typeof FLAGS;
 
-export const USAGE = `Usage: npm run agent -- --server <url> --key-file <file> [--network <uuid>] [--mode daemon_poll|server_poll]
+export const USAGE = `Usage: netinventory-agent --server <url> --key-file <file> [--network <uuid>] [--mode daemon_poll|server_poll]
        [--listen <addr:port>] [--targets <cidr,…>] [--once] [--state <file>] [--name <name>]
        [--pps N] [--sockets N] [--interval <seconds>] [--full-range-runs N] [--probe-raw-socket-ports] [--explain <address>]
        [--snmp-community <c,…>] [--snmp-v3 <user[:authproto:authpass[:privproto:privpass]],…>] [--dns <resolver ip[:port]>] [--mdns]
@@ -94,7 +94,8 @@ Each flag is also an environment variable: AGENT_SERVER, AGENT_KEY, AGENT_KEY_FI
 AGENT_TARGETS, AGENT_ONCE=1, AGENT_STATE, AGENT_NAME, AGENT_PPS, AGENT_SOCKETS, AGENT_INTERVAL, AGENT_FULL_RANGE_RUNS,
 AGENT_EXPLAIN, AGENT_DOCKER, AGENT_SNMP_COMMUNITY, AGENT_SNMP_V3, AGENT_DNS, AGENT_MDNS=1, AGENT_PAIRING_CODE,
 AGENT_TLS_CERT, AGENT_TLS_KEY, AGENT_TLS_SELF_SIGNED=1.
-The agent probes only the targets it is given (--targets, or subnets approved for it on the server).`;
+The agent probes only the targets it is given (--targets, or subnets approved for it on the server).
+From a checkout of the server's repository: npm run agent -- <the same flags>.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -307,9 +307,8 @@ describe('web application: the Daemons page (Chromium)', function () {
     }
   });
 
-  it('the empty map, the empty hosts list and the Daemons page say how to start an agent, with the command; a key made there fills it in', async () => {
+  it('the empty map, the empty hosts list and the Daemons page say how to start an agent; a key made there fills in the install block', async () => {
     const origin = new URL(world.app.url).origin;
-    const command = (key: string) => `npm run agent -- \\\n  --server ${origin} \\\n  --key ${key} \\\n  --network ${world.user.networkId}`;
     w = await openPage(world.browser, world.app.url, [], { width: 390, height: 844 });
     const page = w.page;
     await signIn(page, world.app.url, world.user, `/networks/${world.user.networkId}/topology`);
@@ -318,29 +317,47 @@ describe('web application: the Daemons page (Chromium)', function () {
     await steps.waitFor({ state: 'attached' });
     // Seen, not only in the page: on a phone the host list is a sheet, opened for an empty network.
     await steps.waitFor({ state: 'visible' });
-    expect(await steps.locator('pre.command').textContent()).to.equal(command('<key>'));
-    expect(await steps.textContent()).to.contain('Create a daemon key on the Daemons page').and.contain('POST /api/v1/auth/daemon').and.contain('Approve a subnet');
+    expect(await steps.textContent()).to.contain('Create a daemon key on the Daemons page').and.contain('POST /api/v1/auth/daemon')
+      .and.contain('Install the agent on a machine inside the network').and.contain('Approve a subnet');
+    expect(await steps.textContent(), 'no checkout of this repository is needed').to.not.contain('npm run agent');
     expect(await pageWidth(page)).to.be.at.most(390);
 
     await page.goto(`${world.app.url}/hosts`);
     const hosts = page.locator('#outlet .agent-steps');
     await hosts.waitFor();
-    expect(await hosts.locator('pre.command').textContent()).to.equal(command('<key>'));
-
-    await hosts.getByRole('link', { name: 'Daemons page' }).click();
+    await hosts.getByRole('link', { name: 'Daemons page' }).first().click();
     const empty = page.locator('.empty-daemons');
     await empty.waitFor();
-    expect(await empty.locator('pre.command').textContent()).to.equal(command('<key>'));
     expect(await empty.textContent()).to.contain('Create a daemon key (New daemon key, above; or POST /api/v1/auth/daemon).');
     expect(await pageWidth(page)).to.be.at.most(390);
 
     await page.getByRole('button', { name: 'Create key' }).click();
-    const made = (await page.locator('#agent-command').textContent())!;
-    const key = /--key (scp_d_[0-9A-Za-z]{32}) /.exec(made)?.[1];
-    expect(made).to.equal(command(key!));
-    await empty.filter({ hasText: 'it appears here once it registers' }).waitFor(); // the generic steps give way to the key's own command
+    const run = page.locator('#agent-run');
+    await run.waitFor();
+    // The browser came by 127.0.0.1: the commands say so, and warn that another machine cannot use it.
+    expect(await page.locator('#agent-loopback-warning').textContent()).to.contain(`${origin} is this server’s own loopback address`).and.contain('PUBLIC_URL');
+    expect(await run.textContent()).to.equal(`./netinventory-agent --server ${origin} --key-file agent.key`);
+    expect(await page.locator('#agent-download').textContent()).to.contain(`${origin}/downloads/netinventory-agent-linux-x64`);
+    const keyFile = (await page.locator('#agent-key-file').textContent())!;
+    const key = /'(scp_d_[0-9A-Za-z]{32})'/.exec(keyFile)?.[1];
+    expect(key, keyFile).to.be.a('string');
+    expect(await page.locator('.install-block').textContent(), 'the key is only in the key file').to.not.contain(`--key ${key}`);
+    // Another machine: the JavaScript build runs with node; the systemd unit and the container recipe are there.
+    await page.selectOption('#agent-machine', 'netinventory-agent.cjs');
+    expect(await run.textContent()).to.equal(`node ./netinventory-agent.cjs --server ${origin} --key-file agent.key`);
+    expect(await page.locator('#agent-systemd').textContent({ timeout: 1000 })).to.contain('LoadCredential=agent-key:/etc/netinventory-agent/agent.key');
+    expect(await page.locator('#agent-container').textContent()).to.contain('docker run');
+    await empty.filter({ hasText: 'it appears here once it registers' }).waitFor(); // the generic steps give way to the key's own commands
     const keys = expectOk(await call(world.app.url, 'GET', '/api/v1/auth/daemon', { auth: session })) as any[];
     expect(keys.map((k) => k.name)).to.deep.equal(['discovery agent']);
+    expect(await pageWidth(page)).to.be.at.most(390);
+    if (process.env.DAEMON_SHOTS) {
+      await page.evaluate(() => document.fonts.ready);
+      await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/daemons-install-390.png`, fullPage: true });
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/daemons-install-1440.png`, fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+    }
     // The key works: an agent started with it registers and appears on the page.
     const agent = daemonClient(world.app.url, key!);
     await registerDaemon(agent, world.user.networkId, { name: 'new-agent' });
