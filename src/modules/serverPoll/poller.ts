@@ -5,10 +5,11 @@
 //     answer within the timeout, or no success envelope) counts one consecutive failure; the fifth
 //     sets `is_unreachable`. Success resets both and keeps `last_seen`, `version`, `capabilities` current.
 //     Unreachable daemons keep being polled, so they come back on their own (decisions §7).
-//  2. GET /api/poll: a progress report is applied to its discovery session; discovered entities are
-//     handed to the discovery-sync queue (never ingested here), and those whose jobs have completed are
-//     confirmed with POST /api/discovery/entities-created (the daemon re-sends an entity on every poll
-//     until it is confirmed, so a confirmation missed now goes out on a later cycle).
+//  2. GET /api/poll: discovered entities are handed to the discovery-sync queue (never ingested
+//     here), and those whose jobs have completed are confirmed with POST /api/discovery/entities-created
+//     (the daemon re-sends an entity on every poll until it is confirmed, so a confirmation missed now
+//     goes out on a later cycle). A progress report is applied to its discovery session, the one that
+//     ends a session after that poll's entities.
 //  3. sessions: cancel_requested running sessions → POST /api/discovery/cancel; then, if the daemon
 //     runs nothing, the oldest Pending session → POST /api/discovery/initiate (and it becomes Starting).
 //
@@ -25,7 +26,7 @@ import { discoverySyncBatches, discoverySyncJobId, type DiscoverySyncJob, type D
 import { withApprovedTargets } from '../daemons/targets.js';
 import { compareVersions, DEFAULT_VERSION_POLICY, parseVersion, type VersionPolicy } from '../daemons/versionStatus.js';
 import { applySessionUpdate } from '../discovery/ingest.js';
-import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody } from '../discovery/schemas.js';
+import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody, TERMINAL_PHASES } from '../discovery/schemas.js';
 import { currentSessionId, queueDefaultSessions, RUNNING_PHASES } from '../discovery/sessions.js';
 import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
@@ -33,7 +34,6 @@ import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreat
 /** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
 export const UNREACHABLE_AFTER = 5;
 const FULL_SERVER_POLL_VERSION: [number, number, number] = [0, 14, 0];
-const TERMINAL_PHASES = ['Complete', 'Failed', 'Cancelled'];
 const VALIDATION = { abortEarly: true, convert: true } as const;
 
 export interface PollerDeps {
@@ -219,18 +219,25 @@ async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: st
     await recordPollError(db, daemon, `poll: ${err.message}`);
   }
   if (poll) {
-    if (poll.progress) {
-      const { value, error } = discoveryUpdateBody.validate(toMicroseconds(poll.progress), VALIDATION);
+    const progress = poll.progress;
+    const apply = async () => {
+      const { value, error } = discoveryUpdateBody.validate(toMicroseconds(progress!), VALIDATION);
       try {
         if (error) throw error;
         await db.transaction((tx) => applySessionUpdate(tx, { ...ctx, discoveryId: value.session_id }, value));
       } catch (err) {
-        log.warn({ err: (err as Error).message, session_id: poll.progress.session_id }, 'progress report from daemon not applied');
+        log.warn({ err: (err as Error).message, session_id: progress!.session_id }, 'progress report from daemon not applied');
       }
-    }
+    };
+    // A session's end is applied after the entities of the same poll: its last hosts belong to it
+    // (found by it, counted in its summary) only while it still runs. Any other progress goes first,
+    // so that a session the daemon started itself exists before its hosts arrive.
+    const ends = !!progress && TERMINAL_PHASES.includes(String(progress.phase));
+    if (progress && !ends) await apply();
     const synced = await syncEntities(deps, db, client, ctx, poll, log);
     entitiesQueued = synced.queued;
     entitiesConfirmed = synced.confirmed;
+    if (ends) await apply();
   }
 
   // 3. Sessions: cancel what was asked to stop, hand out the next pending one.
