@@ -1,6 +1,7 @@
 // The NetInventory discovery agent: `npm run agent -- --server <url> --key <scp_d_…> …` (flags in
 // ./config.ts). It speaks only the Scanopy 0.14 daemon protocol the server serves, in either mode:
-//   daemon_poll: startup (→ register when unknown) then request-work every interval, running the work;
+//   daemon_poll: startup (→ register when unknown; a new daemon first scans its --targets, if any)
+//                then request-work every interval, running the work;
 //   server_poll: serves its own API (./protocol/serverPollApi.ts) and the server pulls;
 //   --once --targets …: one Network session of those targets, then exit (0 Complete, 1 otherwise).
 // It scans only what it is given (--targets, or subnets approved for it on the server).
@@ -66,17 +67,20 @@ async function defaultExplain(): Promise<ExplainAddress> {
   return mod.explainAddress;
 }
 
-/** startup; an unknown daemon (404 entity_not_found) or a key still being made (401 auth_daemon_key_not_created) registers. */
-async function announce(client: ServerClient, config: AgentConfig, state: AgentState, log: Log, register: boolean): Promise<void> {
+/**
+ * startup; an unknown daemon (404 entity_not_found) or a key still being made (401 auth_daemon_key_not_created)
+ * registers. Answers whether it registered (a new daemon).
+ */
+async function announce(client: ServerClient, config: AgentConfig, state: AgentState, log: Log, register: boolean): Promise<boolean> {
   try {
     const caps = await client.startup();
     for (const w of (caps.deprecation_warnings as Array<{ message: string }> | undefined) ?? []) log.warn(`server: ${w.message}`);
-    return;
+    return false;
   } catch (err) {
     const code = err instanceof ServerError ? err.code : null;
     if (!register || (code !== 'entity_not_found' && code !== 'auth_daemon_key_not_created')) {
       log.warn('startup not accepted; going on', { err: (err as Error).message });
-      return;
+      return false;
     }
   }
   const answer = await client.register({
@@ -86,6 +90,7 @@ async function announce(client: ServerClient, config: AgentConfig, state: AgentS
   });
   state.networkId ??= answer.daemon.network_id as string;
   log.info('registered', { daemon_id: answer.daemon.id, host_id: answer.host_id, network_id: answer.daemon.network_id });
+  return true;
 }
 
 /** The transport of daemon_poll and --once: every report posted to the server as it comes. */
@@ -134,7 +139,7 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
   if (config.mode === 'server_poll' && !config.once) return serverPoll(config, deps, { state, save, key, clientFor, run, log, stop });
 
   const client = clientFor(key!);
-  await announce(client, config, state, log, true);
+  const registered = await announce(client, config, state, log, true);
   if (!state.networkId) throw new Error('the server did not say which network the key belongs to: give --network <uuid>');
   save();
 
@@ -150,7 +155,31 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
   }
 
   // daemon_poll: request-work is the heartbeat; its cancel flag stops the running session.
-  let running: { id: string; controller: AbortController; done: Promise<unknown> } | null = null;
+  type Running = { id: string; controller: AbortController; done: Promise<unknown> };
+  let running: Running | null = null;
+  const live = new Set<Running>(); // running, finishing or waiting to run: all cancelled when the agent stops
+  const begin = (work: { session_id: string; discovery_type: WorkPayload['discovery_type'] }, transport: Transport, after?: Promise<unknown>) => {
+    const controller = new AbortController();
+    const session: Running = { id: work.session_id, controller, done: Promise.resolve() };
+    session.done = Promise.resolve(after).then(() => run(work, controller.signal, transport, null))
+      .catch((err) => log.error('session crashed', { err: (err as Error).message }))
+      .finally(() => { live.delete(session); if (running === session) running = null; });
+    live.add(session);
+    return session;
+  };
+  if (registered && config.targets.length) {
+    // A new daemon given --targets (consent to scan them) scans them at once, in a session of its own
+    // as --once does: the server queues no Network session before an operator approves a subnet for it.
+    // Its first update creates the session on the server, which then hands out no other work while it
+    // runs (and cancels it through request-work): the first request-work waits for that update.
+    let created!: () => void;
+    const firstUpdate = new Promise<void>((resolve) => { created = resolve; });
+    const transport = postingTransport(client);
+    const update = transport.update;
+    transport.update = (payload) => update(payload).finally(created);
+    running = begin({ session_id: randomUUID(), discovery_type: networkDiscoveryType(null, { probe_raw_socket_ports: config.probeRawSocketPorts }) }, transport);
+    await Promise.race([firstUpdate, running.done]);
+  }
   while (!stop.aborted) {
     try {
       const [work, cancel] = await client.requestWork({ name: config.name, mode: 'daemon_poll', version: AGENT_VERSION });
@@ -158,14 +187,9 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
         log.info('cancel requested by the server', { session_id: running.id });
         running.controller.abort();
       }
-      if (work && !running) {
-        const controller = new AbortController();
-        const session = { id: work.session_id, controller, done: Promise.resolve() as Promise<unknown> };
-        session.done = run(work, controller.signal, postingTransport(client), null)
-          .catch((err) => log.error('session crashed', { err: (err as Error).message }))
-          .finally(() => { if (running === session) running = null; });
-        running = session;
-      }
+      // Work comes only once the server stored the running session's end: a session still running here
+      // is finishing (the answer to its last update on its way). The work waits for it, never dropped.
+      if (work) running = begin(work, postingTransport(client), running?.done);
     } catch (err) {
       if (stop.aborted) break;
       const code = err instanceof ServerError ? err.code : null;
@@ -174,11 +198,8 @@ export async function runAgent(config: AgentConfig, deps: AgentDeps = {}): Promi
     }
     await sleep(config.intervalMs, stop);
   }
-  const last = running as { controller: AbortController; done: Promise<unknown> } | null;
-  if (last) {
-    last.controller.abort();
-    await last.done;
-  }
+  for (const session of live) session.controller.abort();
+  await Promise.all([...live].map((session) => session.done));
   return 0;
 }
 

@@ -136,6 +136,17 @@ describe('agent: the protocol side', function () {
     return all.filter((x: any) => x.phase !== 'Pending');
   };
   const deps = (extra: Partial<AgentDeps> = {}): AgentDeps => ({ log: silent, stop: stop.signal, readLocal: () => LOCAL, backoffScale: 0, ...extra });
+  /** The agent's daemon id, once the server knows it (registered). */
+  const registered = (statePath = join(dir, 'state.json')) => waitFor('the agent registered', async () => {
+    const { daemonId } = loadState(statePath);
+    return daemonId && (await sql(app, `select id from daemons where id = ?`, [daemonId])).length > 0 && daemonId;
+  });
+  /** An operator approves a (new) subnet for a daemon, as on the Daemons page: the first approval queues its Network session. */
+  const approveTarget = async (daemonId: string, cidr = TARGET): Promise<string> => {
+    const subnet = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { network_id: t.defaultNetworkId, cidr, name: `approved ${cidr}` } }), 201);
+    expect((await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/targets`, { auth: t.owner, body: { subnet_id: subnet.id } })).status).to.be.oneOf([200, 201]);
+    return subnet.id;
+  };
 
   beforeEach(async () => {
     app = await startTestApp({ daemonAllowedNetworks: ['127.0.0.0/8'] });
@@ -211,12 +222,14 @@ describe('agent: the protocol side', function () {
   });
 
   describe('daemon_poll', () => {
-    it('registers, runs SelfReport then Network work, and sends what a 0.14.13 daemon sends, by shape', async () => {
+    it('registers, runs SelfReport then the Network work an approval queued, and sends what a 0.14.13 daemon sends, by shape', async () => {
       const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
       const sent: Sent[] = [];
       const sessions: SessionResult[] = [];
       const scan = fakeScan();
-      running.push(runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: scan, fetch: recordingFetch(sent), onSession: (s) => sessions.push(s) })));
+      // No --targets: every session is the server's work (a new daemon given --targets first runs one of its own).
+      running.push(runAgent(config({ key }), deps({ scanNetwork: scan, fetch: recordingFetch(sent), onSession: (s) => sessions.push(s) })));
+      const subnetId = await approveTarget(await registered());
       await waitFor('two sessions', async () => sessions.length >= 2);
       expect(sessions.map((s) => [s.terminal.discovery_type.type, s.terminal.phase])).to.deep.equal([['SelfReport', 'Complete'], ['Network', 'Complete']]);
 
@@ -235,7 +248,7 @@ describe('agent: the protocol side', function () {
       expect(shapeDiff(first(mine(/startup$/)), rec(/startup$/))).to.deep.equal([]);
       expect(shapeDiff(first(mine(/register$/)), rec(/register$/))).to.deep.equal([]);
       expect(shapeDiff(first(mine(/request-work$/)), rec(/request-work$/))).to.deep.equal([]);
-      expect(shapeDiff(first(mine(/\/api\/v1\/subnets$/, (b) => b.source.metadata[0].type === 'SelfReport')), rec(/\/api\/v1\/subnets$/))).to.deep.equal([]);
+      expect(shapeDiff(first(mine(/\/api\/v1\/subnets$/, (b) => b?.source.metadata[0].type === 'SelfReport')), rec(/\/api\/v1\/subnets$/))).to.deep.equal([]);
       expect(shapeDiff(first(mine(/update-capabilities$/)), rec(/update-capabilities$/))).to.deep.equal([]);
       // Every progress update of either type has the shape of the recorded Started update of that type;
       // the one addition is ours and optional: a Network session's end carries the run's report (issue 25.3).
@@ -271,8 +284,8 @@ describe('agent: the protocol side', function () {
       // Our documented extensions (the server's schema says "Our agent" for each) are the only extra keys.
       const ours = /\.(mac_vendor|mac_random|hostname_source|if_entries|collections): not sent by Scanopy$/;
       expect(shapeDiff(webHost, asRecorded(recordedHost)).filter((d) => !ours.test(d))).to.deep.equal([]);
-      // The Network work named no subnet (none approved): only --targets was scanned, never the agent's own subnet.
-      expect(scan.calls.map((c) => c.targets.map((x) => x.cidr))).to.deep.equal([[TARGET]]);
+      // The Network work named the approved subnet: only it was scanned, never the agent's own subnet.
+      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: TARGET, subnetId }]]);
     });
 
     it('a session an operator cancels through the API ends Cancelled (request-work answers cancel: true)', async () => {
@@ -285,8 +298,9 @@ describe('agent: the protocol side', function () {
       // An operator cancels it through the API; the agent hears it from request-work's cancel flag.
       const daemonId = loadState(join(dir, 'state.json')).daemonId;
       expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/sessions/${session.id}/cancel`, { auth: t.owner }), 202);
-      await waitFor('the session to end', async () => sessions.length >= 2);
-      expect(sessions[1]!.terminal).to.include({ phase: 'Cancelled', session_id: session.id });
+      // The agent's own session of its --targets (a new daemon's first): the server created it from its first update.
+      const ended = await waitFor('the session to end', async () => sessions.find((s) => s.terminal.session_id === session.id));
+      expect([ended.terminal.discovery_type.type, ended.terminal.phase]).to.deep.equal(['Network', 'Cancelled']);
       const stored = (await sql(app, `select phase from discovery_sessions where id = ?`, [session.id]))[0]!;
       expect(stored.phase).to.equal('Cancelled');
       // Exactly one terminal update for the session.
@@ -305,8 +319,14 @@ describe('agent: the protocol side', function () {
       expect((await sql(app, `select phase from discovery_sessions where id = ?`, [session.id]))[0]!.phase).to.equal('Cancelled');
     });
 
-    it('Network work with no subnet approved and no --targets scans nothing and ends Complete, with a warning', async () => {
+    it('Network work with no subnet approved (revoked while it waited) and no --targets scans nothing and ends Complete, with a warning', async () => {
       const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      // The daemon exists already; its first approval queued a Network session, revoked before the agent took it.
+      const daemonId = randomUUID();
+      saveState(join(dir, 'state.json'), { ...emptyState(), daemonId, networkId: t.defaultNetworkId });
+      await registerDaemon(daemonClient(app.url, key, daemonId), t.defaultNetworkId);
+      const subnetId = await approveTarget(daemonId);
+      expect((await call(app.url, 'DELETE', `/api/v1/daemons/${daemonId}/targets/${subnetId}`, { auth: t.owner })).status).to.be.oneOf([200, 204]);
       const sessions: SessionResult[] = [];
       const scan = fakeScan();
       running.push(runAgent(config({ key }), deps({ scanNetwork: scan, onSession: (s) => sessions.push(s) })));
@@ -317,6 +337,76 @@ describe('agent: the protocol side', function () {
       const network = (await daemonSessions()).find((x: any) => x.discovery_type.type === 'Network');
       expect(network).to.include({ phase: 'Complete' });
       expect(network.error).to.match(/^Warning: nothing to scan: no subnet approved for this agent on the server and no --targets/);
+    });
+
+    it('work handed out while the last session’s end is still on its way back is run after it, not dropped', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      // The answer to each terminal update comes late: the server has the end and hands out the next work meanwhile.
+      const slowEnds = (async (input: any, init?: RequestInit) => {
+        const res = await fetch(input, init);
+        if (/\/update$/.test(new URL(String(input)).pathname) && /"phase":"(Complete|Cancelled|Failed)"/.test(String(init?.body))) await new Promise((r) => setTimeout(r, 500));
+        return res;
+      }) as typeof fetch;
+      const sessions: SessionResult[] = [];
+      running.push(runAgent(config({ key }), deps({ scanNetwork: fakeScan(), fetch: slowEnds, onSession: (s) => sessions.push(s) })));
+      await approveTarget(await registered()); // queues a Network session after the SelfReport
+      await waitFor('both sessions', async () => sessions.length >= 2);
+      expect(sessions.map((s) => [s.terminal.discovery_type.type, s.terminal.phase])).to.deep.equal([['SelfReport', 'Complete'], ['Network', 'Complete']]);
+    });
+
+    it('a new daemon given --targets scans them once, right after registering; one without scans nothing until a subnet is approved for it', async () => {
+      const key = (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key;
+      const typesAndPhases = (results: SessionResult[]) => results.map((s) => [s.terminal.discovery_type.type, s.terminal.phase]);
+      const requestWorks = (sent: Sent[]) => sent.filter((s) => s.path.endsWith('/request-work')).length;
+      const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+      // --targets: its own Network session first (the server queued none), then the SelfReport the server queued.
+      const sent: Sent[] = [];
+      const sessions: SessionResult[] = [];
+      const scan = fakeScan();
+      const firstStop = new AbortController();
+      const first = runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: scan, fetch: recordingFetch(sent), stop: firstStop.signal, onSession: (s) => sessions.push(s) }));
+      await waitFor('its scan and the SelfReport', async () => sessions.length >= 2);
+      expect(typesAndPhases(sessions)).to.deep.equal([['Network', 'Complete'], ['SelfReport', 'Complete']]);
+      expect(scan.calls.map((c) => c.targets.map((x) => x.cidr))).to.deep.equal([[TARGET]]);
+      // Its first update (which creates the session on the server) comes before its first request-work.
+      const paths = sent.map((s) => s.path.replace(uuid, ':id'));
+      expect(paths.slice(0, 2)).to.deep.equal(['/api/daemons/:id/startup', '/api/daemons/register']);
+      expect(paths.indexOf('/api/v1/discovery/:id/update')).to.be.lessThan(paths.indexOf('/api/daemons/:id/request-work'));
+      // On the server: the session the agent made up, Complete, and what it found.
+      const ownId = sessions[0]!.terminal.session_id;
+      expect((await daemonSessions()).filter((x: any) => x.discovery_type.type === 'Network').map((x: any) => [x.id, x.phase])).to.deep.equal([[ownId, 'Complete']]);
+      const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts?limit=100', { auth: t.owner }));
+      expect(hosts.some((h: any) => h.ip_addresses.some((a: any) => a.ip_address === '198.18.10.11'))).to.equal(true);
+      firstStop.abort();
+      expect(await first).to.equal(0);
+      // A restart is no new daemon: no scan of its own again, only the server's work (none).
+      const again: Sent[] = [];
+      running.push(runAgent(config({ key, targets: [TARGET] }), deps({ scanNetwork: scan, fetch: recordingFetch(again) })));
+      await waitFor('three request-works after the restart', async () => requestWorks(again) >= 3);
+      expect(again[0]!.path).to.match(/\/startup$/);
+      expect(scan.calls).to.have.length(1);
+
+      // Without --targets: the SelfReport, then nothing queued and nothing scanned, poll after poll.
+      const statePath = join(dir, 'plain.json');
+      const plainSent: Sent[] = [];
+      const plain: SessionResult[] = [];
+      const plainScan = fakeScan();
+      running.push(runAgent({ ...config({ key }), statePath }, deps({ scanNetwork: plainScan, fetch: recordingFetch(plainSent), onSession: (s) => plain.push(s) })));
+      await waitFor('the SelfReport', async () => plain.length >= 1);
+      const polled = requestWorks(plainSent);
+      await waitFor('three more request-works', async () => requestWorks(plainSent) >= polled + 3);
+      const daemonId = loadState(statePath).daemonId!;
+      const networkSessions = () => sql(app, `select id from discovery_sessions where daemon_id = ? and discovery_type->>'type' = 'Network'`, [daemonId]);
+      expect(typesAndPhases(plain)).to.deep.equal([['SelfReport', 'Complete']]);
+      expect(await networkSessions()).to.deep.equal([]);
+      expect(plainScan.calls).to.deep.equal([]);
+      // An operator approves a subnet: that queues its first scan, of that subnet.
+      const subnetId = await approveTarget(daemonId, '198.18.20.0/24');
+      await waitFor('the Network session', async () => plain.length >= 2);
+      expect(typesAndPhases(plain)).to.deep.equal([['SelfReport', 'Complete'], ['Network', 'Complete']]);
+      expect(plainScan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId }]]);
+      expect(await networkSessions()).to.have.length(1);
     });
   });
 
@@ -390,11 +480,12 @@ describe('agent: the protocol side', function () {
       });
       expect(ended.error).to.match(/restarted/i);
       // Queued work flows again: a new Network session, run to the end.
+      const next = randomUUID();
       await sql(app, `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, created_at, updated_at)
         select ?, organization_id, network_id, id, discovery_type, now(), now() from daemons d,
-          (select discovery_type from discovery_sessions where id = ?) s where d.id = ?`, [randomUUID(), left.id, loadState(join(dir, 'state.json')).daemonId]);
-      await waitFor('the next session', async () => sessions.length >= 1);
-      expect(sessions[0]!.terminal).to.include({ phase: 'Complete' });
+          (select discovery_type from discovery_sessions where id = ?) s where d.id = ?`, [next, left.id, loadState(join(dir, 'state.json')).daemonId]);
+      const ran = await waitFor('the next session', async () => sessions.find((s) => s.terminal.session_id === next));
+      expect(ran.terminal).to.include({ phase: 'Complete' });
     });
 
     it('--explain prints what the scanner explains (the scanner\'s explainAddress, with the budget)', async () => {
@@ -493,6 +584,7 @@ describe('agent: the protocol side', function () {
       const agentUrl = `http://127.0.0.1:${await listening}`;
       const provisioned = expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'agent-sp', network_id: t.defaultNetworkId, url: agentUrl } }), 201);
       const daemonId: string = provisioned.daemon.id;
+      await approveTarget(daemonId); // its first contact then queues a Network session after the SelfReport
       const paired = await fetch(`${agentUrl}/api/initialize`, { method: 'POST', body: JSON.stringify({ network_id: t.defaultNetworkId, api_key: provisioned.daemon_api_key, pairing_code: PAIRING_CODE }) });
       expect(paired.status).to.equal(200);
       const services = workerServicesFor(app, { serverPollTimeoutMs: 5000, serverPollAckWaitMs: 5000 });
@@ -519,6 +611,7 @@ describe('agent: the protocol side', function () {
       const provisioned = expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'agent-sp', network_id: t.defaultNetworkId, url: agentUrl } }), 201);
       const daemonId: string = provisioned.daemon.id;
       const key: string = provisioned.daemon_api_key;
+      await approveTarget(daemonId); // its first contact then queues a Network session after the SelfReport
       const agent = async (method: string, path: string, body?: unknown, auth = key) => {
         const res = await fetch(agentUrl + path, { method, headers: { Authorization: `Bearer ${auth}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
         const text = await res.text();

@@ -217,7 +217,7 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
 
   /**
    * A server_poll agent, provisioned on the server (which calls it at its end of the /30), scanning
-   * `targets`; the server's side driven as its workers do (poll, then discovery-sync). Resolves when
+   * `targets` (approved for it on the server, and its --targets); the server's side driven as its workers do (poll, then discovery-sync). Resolves when
    * its Network session is Complete and what it reported is stored.
    */
   async function serverPollRun(label: string, targets: string): Promise<{ networkId: string }> {
@@ -227,6 +227,11 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
       auth: t.owner, body: { name: `lab-${label}`, network_id: networkId, url: `http://${lab.agentServerIp}:${port}` },
     }), 201);
     const daemonId: string = provisioned.daemon.id;
+    // Its targets approved on the server (as on the Daemons page): its first contact then queues a Network session.
+    for (const cidr of targets.split(',')) {
+      const subnet = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { network_id: networkId, cidr, name: cidr } }), 201);
+      expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/targets`, { auth: t.owner, body: { subnet_id: subnet.id } }));
+    }
     const agent = startAgent(['--mode', 'server_poll', '--listen', `${lab.agentServerIp}:${port}`, '--server', api.url,
       '--key', provisioned.daemon_api_key, '--network', networkId, '--state', path.join(lab.dir, `state-${networkId}.json`),
       '--targets', targets, ...FAST]);
@@ -355,6 +360,7 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
   });
 
   it('a user’s cancel mid-run ends the session Cancelled', async () => {
+    // The Network session a new daemon_poll daemon runs of its own --targets right after registering.
     const d = await newDaemon('cancel');
     const agent = startAgent([...d.args, '--targets', BOTH_SEGMENTS, '--interval', '0.5', ...SLOW]);
     try {
@@ -385,8 +391,8 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
     const old = sessions.find((s) => s.id === running.id)!;
     expect(old.phase).to.equal('Failed');
     expect(old.error).to.match(/stall/i);
-    // (The Network session queued at registration stays Pending: a --once agent asks for no work.)
-    const next = sessions.filter((s) => s.type === 'Network' && s.id !== running.id && s.phase !== 'Pending');
+    // (No Network session is queued at registration, nothing being approved: the runs' own two are all.)
+    const next = sessions.filter((s) => s.type === 'Network' && s.id !== running.id);
     expect(next.map((s) => s.phase)).to.deep.equal(['Complete']);
   });
 });

@@ -55,11 +55,12 @@ describe('server-poll worker', function () {
     const d = await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: daemon.url });
     const first = await pollDaemon(services, d.id);
     expect(first).to.include({ result: 'ok', consecutiveFailures: 0, isUnreachable: false });
-    // First contact queues the default sessions (SelfReport, Network) and hands out the first one.
+    // First contact queues the default session (SelfReport) and hands it out; no Network session
+    // before a subnet is approved for the daemon (test/daemons/targets.spec.ts).
     expect(daemon.requests.map((r) => r.path)).to.deep.equal(['/api/first-contact', '/api/poll', '/api/discovery/initiate']);
     const sessions = await db(app).query<{ id: string; phase: string; type: string }>(
       `select id, phase, discovery_type->>'type' as type from discovery_sessions where daemon_id = ? order by created_at`, [d.id]);
-    expect(sessions.map((x) => [x.type, x.phase])).to.deep.equal([['SelfReport', 'Starting'], ['Network', 'Pending']]);
+    expect(sessions.map((x) => [x.type, x.phase])).to.deep.equal([['SelfReport', 'Starting']]);
     expect(first.initiated).to.deep.equal([sessions[0]!.id]);
     expect(daemon.requests[2]!.body).to.deep.equal({ session_id: sessions[0]!.id, discovery_type: { type: 'SelfReport', host_id: null } });
     const seen = await daemonRow(app, d.id);
