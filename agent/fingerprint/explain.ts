@@ -1,7 +1,7 @@
 // `--explain <address>`: the scan of one address, told step by step: which probes ran, what each
 // answered, which rules matched or did not and why. Probes the address like a scan does (same
 // budget), so only ever an address the operator named.
-import { DEFAULT_BUDGET, ProbeBudget } from '../scan/budget.js';
+import { allowProbeListeners, DEFAULT_BUDGET, ProbeBudget } from '../scan/budget.js';
 import { connectProbe, LIVENESS_PORTS, type ConnectResult } from '../scan/liveness.js';
 import { isOnLink, onLinkNetworks, readNeighbours } from '../scan/neighbours.js';
 import { portsToProbe } from '../scan/ports.js';
@@ -24,6 +24,7 @@ export async function explainAddress(address: string, options: ExplainOptions = 
   const limits = options.budget ?? DEFAULT_BUDGET;
   const budget = new ProbeBudget(limits);
   const signal = options.signal;
+  allowProbeListeners(signal);
   const lines: string[] = [];
   const ports = [...new Set([...LIVENESS_PORTS, ...(options.ports ?? portsToProbe({}))])].sort((a, b) => a - b);
   lines.push(`explain ${address}: ${ports.length} TCP ports, budget ${limits.probesPerSecond} probes/s and ${limits.maxOpenSockets} sockets`);

@@ -1,6 +1,7 @@
 // One budget for a whole run, shared by every host: a token bucket for probes started per second
 // and a semaphore for sockets open at once. Scanopy 0.14 limits 500 probes/s and 200 sockets *per
 // host* (so thousands of hosts scan at once); ours is global and gentler by default.
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ScanBudget } from './types.js';
 
@@ -120,6 +121,17 @@ export class RoundTrips {
     if (this.smoothed === undefined) return RoundTrips.INITIAL_MS;
     return Math.min(RoundTrips.MAX_MS, Math.max(RoundTrips.MIN_MS, 4 * this.smoothed));
   }
+}
+
+/**
+ * A run's abort signal has one listener per probe queued for a socket place, waiting for a token or
+ * running (each removed when that probe ends: Semaphore.acquire, connectProbe, runProbe), so as many
+ * as probes are in flight or queued: a chunk's liveness connects alone are hundreds. By design, not a
+ * leak; Node before 21 warns past 10 (MaxListenersExceededWarning), Node 21+ sets an AbortSignal no
+ * limit, and so does this.
+ */
+export function allowProbeListeners(signal: AbortSignal | undefined): void {
+  if (signal) setMaxListeners(0, signal);
 }
 
 /** The run's shared budget: every probe goes through `probe`. */

@@ -10,7 +10,7 @@ import { credentialsFor } from '../snmp/credentials.js';
 import type { SnmpLimits } from '../snmp/session.js';
 import { ouiTable, vendorOf } from '../vendors.js';
 import type { ProbeTimeouts } from '../fingerprint/probes.js';
-import { ProbeBudget, type Clock } from './budget.js';
+import { allowProbeListeners, ProbeBudget, type Clock } from './budget.js';
 import { LIVENESS_PORTS, sweepPorts } from './liveness.js';
 import { findMiddleboxes, isValidated } from './middlebox.js';
 import { isOnLink, isRandomMac, onLinkNetworks, readNeighbours } from './neighbours.js';
@@ -49,6 +49,7 @@ export async function runScan(options: ScanOptions, tuning: ScanTuning = {}): Pr
   const expanded = expandTargets(options.targets); // refuses a bad target before any probe
   const budget = new ProbeBudget(options.budget, tuning.clock);
   const signal = options.signal;
+  allowProbeListeners(signal);
   const onLink = tuning.onLink ?? onLinkNetworks();
   const neighbours = tuning.readNeighbours ?? readNeighbours;
   const chunkSize = tuning.chunkSize ?? 256;

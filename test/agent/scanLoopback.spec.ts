@@ -2,6 +2,7 @@
 // (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432) the tests run with. Never any other address.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { getEventListeners, getMaxListeners, setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -244,6 +245,31 @@ describe('agent scan: loopback', function () {
     before.abort();
     const none = await scan({ targets: [{ cidr: '127.0.2.0/28' }], signal: before.signal }, { ports: [port] });
     expect(none).to.deep.include({ cancelled: true, probesSent: 0, hosts: [] });
+  });
+
+  it('the run\'s signal: one abort listener per queued or running probe, none left after; no listener limit (no warning on Node < 21)', async () => {
+    const signal = new AbortController().signal;
+    setMaxListeners(10, signal); // Node 18/20's default for an AbortSignal (Node 21+ has none)
+    let most = 0;
+    const add = signal.addEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      add(...args);
+      most = Math.max(most, getEventListeners(signal, 'abort').length);
+    }) as typeof add;
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const report = await runScan({ targets: [{ cidr: '127.0.6.0/28' }], budget: { probesPerSecond: 1000, maxOpenSockets: 2 }, signal }, { ports: [] });
+      expect(report.addressesTried).to.equal(14);
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(most, 'listeners at once: the liveness connects queued for 2 sockets').to.be.above(10);
+    expect(getEventListeners(signal, 'abort'), 'listeners left after the run').to.deep.equal([]);
+    expect(getMaxListeners(signal)).to.equal(0);
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map(String)).to.deep.equal([]);
   });
 
   it('explainAddress says what each probe answered and which rules matched or not', async () => {
