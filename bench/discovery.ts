@@ -50,12 +50,12 @@ interface ToolResult {
 
 
 /** One tool's run: the neighbour table emptied first, counters read around it. */
-async function measure(lab: Lab, tool: string, cmd: string, args: string[], read: () => Promise<Found>): Promise<ToolResult> {
+async function measure(lab: Lab, tool: string, cmd: string, args: string[], read: () => Promise<Found>, env?: Record<string, string>): Promise<ToolResult> {
   lab.exec(lab.agentNs, 'ip', ['neigh', 'flush', 'dev', 'ag0']);
   const traffic = lab.agentTraffic();
   const raw = lab.rawPortPackets();
   const started = process.hrtime.bigint();
-  const run = await runInAgentNs(lab, cmd, args, TIMEOUT_MS);
+  const run = await runInAgentNs(lab, cmd, args, TIMEOUT_MS, env);
   const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const after = lab.agentTraffic();
   if (run.code !== 0) console.error(`${tool} exited ${run.code}:\n${run.output.slice(-3000)}`);
@@ -68,7 +68,7 @@ async function measure(lab: Lab, tool: string, cmd: string, args: string[], read
   const addresses = TARGETS.length * 254;
   return {
     tool,
-    command: [path.basename(cmd), ...args].join(' ').replace(/--key \S+/, '--key scp_d_…'),
+    command: [path.basename(cmd), ...args].join(' '), // the agent's key is in its environment (AGENT_KEY), never here
     exit: run.code,
     wallSeconds: Math.round(wallSeconds * 10) / 10,
     hostsFound: hosts.filter((ip) => truth.hosts.includes(ip)).length,
@@ -144,7 +144,8 @@ async function main() {
   try {
     const t = await registerTenant(app.url, 'bench');
     const { key } = await createDaemonKey(app.url, t.owner, t.defaultNetworkId);
-    const agentArgs = [path.join(ROOT, 'dist/downloads/netinventory-agent.cjs'), '--server', api.url, '--key', key, '--network', t.defaultNetworkId,
+    // The key as AGENT_KEY: an argument would show it in the process list (and in the results' command).
+    const agentArgs = [path.join(ROOT, 'dist/downloads/netinventory-agent.cjs'), '--server', api.url, '--network', t.defaultNetworkId,
       '--state', path.join(lab.dir, 'agent-state.json'), '--once', '--targets', TARGETS.join(','), ...EXTRA_AGENT_ARGS];
     results.push(await measure(lab, 'agent', NODE, agentArgs, async () => {
       const seen = await readInventory(app.url, t.owner, t.defaultNetworkId);
@@ -152,7 +153,7 @@ async function main() {
         hosts: [...seen.keys()],
         services: [...seen.values()].flatMap((h) => h.services.flatMap((s) => (s.port === null ? [] : [{ ip: h.ip, port: s.port, name: s.definition }]))),
       };
-    }));
+    }, { AGENT_KEY: key }));
     const xml = path.join(lab.dir, 'nmap.xml');
     results.push(await measure(lab, 'nmap -sT -sV', 'nmap', ['-sT', '-sV', '-oX', xml, ...TARGETS], async () => readNmapXml(xml)));
   } finally {

@@ -774,9 +774,9 @@ async function until(what: string, check: () => boolean, limitMs = 20_000): Prom
 }
 
 /** A program started in the agent's namespace, after the safety check (the only way the tests and benches start one). */
-export function spawnInAgentNs(lab: Lab, cmd: string, args: string[]): { child: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+export function spawnInAgentNs(lab: Lab, cmd: string, args: string[], env?: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
   lab.assertAgentIsolated();
-  const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('ip', ['netns', 'exec', lab.agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } });
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });
   child.stderr!.on('data', (d) => { output += d; });
@@ -784,9 +784,9 @@ export function spawnInAgentNs(lab: Lab, cmd: string, args: string[]): { child: 
   return { child, output: () => output, exited };
 }
 
-/** Runs a program in the agent's namespace (spawnInAgentNs); killed past `timeoutMs` (the benches' tools). */
-export async function runInAgentNs(lab: Lab, cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  const run = spawnInAgentNs(lab, cmd, args);
+/** Runs a program in the agent's namespace (spawnInAgentNs, `env` added to ours); killed past `timeoutMs` (the benches' tools). */
+export async function runInAgentNs(lab: Lab, cmd: string, args: string[], timeoutMs: number, env?: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const run = spawnInAgentNs(lab, cmd, args, env);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
   const { code } = await run.exited.finally(() => clearTimeout(timer));
   return { code, output: run.output() };
