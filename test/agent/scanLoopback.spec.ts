@@ -1,5 +1,6 @@
 // The scanner against loopback only (127.0.0.0/8): tiny servers started here, and the real Redis
-// (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432) the tests run with. Never any other address.
+// and PostgreSQL the tests run with, on the ports test/setup.ts gave them (REDIS_URL, DATABASE_URL:
+// 6379 / 5432, or the project's own 56379 / 55432). Never any other address.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { getEventListeners, getMaxListeners, setMaxListeners } from 'node:events';
@@ -17,6 +18,13 @@ import type { FoundHost, ScanOptions } from '../../agent/scan/types.js';
 const GREETING = 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n';
 const FAST: ScanTuning = { probeTimeouts: { replyMs: 400, idleMs: 80 } };
 const BUDGET = { probesPerSecond: 500, maxOpenSockets: 32 };
+
+/** The loopback port of the real server at `url` (DATABASE_URL / REDIS_URL, set by test/setup.ts). */
+function loopbackPort(name: 'DATABASE_URL' | 'REDIS_URL', fallback: number): number {
+  const url = new URL(process.env[name]!);
+  expect(['127.0.0.1', 'localhost', '[::1]'], `${name} is not on loopback`).to.include(url.hostname);
+  return Number(url.port || fallback);
+}
 
 const servers: net.Server[] = [];
 const accepted = new Set<net.Socket>();
@@ -78,11 +86,13 @@ describe('agent scan: loopback', function () {
     const secure = await listen(tls.createServer(cert, (s) => { s.on('error', () => undefined); s.once('data', () => s.end('HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nContent-Length: 0\r\n\r\n')); }), '127.0.0.1');
     const silent = await listen(silentServer(), '127.0.0.1');
     const closed = await freePort('127.0.0.1');
+    const realRedis = loopbackPort('REDIS_URL', 6379);
+    const realPg = loopbackPort('DATABASE_URL', 5432);
     const seen: FoundHost[] = [];
     const progress: number[] = [];
     const report = await scan(
       { targets: [{ cidr: '127.0.0.1/32' }], onHost: (h) => void seen.push(h), onProgress: (p) => void progress.push(p) },
-      { ports: [ssh, redis, web, secure, silent, closed, 6379, 5432] },
+      { ports: [ssh, redis, web, secure, silent, closed, realRedis, realPg] },
     );
 
     expect(report.cancelled).to.equal(false);
@@ -92,7 +102,7 @@ describe('agent scan: loopback', function () {
     const host = report.hosts[0];
     expect(host).to.deep.include({ ip: '127.0.0.1', mac: null, hostname: null, target: { cidr: '127.0.0.1/32' } });
     const open = host.openPorts.map((p) => p.port);
-    expect(open).to.include.members([ssh, redis, web, secure, silent, 6379, 5432]);
+    expect(open).to.include.members([ssh, redis, web, secure, silent, realRedis, realPg]);
     expect(open).to.not.include(closed);
     expect(host.evidence.map((e) => e.kind)).to.include.members(['tcp_open', 'tcp_refused']);
     expect(report.aliveByEvidence).to.deep.include({ tcp_open: 1, tcp_refused: 1 });
@@ -105,9 +115,9 @@ describe('agent scan: loopback', function () {
     expect(on(web)).to.deep.include({ rule: 'http', definition: 'HTTP', confidence: 'High', facts: { status: '200', title: 'Lab & web page' } });
     expect(on(secure)).to.deep.include({ rule: 'http-nginx', definition: 'Nginx', confidence: 'High' });
     expect(on(secure)!.facts).to.deep.include({ subject: 'lab-https.test', san: 'DNS:lab-https.test, IP Address:127.0.0.1', issuer: 'lab-https.test' });
-    expect(on(6379)).to.deep.include({ rule: 'redis-ping', definition: 'Redis', confidence: 'High' });
-    expect(on(5432)).to.deep.include({ rule: 'postgresql-sslrequest', definition: 'PostgreSQL', confidence: 'High' });
-    expect(on(5432)!.reason).to.match(/^rule postgresql-sslrequest: probe SSLRequest 00000008 04d2162f on 5432\/tcp answered "[SN]"$/);
+    expect(on(realRedis)).to.deep.include({ rule: 'redis-ping', definition: 'Redis', confidence: 'High' });
+    expect(on(realPg)).to.deep.include({ rule: 'postgresql-sslrequest', definition: 'PostgreSQL', confidence: 'High' });
+    expect(on(realPg)!.reason).to.match(new RegExp(`^rule postgresql-sslrequest: probe SSLRequest 00000008 04d2162f on ${realPg}/tcp answered "[SN]"$`));
     expect(on(silent)).to.equal(undefined); // open, but nothing recognised it and no port rule names it
 
     expect(progress[0]).to.equal(0);
@@ -275,7 +285,8 @@ describe('agent scan: loopback', function () {
   it('explainAddress says what each probe answered and which rules matched or not', async () => {
     const ssh = await listen(sshServer(), '127.0.0.1');
     const closed = await freePort('127.0.0.1');
-    const text = await explainAddress('127.0.0.1', { ports: [ssh, closed, 6379], budget: BUDGET, probeTimeouts: FAST.probeTimeouts });
+    const realRedis = loopbackPort('REDIS_URL', 6379);
+    const text = await explainAddress('127.0.0.1', { ports: [ssh, closed, realRedis], budget: BUDGET, probeTimeouts: FAST.probeTimeouts });
     expect(text).to.contain(`explain 127.0.0.1:`);
     expect(text).to.match(new RegExp(`refused \\(a RST: alive, evidence tcp_refused\\) [0-9, ]*\\b${closed}\\b`));
     expect(text).to.contain(`port ${ssh}/tcp:\n  probe NULL (read the greeting): answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n"`);
@@ -283,7 +294,10 @@ describe('agent scan: loopback', function () {
     const sshSection = text.slice(text.indexOf(`port ${ssh}/tcp:`)).split(/\n(?=port |probes sent)/)[0];
     expect(sshSection.match(/^  probe /gm)).to.have.length(1); // recognised (High) by the greeting: no further probe
     expect(text).to.contain(`=> SSH [SSH] confidence High: rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered`);
-    expect(text).to.contain('port 6379/tcp:\n  probe "PING\\r\\n": answered "+PONG\\r\\n"');
+    // On 6379 PING is the first probe (the port's own); on another port (the project's own 56379) it follows the generic ones.
+    const redisSection = text.slice(text.indexOf(`port ${realRedis}/tcp:`)).split(/\n(?=port |probes sent)/)[0];
+    expect(redisSection).to.contain('\n  probe "PING\\r\\n": answered "+PONG\\r\\n"');
+    expect(redisSection).to.contain(`=> Redis [Redis] confidence High: rule redis-ping: probe "PING\\r\\n" on ${realRedis}/tcp answered "+PONG"`);
     expect(text).to.match(/rule ssh-greeting: no \(answer "\+PONG\\r\\n" does not match /);
     await explainAddress('127.0.0.0/30').then(() => expect.fail('a range was explained'), (err) => expect(String(err)).to.match(/not an IPv4 address/));
   });
