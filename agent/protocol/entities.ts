@@ -3,6 +3,7 @@
 // dates from when the agent first found the address: an unchanged host gives a byte-identical
 // report, which the server's digest turns into two statements and no history.
 import { createHash } from 'node:crypto';
+import { maskSecrets } from '../../src/core/secretFields.js';
 import type { FoundHost, FoundService, SnmpInterface } from '../scan/types.js';
 import type { DiscoveryType } from './client.js';
 
@@ -17,17 +18,13 @@ export function stableUuid(...parts: string[]): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** SNMP communities travel in plaintext only in work payloads; everywhere else they are redacted (§0). */
+/**
+ * SNMP secrets (every field core/secretFields.ts declares: a community, a v3 user's passwords)
+ * travel in plaintext only in work payloads; everywhere else (session updates, entities' source
+ * metadata) they are masked (§0).
+ */
 export function redactDiscoveryType(dt: DiscoveryType): Record<string, unknown> {
-  const copy = structuredClone(dt) as Record<string, any>;
-  const redact = (c: any) => (c && typeof c === 'object' && 'community' in c ? { ...c, community: '********' } : c);
-  if (copy.snmp_credentials) {
-    copy.snmp_credentials = {
-      default_credential: redact(copy.snmp_credentials.default_credential ?? null),
-      ip_overrides: (copy.snmp_credentials.ip_overrides ?? []).map((o: any) => ({ ...o, credential: redact(o.credential) })),
-    };
-  }
-  return copy;
+  return maskSecrets(structuredClone(dt)) as Record<string, unknown>;
 }
 
 /** A Network discovery type with every field a 0.14.13 daemon sends (defaults filled). */

@@ -2,6 +2,7 @@
 // Network discovery type (snmp_credentials {default_credential, ip_overrides}). A device gets every
 // credential that may fit it, its own override first; the walk tries them in turn until one answers.
 // Secrets never leave this module in text: a credential is named by `credentialLabel`.
+import { isMasked } from '../../src/core/secretFields.js';
 
 export const AUTH_PROTOCOLS = ['md5', 'sha', 'sha224', 'sha256', 'sha384', 'sha512'] as const;
 export const PRIV_PROTOCOLS = ['des', 'aes', 'aes256b', 'aes256r'] as const;
@@ -64,16 +65,16 @@ export function parseV3(text: string): SnmpCredential {
 /**
  * One credential of a Scanopy discovery type: `{version: "V2c", community}`; a `V3` one is ours
  * (Scanopy 0.14 has no v3): `{version: "V3", user, auth_protocol?, auth_password?, priv_protocol?, priv_password?}`.
- * Anything else (or a redacted "********" community) is skipped.
+ * Anything else (or one with a masked secret: core/secretFields.ts) is skipped.
  */
 export function fromScanopy(raw: unknown): SnmpCredential | null {
   if (!raw || typeof raw !== 'object') return null;
   const c = raw as Record<string, unknown>;
   const version = String(c.version ?? '').toLowerCase();
   if (version === 'v2c' || version === 'v1') {
-    return typeof c.community === 'string' && c.community && c.community !== '********' ? { version: 'v2c', community: c.community } : null;
+    return typeof c.community === 'string' && c.community && !isMasked(c.community) ? { version: 'v2c', community: c.community } : null;
   }
-  if (version === 'v3' && typeof c.user === 'string' && c.user) {
+  if (version === 'v3' && typeof c.user === 'string' && c.user && !isMasked(c.auth_password) && !isMasked(c.priv_password)) {
     try {
       const parts = [c.user, c.auth_protocol, c.auth_password, c.priv_protocol, c.priv_password].filter((p) => typeof p === 'string' && p) as string[];
       return parseV3(parts.join(':'));

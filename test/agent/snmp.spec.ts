@@ -1,13 +1,15 @@
 // The agent's SNMP walks against the lab's simulated switch (net-snmp's agent) on loopback, a port of
 // the test's own: credentials tried in turn, v2c and v3, IF-MIB, ARP, BRIDGE/Q-BRIDGE, LLDP; walks
 // cut short; what the scanner and the host report make of it, checked against the server's schema.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { parseConfig, UsageError } from '../../agent/config.js';
-import { hostRequest, networkDiscoveryType } from '../../agent/protocol/entities.js';
+import { hostRequest, metadataEntry, networkDiscoveryType, redactDiscoveryType } from '../../agent/protocol/entities.js';
 import { runScan } from '../../agent/scan/scan.js';
 import type { FoundHost } from '../../agent/scan/types.js';
 import { collectSnmp } from '../../agent/snmp/collect.js';
 import { credentialsFor, mergeCredentials, parseV3, type SnmpCredential } from '../../agent/snmp/credentials.js';
+import { SECRET_MASK } from '../../src/core/secretFields.js';
 import { daemonHostRequestBody } from '../../src/modules/discovery/schemas.js';
 import { freeUdpPort, startSnmpSwitch, type RunningSwitch, type SwitchSpec } from '../lab/snmpSwitch.js';
 
@@ -196,5 +198,22 @@ describe('agent SNMP credentials', () => {
     expect(credentialsFor(merged, '198.18.10.51')).to.deep.equal([{ version: 'v2c', community: 'site' }, { version: 'v2c', community: 'cli' }]);
     expect(credentialsFor(merged, '198.18.10.52')[0]).to.deep.equal({ version: 'v3', user: 'ops', auth: { protocol: 'sha', key: 'authpass1' } });
     expect(mergeCredentials({ default_credential: null, ip_overrides: [] }, [])).to.equal(undefined);
+  });
+
+  it('what the agent sends back (session updates, source metadata) has every secret masked; a masked v3 user is skipped, not tried with the mask', () => {
+    const marks = { community: `c-${randomUUID()}`, auth: `a-${randomUUID()}`, priv: `p-${randomUUID()}`, oAuth: `oa-${randomUUID()}`, oPriv: `op-${randomUUID()}` };
+    const v3 = (auth: string, priv: string) => ({ version: 'V3', user: 'ops', auth_protocol: 'sha', auth_password: auth, priv_protocol: 'aes', priv_password: priv });
+    const dt = networkDiscoveryType(null, { snmp_credentials: {
+      default_credential: v3(marks.auth, marks.priv),
+      ip_overrides: [{ ip: '198.18.10.50', credential: { version: 'V2c', community: marks.community } }, { ip: '198.18.10.51', credential: v3(marks.oAuth, marks.oPriv) }],
+    } });
+    for (const sent of [redactDiscoveryType(dt), metadataEntry(dt, randomUUID(), '2026-11-22T10:00:00Z')]) {
+      const text = JSON.stringify(sent);
+      for (const m of Object.values(marks)) expect(text, m).to.not.include(m);
+      expect((sent as any).snmp_credentials.default_credential).to.deep.equal({ ...v3(SECRET_MASK, SECRET_MASK) });
+    }
+    expect(JSON.stringify(dt)).to.include(marks.auth); // the work itself untouched
+    const merged = mergeCredentials(redactDiscoveryType(dt).snmp_credentials, [{ version: 'v2c', community: 'cli' }]);
+    expect(credentialsFor(merged, '198.18.10.51')).to.deep.equal([{ version: 'v2c', community: 'cli' }]);
   });
 });

@@ -123,7 +123,7 @@ export const sessionSummaryResponse = Joi.object({
 
 export const discoverySessionResponse = Joi.object({
   id: uuid(), daemon_id: uuid(), network_id: uuid(),
-  discovery_type: Joi.object({ type: Joi.string().valid('SelfReport', 'Network', 'Docker') }).unknown(true).description('As queued (SNMP communities masked)'),
+  discovery_type: Joi.object({ type: Joi.string().valid('SelfReport', 'Network', 'Docker') }).unknown(true).description('As queued (SNMP secrets masked: community, auth_password, priv_password)'),
   phase: Joi.string().valid('Pending', 'Starting', 'Started', 'Scanning', 'Complete', 'Failed', 'Cancelled'),
   progress: Joi.number().integer(),
   error: Joi.string().allow(null).description('Why it failed or stalled, or a warning the daemon sent with Complete (a run that found no host where there were hosts)'),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
+import { maskSecrets } from '../../core/secretFields.js';
 import type { Scope } from '../../core/scope.js';
 import { subnetTable } from '../subnets/table.js';
 import { assertOwnNetwork, idsOfOtherOrganizations, json, LOCKS, NIL, type IngestContext } from './hostIngest.js';
@@ -109,7 +110,7 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
        where discovery_sessions.daemon_id = excluded.daemon_id and not (discovery_sessions.phase = any(?::text[]))
        returning phase`,
       [
-        payload.session_id, json(payload.discovery_type), payload.phase, payload.progress, payload.error, payload.started_at, payload.finished_at,
+        payload.session_id, json(maskSecrets(payload.discovery_type)), payload.phase, payload.progress, payload.error, payload.started_at, payload.finished_at,
         payload.report ? json(payload.report) : null, ctx.daemonId, ctx.organizationId, ctx.networkId, TERMINAL_PHASES,
       ],
     );

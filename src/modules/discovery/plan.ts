@@ -1,6 +1,7 @@
 // Pure planning of a discovery merge (no SQL): which stored child each reported one is, what a
 // stored host keeps and what discovery may fill, how source metadata merges, and which reported
 // bindings can be added under the binding rules. ./ingest.ts runs the SQL around these.
+import { maskSecrets } from '../../core/secretFields.js';
 import type { DaemonSource, DiscoveredBinding } from './vocabulary.js';
 
 /** Discovery metadata kept per entity (reference §2.2: MAX_DISCOVERY_METADATA_ENTRIES). */
@@ -31,7 +32,12 @@ export function mergeMetadata(incoming: unknown[], stored: unknown[]): unknown[]
   return [...fresh, ...stored].slice(0, MAX_METADATA);
 }
 
-const metadataOf = (source: DaemonSource | null | undefined): unknown[] => (Array.isArray(source?.metadata) ? source.metadata : []);
+/**
+ * An entity's metadata entries (a daemon's discovery type flattened into each): their credentials'
+ * secrets masked (core/secretFields.ts), so what a daemon reports never stores one, nor puts one in
+ * an event, a webhook or the history.
+ */
+const metadataOf = (source: DaemonSource | null | undefined): unknown[] => (Array.isArray(source?.metadata) ? maskSecrets(source.metadata) : []);
 
 /** A new entity's source: the reported one, its metadata cut to 10. */
 export function newSource(incoming: DaemonSource, type = 'Discovery'): DaemonSource {

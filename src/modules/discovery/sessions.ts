@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
+import { maskSecrets } from '../../core/secretFields.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { approvedSubnetIds, withApprovedTargets } from '../daemons/targets.js';
 import { AGENT_VERSION_MARK } from '../daemons/view.js';
@@ -176,22 +177,16 @@ export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTE
 /** Sessions a daemon's page shows: the newest first, at most this many (every read has a bound). */
 export const SESSIONS_SHOWN = 100;
 
-/** SNMP communities travel in plaintext only in work handed to a daemon (reference §0); shown masked. */
-function maskCommunities(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(maskCommunities);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'community' && typeof v === 'string' ? '********' : maskCommunities(v)]));
-  }
-  return value;
-}
-
 const SESSION_COLUMNS = 'id, daemon_id, network_id, discovery_type, phase, progress, error, cancel_requested, started_at, finished_at, created_at, updated_at, report, summary';
 type SessionListRow = SessionRow & { phase: string; cancel_requested: boolean; created_at: unknown; updated_at: unknown; report: unknown; summary: unknown };
 
-/** A session as users see it (GET /api/v1/daemons/:id/sessions and the scan and cancel routes). */
+/**
+ * A session as users see it (GET /api/v1/daemons/:id/sessions and the scan and cancel routes): its
+ * credentials' secrets masked (core/secretFields.ts); only the work handed to the daemon has them.
+ */
 function sessionView(s: SessionListRow) {
   return {
-    id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, discovery_type: maskCommunities(s.discovery_type), phase: s.phase, progress: s.progress,
+    id: s.id, daemon_id: s.daemon_id, network_id: s.network_id, discovery_type: maskSecrets(s.discovery_type), phase: s.phase, progress: s.progress,
     error: s.error, cancel_requested: s.cancel_requested, started_at: isoTimestamp(s.started_at), finished_at: isoTimestamp(s.finished_at),
     created_at: isoTimestamp(s.created_at), updated_at: isoTimestamp(s.updated_at), report: s.report ?? null, summary: s.summary ?? null,
   };
