@@ -118,6 +118,23 @@ describe('hosts: bulk create', () => {
     expect(await hostCount()).to.equal(1);
   });
 
+  it('the duplicate-address key is subnet and address: one address in two subnets of a network is accepted, twice in one subnet refused', async () => {
+    const inner = await createSubnet(app.url, t.owner, t.defaultNetworkId, '10.1.5.0/24'); // overlaps 10.1.0.0/16 (a warning, not a refusal)
+    const host = (name: string, subnetId: string) => ({ name, network_id: t.defaultNetworkId, ip_addresses: [{ subnet_id: subnetId, ip_address: '10.1.5.9' }] });
+    const res = await bulk([host('in-wide', subnet.id), host('in-inner', inner.id)]);
+    const created = expectOk(res, 201).items as any[];
+    expect(created.map((h) => [h.name, h.ip_addresses[0].subnet_id, h.ip_addresses[0].ip_address])).to.deep.equal([
+      ['in-wide', subnet.id, '10.1.5.9'], ['in-inner', inner.id, '10.1.5.9'],
+    ]);
+    const twice = await bulk([host('again-1', inner.id), { ...host('again-2', inner.id), ip_addresses: [{ subnet_id: inner.id, ip_address: '10.1.5.10' }] }, host('again-3', inner.id)]);
+    expectError(twice, 409, 'ip_address_duplicate'); // 10.1.5.9 in the inner subnet: held by in-inner (and again-1)
+    expect(twice.body.params.index).to.equal(0);
+    const inBatch = await bulk([{ ...host('b-1', inner.id), ip_addresses: [{ subnet_id: inner.id, ip_address: '10.1.5.20' }] }, { ...host('b-2', inner.id), ip_addresses: [{ subnet_id: inner.id, ip_address: '10.1.5.20' }] }]);
+    expectError(inBatch, 409, 'ip_address_duplicate');
+    expect(inBatch.body.params.index).to.equal(1);
+    expect(await hostCount()).to.equal(2);
+  });
+
   it('refuses more than 1,000 items, an empty list, and a body that is not a list (400, nothing stored)', async function () {
     this.timeout(60_000);
     const over = await bulk(hosts(1001));

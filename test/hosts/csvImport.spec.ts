@@ -163,6 +163,33 @@ describe('hosts: CSV import', () => {
     expect((await events()).length).to.equal(eventsBefore);
   });
 
+  it('commit with exactly one refused row stores nothing and names that row', async () => {
+    const eventsBefore = (await events()).length;
+    for (const [skip, row] of [['thief', 50], ['bad-ip', 50]] as const) { // each file keeps one of the two bad rows (the last row: 50)
+      const csv = realisticCsv().split('\r\n').filter((l) => !l.startsWith(skip)).join('\r\n');
+      const res = await post(csv, '&dry_run=false');
+      expectError(res, 422, 'csv_import_refused');
+      expect(res.body.params.rows_refused).to.equal(1);
+      expect(res.body.params.refused.map((r: any) => [r.row, r.column])).to.deep.equal([[row, 'address']]);
+      expect((await hostsOf()).map((h) => h.name).sort()).to.deep.equal(['app-old', 'db-01']);
+      expect(await subnetsOf()).to.have.length(1);
+      expect((await events()).length).to.equal(eventsBefore);
+    }
+  });
+
+  it('one address in two subnets of the network is two addresses; twice in one subnet is refused (commit)', async () => {
+    const inner = expectOk(await call(app.url, 'POST', '/api/v1/subnets', { auth: t.owner, body: { name: 'inner', cidr: '10.0.1.0/25', network_id: t.defaultNetworkId } }), 201);
+    const ok = await post(`${HEADER}\r\nwide,,,10.0.1.50,10.0.1.0/24,,,,\r\nnarrow,,,10.0.1.50,10.0.1.0/25,,,,\r\n`, '&dry_run=false');
+    expectOk(ok);
+    const byName = new Map((await hostsOf()).map((h) => [h.name, h]));
+    expect(byName.get('wide').ip_addresses.map((a: any) => [a.subnet_id, a.ip_address])).to.deep.equal([[subnet.id, '10.0.1.50']]);
+    expect(byName.get('narrow').ip_addresses.map((a: any) => [a.subnet_id, a.ip_address])).to.deep.equal([[inner.id, '10.0.1.50']]);
+    const twice = await post(`${HEADER}\r\nfirst,,,10.0.1.60,10.0.1.0/25,,,,\r\nsecond,,,10.0.1.60,10.0.1.0/25,,,,\r\n`, '&dry_run=false');
+    expectError(twice, 422, 'csv_import_refused');
+    expect(twice.body.params.refused.map((r: any) => [r.row, r.column])).to.deep.equal([[3, 'address']]);
+    expect((await hostsOf()).map((h) => h.name).sort()).to.deep.equal(['app-old', 'db-01', 'narrow', 'wide']);
+  });
+
   it('refuses a file it cannot read: unknown column, no name column, bad quoting, not CSV, too many rows (400); dry run is the default', async () => {
     const unknown = await post('name,colour\nweb,red\n', '');
     expectError(unknown, 400, 'validation_failed');
