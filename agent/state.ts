@@ -4,7 +4,8 @@
 // is noticed), how many hosts each target had, and, per address, when it was first found and the
 // description sent then (reports stay byte-identical while nothing changes, so the server's digest
 // makes an unchanged host cost nothing).
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface KnownHost {
@@ -42,10 +43,33 @@ export function loadState(path: string): AgentState {
   return { ...emptyState(), ...parsed, hosts: parsed.hosts ?? {}, targetHosts: parsed.targetHosts ?? {} };
 }
 
-/** Written to a temporary file and renamed: a killed agent never leaves half a state file. */
+/** The state file's mode: it holds the agent's key. */
+export const STATE_FILE_MODE = 0o600;
+/** The mode of the directories saveState creates. */
+export const STATE_DIR_MODE = 0o700;
+
+/**
+ * Written to a temporary file and renamed: a killed agent never leaves half a state file, and the
+ * file is STATE_FILE_MODE whatever was there before (the rename replaces a 0644 file by the new
+ * one) and whatever the umask. The temporary file is new (exclusive create, a random name: a stale
+ * one, e.g. of an agent that was pid 1 in its container too, is never reused with its mode) and
+ * chmodded before anything is written to it.
+ */
 export function saveState(path: string, state: AgentState): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(state, null, 1)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(tmp, 'wx', STATE_FILE_MODE);
+  try {
+    try {
+      fchmodSync(fd, STATE_FILE_MODE);
+      writeSync(fd, `${JSON.stringify(state, null, 1)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    try { unlinkSync(tmp); } catch { /* already renamed or gone */ }
+    throw err;
+  }
 }
