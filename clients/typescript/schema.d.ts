@@ -2861,7 +2861,7 @@ export type components = {
             daemon_id: string;
             /** Format: uuid */
             network_id: string;
-            /** @description As queued (SNMP communities masked) */
+            /** @description As queued (SNMP secrets masked: community, auth_password, priv_password) */
             discovery_type: {
                 /** @enum {string} */
                 type: "SelfReport" | "Network" | "Docker";
@@ -5727,6 +5727,11 @@ export interface operations {
                     /** @default [] */
                     tags?: string[];
                     expected_updated_at?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a subnet never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                 };
             };
         };
@@ -5823,6 +5828,11 @@ export interface operations {
                     subnet_type?: "Internet" | "Remote" | "Gateway" | "VpnTunnel" | "Dmz" | "Lan" | "WiFi" | "IoT" | "Guest" | "DockerBridge" | "MacVlan" | "IpVlan" | "Management" | "Storage" | "Unknown" | "None" | null;
                     tags?: string[] | null;
                     expected_updated_at?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a subnet never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string | null;
                 };
                 /**
                  * @example {
@@ -5845,6 +5855,11 @@ export interface operations {
                     subnet_type?: "Internet" | "Remote" | "Gateway" | "VpnTunnel" | "Dmz" | "Lan" | "WiFi" | "IoT" | "Guest" | "DockerBridge" | "MacVlan" | "IpVlan" | "Management" | "Storage" | "Unknown" | "None" | null;
                     tags?: string[] | null;
                     expected_updated_at?: string | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a subnet never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string | null;
                 };
             };
         };
@@ -6398,6 +6413,11 @@ export interface operations {
                             ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
                         }[];
                     }[] | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a host never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                 };
             };
         };
@@ -6550,6 +6570,11 @@ export interface operations {
                             ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
                         }[];
                     }[] | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a host never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string | null;
                 };
                 /**
                  * @example {
@@ -6628,6 +6653,11 @@ export interface operations {
                             ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
                         }[];
                     }[] | null;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a host never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string | null;
                 };
             };
         };

@@ -134,6 +134,21 @@ export function body(keys: Record<string, Joi.Schema>, ignored: readonly string[
   return Joi.object({ ...strip, ...keys }).unknown(false);
 }
 
+/**
+ * `network_id` in the update body of a network-scoped resource: read-only. The stored one (a GET
+ * sent back) is accepted; another is refused (assertSameNetwork), never silently ignored.
+ */
+export const readOnlyNetworkId = (what: string) => uuid().description(
+  `Read-only: ${what} never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)`,
+);
+
+/** A body `network_id` must be the stored one when sent (readOnlyNetworkId). */
+export function assertSameNetwork(stored: unknown, given: string | undefined, what: string): void {
+  if (given !== undefined && given.toLowerCase() !== stored) {
+    throw new AppError('validation_failed', { field: 'network_id', reason: `network_id is read-only: ${what} does not move to another network (it is on ${String(stored)})` });
+  }
+}
+
 /** A body `id` must equal the path id when sent (a client echoing the resource back). */
 export function assertSameId(pathId: string, bodyId: string | undefined): void {
   if (bodyId !== undefined && bodyId !== pathId) {

@@ -99,6 +99,27 @@ describe('http/patch: JSON merge patch on hosts, subnets, networks, tags and dep
     expect((await get(app, t.owner, path)).name).to.equal('by-json');
   });
 
+  it('network_id is read-only on hosts, subnets and dependencies: another network is 400 naming it (PATCH and PUT), nothing moves; the stored one is accepted', async () => {
+    const other = expectOk(await call(app.url, 'POST', '/api/v1/networks', { auth: t.owner, body: { name: 'elsewhere' } }), 201);
+    const [, subnet, , host, dependency] = await entities();
+    for (const { path } of [host!, subnet!, dependency!]) {
+      const before = await get(app, t.owner, path);
+      const res = await patch(app, t.owner, path, { network_id: other.id });
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.params.field).to.equal('network_id');
+      if (!path.includes('dependencies')) expect(res.body.error).to.match(/network_id is read-only/);
+      const put = await call(app.url, 'PUT', path, { auth: t.owner, body: { ...before, network_id: other.id } });
+      expectError(put, 400, 'validation_failed');
+      expect(put.body.params.field).to.equal('network_id');
+      expect(withoutClock(await get(app, t.owner, path))).to.deep.equal(withoutClock(before));
+      expectOk(await patch(app, t.owner, path, { network_id: t.defaultNetworkId, description: 'same network' }));
+      expect(await get(app, t.owner, path)).to.include({ network_id: t.defaultNetworkId, description: 'same network' });
+    }
+    const schemas = JSON.stringify((await call(app.url, 'GET', '/api/openapi.json', { auth: t.owner })).body);
+    expect(schemas).to.match(/Read-only: a host never moves to another network/);
+    expect(schemas).to.match(/Read-only: a subnet never moves to another network/);
+  });
+
   it('an unknown field is 400 validation_unknown_field and changes nothing', async () => {
     const subnet = await createSubnet(app.url, t.owner, t.defaultNetworkId);
     const path = `/api/v1/subnets/${subnet.id}`;

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, SCANOPY_IGNORED, description, entityId, ipAddress, listQuery, name, orderQuery, SERVER_OWNED, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { body, readOnlyNetworkId, SCANOPY_IGNORED, description, entityId, ipAddress, listQuery, name, orderQuery, SERVER_OWNED, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const HOST_ORDER_FIELDS = ['name', 'hostname', 'created_at', 'updated_at', 'last_seen_at'] as const;
 
@@ -91,7 +91,7 @@ export const hostUpdate = body({
   expected_updated_at: timestamp().allow(null),
   credential_assignments: credentialAssignments().allow(null),
   ...children,
-  network_id: Joi.any().strip(), // a host never moves to another network
+  network_id: readOnlyNetworkId('a host'), // a host never moves to another network: another one is 400
   interfaces: Joi.any().strip(), // discovered (SNMP); managed through /api/v1/interfaces
 }, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]);
 

@@ -7,7 +7,7 @@ import { AppError, accessDenied, invalidReference } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
-import { assertSameId, orderTerms } from '../../http/schemas.js';
+import { assertSameId, assertSameNetwork, orderTerms } from '../../http/schemas.js';
 import { assertBindingTargets } from '../bindings/service.js';
 import { bindingTable } from '../bindings/table.js';
 import { assertIpAddressesInSubnets } from '../ipAddresses/service.js';
@@ -165,6 +165,7 @@ export const hostService = {
       if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
       // The update reads the host locked (404 / 403 first); a bad tag then rolls the transaction back.
       const host = await hostTable.update(tx, scope, id, values, input.expected_updated_at);
+      assertSameNetwork(host.network_id, input.network_id, 'a host'); // refused after the locked read: the transaction undoes the update
       await tagService.assertTagsExist(tx, scope, input.tags);
       await syncChildren(tx, scope, host, input);
       return this.get(tx, scope, id);

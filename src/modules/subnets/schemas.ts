@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { networkCidr } from '../../http/cidr.js';
-import { body, cidr, description, entityId, listQuery, name, orderQuery, sourceResponse, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { body, cidr, description, entityId, listQuery, name, orderQuery, readOnlyNetworkId, sourceResponse, tagIds, timestamp, uuid } from '../../http/schemas.js';
 
 export const SUBNET_TYPES = [
   'Internet', 'Remote', 'Gateway', 'VpnTunnel', 'Dmz', 'Lan', 'WiFi', 'IoT', 'Guest', 'DockerBridge',
@@ -19,7 +19,7 @@ const fields = {
   warnings: Joi.any().strip(),
 };
 export const subnetCreate = body({ ...fields, id: Joi.any().strip(), network_id: uuid().required() });
-export const subnetUpdate = body({ ...fields, network_id: Joi.any().strip() });
+export const subnetUpdate = body({ ...fields, network_id: readOnlyNetworkId('a subnet') });
 export const subnetListQuery = listQuery({ ...orderQuery(['name', 'cidr', 'created_at', 'updated_at']), network_id: uuid() });
 
 export const subnetResponse = Joi.object({

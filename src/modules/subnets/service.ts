@@ -3,7 +3,7 @@ import type { Db } from '../../core/db.js';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
-import { assertSameId } from '../../http/schemas.js';
+import { assertSameId, assertSameNetwork } from '../../http/schemas.js';
 import { subnetToDaemon } from '../discovery/vocabulary.js';
 import { listNetworkScoped } from '../networks/scopedList.js';
 import { networkService } from '../networks/service.js';
@@ -44,6 +44,7 @@ export const subnetService = {
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
       const current = await subnetTable.get(tx, scope, id, undefined, true);
+      assertSameNetwork(current.network_id, input.network_id, 'a subnet');
       if (current.cidr !== input.cidr) await assertNoAddressOutside(tx, scope.organizationId, id, input.cidr);
       const subnet = await subnetTable.update(tx, scope, id, {
         cidr: input.cidr, name: input.name, description: input.description, subnet_type: input.subnet_type, tags: input.tags,
