@@ -3,6 +3,8 @@ import type { ScanTarget } from './types.js';
 
 /** The largest target accepted: a /16 (65,536 addresses). Bigger ranges are refused, not cut. */
 export const MAX_TARGET_ADDRESSES = 65_536;
+/** The most addresses one run probes, over all its targets (four /16s' worth): more refuses the run. */
+export const MAX_RUN_ADDRESSES = 4 * MAX_TARGET_ADDRESSES;
 
 export interface ParsedCidr {
   /** Network address as an unsigned 32-bit number. */
@@ -69,7 +71,7 @@ export function expandTargets(targets: ScanTarget[]): TargetAddresses[] {
   const seen = new Set<string>();
   const expanded = targets.map((target) => ({ target, addresses: expandCidr(target.cidr) }));
   const total = expanded.reduce((n, t) => n + t.addresses.length, 0);
-  if (total > 4 * MAX_TARGET_ADDRESSES) throw new Error(`${total} addresses in all targets: more than ${4 * MAX_TARGET_ADDRESSES} per run`);
+  if (total > MAX_RUN_ADDRESSES) throw new Error(`${total} addresses in all targets: more than ${MAX_RUN_ADDRESSES} per run`);
   return expanded.map(({ target, addresses }) => ({
     target,
     addresses: addresses.filter((a) => (seen.has(a) ? false : (seen.add(a), true))),

@@ -36,6 +36,17 @@ describe('agent scan: targets', () => {
     expect(out.map((t) => t.addresses)).to.deep.equal([['198.18.10.1', '198.18.10.2'], [], ['198.18.10.8', '198.18.10.9']]);
     expect(() => expandTargets([{ cidr: '198.18.10.0/30' }, { cidr: '10.0.0.0/8' }])).to.throw(/more than/);
   });
+
+  it('a run of exactly 262,144 addresses (four /16s and 8 more) is accepted; one address more refuses the whole run', () => {
+    // Only expanded here, nothing probed. A /16 gives 65,534 addresses (network and broadcast skipped).
+    const atCap = ['198.18.0.0/16', '198.19.0.0/16', '198.20.0.0/16', '198.21.0.0/16', '198.22.0.0/29', '198.22.0.8/31'].map((cidr) => ({ cidr }));
+    const accepted = expandTargets(atCap);
+    expect(accepted.reduce((n, t) => n + t.addresses.length, 0)).to.equal(262_144);
+    expect(() => expandTargets([...atCap, { cidr: '198.22.0.10/32' }])).to.throw(/262145 addresses in all targets: more than 262144 per run/);
+    // The per-target cap at its edge too: a /16 whole, a /15 refused even alone in a small run.
+    expect(expandTargets([{ cidr: '198.18.0.0/16' }])[0]!.addresses).to.have.length(65_534);
+    expect(() => expandTargets([{ cidr: '198.18.0.0/15' }])).to.throw(/more than the 65536 \(\/16\)/);
+  });
 });
 
 describe('agent scan: ports', () => {
