@@ -42,12 +42,13 @@ describe('agent downloads', () => {
         expect(res.headers.get('content-type')).to.equal('application/octet-stream');
         expect(res.headers.get('content-disposition')).to.include(`filename="${file}"`);
         const bytes = Buffer.from(await res.arrayBuffer());
-        expect(Number(res.headers.get('content-length'))).to.equal(bytes.length);
-        expect(bytes.equals(fs.readFileSync(path.join(DOWNLOADS_DIR, file))), `${file}: the bytes served are the build's`).to.equal(true);
-        fs.writeFileSync(path.join(dir, file), bytes);
+        // The sum at once: comparing 128 MB on a busy machine can outlast the connection's keep-alive.
         const sum = await fetch(`${app.url}/downloads/${file}.sha256`);
         expect(sum.status).to.equal(200);
         const text = await sum.text();
+        expect(Number(res.headers.get('content-length'))).to.equal(bytes.length);
+        expect(bytes.equals(fs.readFileSync(path.join(DOWNLOADS_DIR, file))), `${file}: the bytes served are the build's`).to.equal(true);
+        fs.writeFileSync(path.join(dir, file), bytes);
         expect(text).to.equal(`${sha256(bytes)}  ${file}\n`);
         const check = spawnSync('sha256sum', ['-c', '-'], { cwd: dir, input: text, encoding: 'utf8' });
         expect(check.status, check.stdout + check.stderr).to.equal(0);

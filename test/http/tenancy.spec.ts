@@ -419,11 +419,22 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/sessions': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
-  'POST /api/v1/daemons/:id/sessions': { role: 'Admin', id: 'daemon', fresh: 'daemon', status: 201, outside: 'Daemon', answersOther: true },
+  'POST /api/v1/daemons/:id/sessions': {
+    role: 'Admin', id: 'daemon', fresh: 'daemon', status: 201, outside: 'Daemon', answersOther: true,
+    // A scan needs an approved subnet; the approval queues the first scan, cancelled so that "scan now" may queue one.
+    afterFresh: async (id, app, w) => {
+      const first = await approveFirstTarget(id, app, w);
+      if (first) expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/sessions/${first}/cancel`, { auth: w.owner.auth }), 202);
+    },
+  },
   'POST /api/v1/daemons/:id/sessions/:session_id/cancel': {
     role: 'Admin', id: 'daemon', fresh: 'daemon', status: 202, outside: 'Daemon', answersOther: true,
-    // The allowed call cancels a scan queued for a fresh daemon (the refusals name no session of theirs).
-    afterFresh: async (id, app, w) => { scanOf.set(id, expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/sessions`, { auth: w.owner.auth }), 201).id); },
+    // The allowed call cancels the scan that approving a fresh daemon's first subnet queued (the refusals name no session of theirs).
+    afterFresh: async (id, app, w) => {
+      const queued = await approveFirstTarget(id, app, w)
+        ?? expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/sessions`, { auth: w.owner.auth }), 201).id as string;
+      scanOf.set(id, queued);
+    },
   },
   'GET /api/v1/daemons/:id/targets': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/targets': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, body: (p) => ({ subnet_id: p.subnet }) },
@@ -486,7 +497,19 @@ const FIXTURES: Record<string, Fixture> = {
 const PUBLIC_ROUTES = [
   'GET /api/version', 'GET /api/health', 'GET /api/ready',
   'POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/logout',
+  // The agent's builds: a machine being set up has no credentials, and the files hold none.
+  'GET /api/v1/downloads', 'GET /downloads/:file',
 ];
+
+/**
+ * Approves a subnet for a daemon that has none: the id of the Network session that queues (none for a
+ * server_poll daemon never reached yet: it gets its first scan at first contact).
+ */
+async function approveFirstTarget(daemonId: string, app: TestApp, w: World): Promise<string | undefined> {
+  expectOk(await call(app.url, 'POST', `/api/v1/daemons/${daemonId}/targets`, { auth: w.owner.auth, body: { subnet_id: w.inside.subnet } }));
+  const sessions = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${daemonId}/sessions`, { auth: w.owner.auth })) as Array<{ id: string; phase: string; discovery_type: { type: string } }>;
+  return sessions.find((x) => x.phase === 'Pending' && x.discovery_type.type === 'Network')?.id;
+}
 
 const routeKey = (r: RouteDef) => `${r.method.toUpperCase()} ${r.path}`;
 /** The daemon protocol (auth 'daemon': a daemon key with X-Daemon-ID) is not for users; checked apart below. */
@@ -725,9 +748,9 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     for (const route of daemonRoutes) {
       const path = route.path.replace(/:(\w+)/g, () => randomUUID());
       const what = routeKey(route);
-      expectError(await callFrom(freshLoopbackIp(), app.url, route.method.toUpperCase(), path, { body: {} }), 401, 'auth_not_authenticated');
+      expectError(await callFrom(freshLoopbackIp(), app.url, route.method.toUpperCase(), path, { body: route.method === 'get' ? undefined : {} }), 401, 'auth_not_authenticated');
       for (const auth of [w.owner.auth, { bearer: w.owner.key.key }]) {
-        const res = await call(app.url, route.method.toUpperCase(), path, { auth, body: {} });
+        const res = await call(app.url, route.method.toUpperCase(), path, { auth, body: route.method === 'get' ? undefined : {} });
         expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(403);
         expectError(res, 403, 'auth_daemon_required');
       }
