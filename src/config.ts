@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllowedNetworks } from './core/outboundPolicy.js';
 import { parseClusterNodes } from './core/redis.js';
-import { RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
+import { DEFAULT_SIGNUP_LIMIT_PER_HOUR, RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
 import { DEFAULT_HEAVY_READ_BUDGET, type HeavyReadBudgetPolicy } from './modules/topology/heavyReadBudget.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -83,6 +83,13 @@ export interface AppConfig {
    */
   userRateLimit: BucketPolicy;
   /**
+   * SIGNUP_LIMIT_PER_HOUR: sign-ups (POST /api/auth/register) per client address per hour, 5 at once
+   * then one every 12 minutes (5 by default; 0 = off). Each new organization brings its own buckets
+   * and heavy-read budget, so sign-ups must not be cheap: one person signs up once, an office
+   * behind one NAT address a few times in an hour.
+   */
+  signupLimitPerHour: number;
+  /**
    * HEAVY_READ_BUDGET_MS_PER_SECOND (400; 0 = off) and HEAVY_READ_BUDGET_BURST_MS (10 000): each
    * organization's CPU time for heavy topology reads, refilled per second up to the burst
    * (src/modules/topology/heavyReadBudget.ts); spent, its heavy reads answer 429.
@@ -116,6 +123,12 @@ function nonNegative(name: string, text: string | undefined, fallback: number): 
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got '${text}')`);
+  return n;
+}
+
+function wholeNumber(name: string, text: string | undefined, fallback: number): number {
+  const n = nonNegative(name, text, fallback);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be a whole number (got '${text}')`);
   return n;
 }
 
@@ -162,6 +175,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     rateLimitRedisTimeoutMs: nonNegative('RATE_LIMIT_REDIS_TIMEOUT_MS', env.RATE_LIMIT_REDIS_TIMEOUT_MS, 100),
     rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
     userRateLimit: bucketPolicy('RATE_LIMIT_USER', env.RATE_LIMIT_USER, RATE_POLICIES.user),
+    signupLimitPerHour: wholeNumber('SIGNUP_LIMIT_PER_HOUR', env.SIGNUP_LIMIT_PER_HOUR, DEFAULT_SIGNUP_LIMIT_PER_HOUR),
     heavyReadBudget: {
       refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_MS_PER_SECOND', env.HEAVY_READ_BUDGET_MS_PER_SECOND, DEFAULT_HEAVY_READ_BUDGET.refillMsPerSecond),
       burstMs: nonNegative('HEAVY_READ_BUDGET_BURST_MS', env.HEAVY_READ_BUDGET_BURST_MS, DEFAULT_HEAVY_READ_BUDGET.burstMs),

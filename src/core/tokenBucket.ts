@@ -109,6 +109,16 @@ export function takeToken(
   return { decision: rateDecision(allowed, next.units, policy), state: { tokens: next.units / UNITS_PER_TOKEN, updatedAtMs: next.updatedAtMs } };
 }
 
+/** Sign-ups per client address per hour unless SIGNUP_LIMIT_PER_HOUR says otherwise (src/config.ts). */
+export const DEFAULT_SIGNUP_LIMIT_PER_HOUR = 5;
+
+/** Units per token of an hourly bucket: one hour in ms, so one ms adds exactly `perHour` units (exact, as above). */
+export const UNITS_PER_HOURLY_TOKEN = 3_600_000;
+
+/** `perHour` tokens an hour, a burst of as many: one token is UNITS_PER_HOURLY_TOKEN units; no debt. */
+export const hourlyBucket = (perHour: number): BucketShape => ({ capUnits: perHour * UNITS_PER_HOURLY_TOKEN, refillUnitsPerMs: perHour, debtUnits: 0 });
+export const TAKE_ONE_HOURLY_TOKEN: BucketSpend = { cost: UNITS_PER_HOURLY_TOKEN, need: UNITS_PER_HOURLY_TOKEN };
+
 /** Response headers for a rate-limited request (Retry-After only on a 429). */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   const h: Record<string, string> = {

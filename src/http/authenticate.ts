@@ -70,6 +70,9 @@ export function setSessionCookie(ctx: Context, services: Services, sessionId: st
   ctx.cookies.set(SESSION_COOKIE, sessionId, sessionCookieOptions(services));
 }
 
+/** The sign-up route: limited per client address per hour as well (SIGNUP_LIMIT_PER_HOUR). */
+const SIGNUP_PATH = routerPath('/api/auth/register');
+
 /**
  * `unlimited`: the paths of the routes declared free of the limiter (decisions §4: health, version);
  * `byAddress`: those limited per client address whatever the credentials (login, register).
@@ -100,6 +103,16 @@ export function authenticate(services: Services, paths: { unlimited: ReadonlySet
     const decision = await services.rateLimiter.take(key, policy);
     ctx.set(rateLimitHeaders(decision));
     if (!decision.allowed) throw new AppError('rate_limit_exceeded', { retry_after: decision.retryAfterSeconds });
+    // Sign-ups also spend their address's hourly bucket (SIGNUP_LIMIT_PER_HOUR): each new organization
+    // brings its own buckets and heavy-read budget, so 40 a minute would multiply them.
+    const perHour = services.config.signupLimitPerHour;
+    if (perHour > 0 && ctx.method === 'POST' && path === SIGNUP_PATH) {
+      const signup = await services.rateLimiter.takeHourly(`signup:ip:${ctx.ip}`, perHour);
+      if (!signup.allowed) {
+        ctx.set('Retry-After', String(signup.retryAfterSeconds));
+        throw new AppError('rate_limit_exceeded', { retry_after: signup.retryAfterSeconds });
+      }
+    }
     return next();
   };
 }

@@ -3,7 +3,7 @@
 // key, Redis TIME, an in-process fallback while Redis is down; the math in src/core/tokenBucket.ts).
 import type { RedisClient } from '../core/redis.js';
 import { BucketStore } from '../core/bucketStore.js';
-import { rateBucket, rateDecision, TAKE_ONE_TOKEN, type BucketPolicy, type RateDecision } from '../core/tokenBucket.js';
+import { hourlyBucket, rateBucket, rateDecision, secondsUntil, TAKE_ONE_HOURLY_TOKEN, TAKE_ONE_TOKEN, UNITS_PER_HOURLY_TOKEN, type BucketPolicy, type RateDecision } from '../core/tokenBucket.js';
 
 /** The Redis key of the test clock (ms) of the buckets under `keyPrefix` (RATE_LIMIT_TEST_CLOCK). */
 export const testClockKey = (keyPrefix: string) => `${keyPrefix}rl:clock`;
@@ -23,5 +23,12 @@ export class RateLimiter {
   async take(key: string, policy: BucketPolicy): Promise<RateDecision> {
     const { allowed, state } = await this.store.spend(`rl:${key}`, rateBucket(policy), TAKE_ONE_TOKEN);
     return rateDecision(allowed, state.units, policy);
+  }
+
+  /** One token of the hourly bucket `key` (`perHour` an hour, as many at once): refused, the seconds until the next. */
+  async takeHourly(key: string, perHour: number): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
+    const shape = hourlyBucket(perHour);
+    const { allowed, state } = await this.store.spend(`rl:${key}`, shape, TAKE_ONE_HOURLY_TOKEN);
+    return { allowed, retryAfterSeconds: allowed ? 0 : secondsUntil(state.units, UNITS_PER_HOURLY_TOKEN, shape) };
   }
 }

@@ -158,7 +158,8 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: 
   const database = await takeDatabase();
   const id = database.slice(`netinv_t_${runId()}_`.length);
   // No heavy-read budget unless a test sets one: its charges are durations, longer the busier the machine.
-  const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, heavyReadBudget: { burstMs: 0, refillMsPerSecond: 0 }, ...overrides });
+  // No sign-up limit unless a test sets one (SIGNUP_LIMIT_PER_HOUR): tests register their tenants from 127.0.0.1.
+  const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `test:${id}:`, heavyReadBudget: { burstMs: 0, refillMsPerSecond: 0 }, signupLimitPerHour: 0, ...overrides });
   let orm = orms.get(database);
   if (!orm) orms.set(database, (orm = await createOrm(serverUrl(database))));
   if (overrides.databaseUrl) orm = undefined; // a test that brings its own database gets its own ORM
