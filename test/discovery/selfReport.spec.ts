@@ -2,6 +2,7 @@
 // the placeholder register made leaves no empty placeholder behind, and the daemon points at it.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
@@ -39,6 +40,49 @@ describe('discovery: a daemon’s self-reported host', () => {
     expect(await hostExists(placeholder)).to.equal(false);
     const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts', { auth: t.owner }));
     expect(hosts.map((h: any) => h.id)).to.deep.equal([own]);
+  });
+
+  // The delete's guard (selfReport.ts), one case each at its edge: exactly one thing on the placeholder, the rest untouched.
+  const adoptElsewhere = async () => {
+    const own = randomUUID();
+    await postHost(d, selfReport(own, '198.18.10.2'));
+    expect(await daemonHost()).to.equal(own);
+  };
+  it('a placeholder a person gave one address is kept when the daemon adopts another host', async () => {
+    expectOk(await call(app.url, 'POST', '/api/v1/ip-addresses', { auth: t.owner, body: { host_id: placeholder, subnet_id: subnetId, ip_address: '198.18.10.9' } }), 201);
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
+  });
+  it('a placeholder a person gave one service is kept when the daemon adopts another host', async () => {
+    expectOk(await call(app.url, 'POST', '/api/v1/services', { auth: t.owner, body: { host_id: placeholder, name: 'ssh', service_definition: 'SSH' } }), 201);
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
+  });
+  it('a placeholder a person gave one interface is kept when the daemon adopts another host', async () => {
+    expectOk(await call(app.url, 'POST', '/api/v1/interfaces', { auth: t.owner, body: { host_id: placeholder, if_index: 1 } }), 201);
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
+  });
+  it('a placeholder another daemon runs on is kept when its first daemon adopts another host', async () => {
+    const e = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    await registerDaemon(e, t.defaultNetworkId);
+    // No route moves a daemon (host_id is read-only): set it as an adoption would, and nothing else.
+    const client = new pg.Client({ connectionString: app.databaseUrl });
+    await client.connect();
+    try {
+      await client.query('update daemons set host_id = $1 where id = $2', [placeholder, e.id]);
+    } finally {
+      await client.end();
+    }
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
+  });
+  it('a placeholder another daemon reported (its source no longer the empty one register gave) is kept', async () => {
+    const e = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
+    await registerDaemon(e, t.defaultNetworkId);
+    await postHost(e, hostReport(e, t.defaultNetworkId, { hostId: placeholder, name: 'seen' }));
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
   });
 
   it('a self-report under the placeholder’s id (Scanopy’s way) keeps it; a placeholder someone added to is never deleted', async () => {
