@@ -28,6 +28,7 @@ import { Migration20261125000023KeysByTenant } from '../migrations/Migration2026
 import { Migration20261125000024PartitionByOrganization } from '../migrations/Migration20261125000024PartitionByOrganization.js';
 import { Migration20261128000001DaemonTlsPins } from '../migrations/Migration20261128000001DaemonTlsPins.js';
 import { Migration20261128000002SessionSummaries } from '../migrations/Migration20261128000002SessionSummaries.js';
+import { Migration20261128000003DaemonHostSuggestions } from '../migrations/Migration20261128000003DaemonHostSuggestions.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -60,6 +61,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261125000024PartitionByOrganization', class: Migration20261125000024PartitionByOrganization },
   { name: 'Migration20261128000001DaemonTlsPins', class: Migration20261128000001DaemonTlsPins },
   { name: 'Migration20261128000002SessionSummaries', class: Migration20261128000002SessionSummaries },
+  { name: 'Migration20261128000003DaemonHostSuggestions', class: Migration20261128000003DaemonHostSuggestions },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -2762,6 +2762,11 @@ export type components = {
             user_id: string | null;
             /** Format: uuid */
             api_key_id: string | null;
+            /**
+             * Format: uuid
+             * @description "Same host?": a host a person created that this daemon's self-report matched (address and MAC). A daemon adopts only hosts discovery created, so it stays on its own host; read-only, null when nothing is suggested
+             */
+            suggested_host_id: string | null;
             /** @enum {string} */
             mode: "daemon_poll" | "server_poll";
             url: string;

@@ -8,7 +8,7 @@ import { createKey, createNetwork, createUser, registerTenant, type Tenant } fro
 import { createDaemonKey, daemonClient, registerDaemon, sql } from './world.js';
 
 const DAEMON_FIELDS = [
-  'id', 'name', 'host_id', 'network_id', 'user_id', 'api_key_id', 'mode', 'url', 'tags', 'is_unreachable', 'consecutive_failures', 'last_error', 'last_error_at', 'standby', 'standby_cleared_at',
+  'id', 'name', 'host_id', 'suggested_host_id', 'network_id', 'user_id', 'api_key_id', 'mode', 'url', 'tags', 'is_unreachable', 'consecutive_failures', 'last_error', 'last_error_at', 'standby', 'standby_cleared_at',
   'last_seen', 'is_stale', 'version', 'capabilities', 'interfaced_subnet_ids', 'created_at', 'updated_at', 'lineage_id', 'valid_from', 'valid_to', 'version_status',
 ];
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -42,6 +42,20 @@ describe('discovery: a daemon’s self-reported host', () => {
     expect(hosts.map((h: any) => h.id)).to.deep.equal([own]);
   });
 
+  it('a self-report naming a host a person created does not adopt it: the daemon stays on its placeholder, the host is suggested', async () => {
+    const mine = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: {
+      network_id: t.defaultNetworkId, name: 'my server',
+      ip_addresses: [{ subnet_id: subnetId, ip_address: '198.18.10.2', mac_address: '00:1B:21:00:00:01' }],
+    } }), 201);
+    const stored = await postHost(d, selfReport(randomUUID(), '198.18.10.2'));
+    expect(stored.id).to.equal(mine.id); // matched by address and MAC
+    const daemon = expectOk(await call(app.url, 'GET', `/api/v1/daemons/${d.id}`, { auth: t.owner }));
+    expect(daemon.host_id).to.equal(placeholder);
+    expect(daemon.suggested_host_id).to.equal(mine.id);
+    expect(await hostExists(placeholder)).to.equal(true);
+    expect(expectOk(await call(app.url, 'GET', `/api/v1/hosts/${mine.id}`, { auth: t.owner })).source.type).to.equal('Manual');
+  });
+
   // The delete's guard (selfReport.ts), one case each at its edge: exactly one thing on the placeholder, the rest untouched.
   const adoptElsewhere = async () => {
     const own = randomUUID();

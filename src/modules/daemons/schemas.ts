@@ -31,7 +31,7 @@ export const provisionBody = body({
 
 /** What a user may change (decisions §7); everything else a GET shows is accepted back and ignored. */
 const READ_ONLY = [
-  'host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'is_stale', 'standby', 'standby_cleared_at', 'last_seen', 'version',
+  'host_id', 'suggested_host_id', 'network_id', 'api_key_id', 'mode', 'is_unreachable', 'is_stale', 'standby', 'standby_cleared_at', 'last_seen', 'version',
   'capabilities', 'interfaced_subnet_ids', 'consecutive_failures', 'last_error', 'last_error_at',
 ];
 export const daemonUpdateBody = body({
@@ -58,6 +58,7 @@ export const versionStatusResponse = Joi.object({
 
 export const daemonResponse = Joi.object({
   id: uuid(), name: Joi.string(), host_id: uuid().allow(null), network_id: uuid(), user_id: uuid().allow(null), api_key_id: uuid().allow(null),
+  suggested_host_id: uuid().allow(null).description('"Same host?": a host a person created that this daemon\'s self-report matched (address and MAC). A daemon adopts only hosts discovery created, so it stays on its own host; read-only, null when nothing is suggested'),
   mode: Joi.string().valid('daemon_poll', 'server_poll'), url: Joi.string().allow(''), tags: Joi.array().items(uuid()),
   is_unreachable: Joi.boolean(), standby: Joi.boolean(), standby_cleared_at: ts(), last_seen: ts(),
   is_stale: Joi.boolean().description(`daemon_poll: no contact for more than ${DAEMON_POLL_STALE_AFTER_MS / 1000} s (it polls every ${DAEMON_POLL_INTERVAL_MS / 1000} s), so it is not running: it exited (as an agent run with --once does) or was stopped; see last_seen. Always false for server_poll (see is_unreachable)`),

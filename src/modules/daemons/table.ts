@@ -7,7 +7,7 @@ export const daemonTable = new HistoryTable({
   columns: [
     'id', 'organization_id', 'network_id', 'host_id', 'user_id', 'api_key_id', 'name', 'mode', 'url', 'tags', 'capabilities',
     'is_unreachable', 'consecutive_failures', 'standby', 'standby_cleared_at', 'last_seen', 'version', 'lineage_id', 'created_at',
-    'updated_at', 'valid_from',
+    'updated_at', 'valid_from', 'suggested_host_id',
   ],
   networkColumn: 'network_id',
   jsonColumns: ['capabilities'],

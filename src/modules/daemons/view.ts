@@ -38,7 +38,7 @@ export interface Capabilities {
 export function daemonView(d: Row) {
   const capabilities = (d.capabilities ?? { has_docker_socket: false, interfaced_subnet_ids: [] }) as Capabilities;
   return {
-    id: d.id, name: d.name, host_id: d.host_id, network_id: d.network_id, user_id: d.user_id, api_key_id: d.api_key_id,
+    id: d.id, name: d.name, host_id: d.host_id, suggested_host_id: d.suggested_host_id ?? null, network_id: d.network_id, user_id: d.user_id, api_key_id: d.api_key_id,
     mode: d.mode, url: d.url, tags: d.tags, is_unreachable: d.is_unreachable, standby: d.standby,
     consecutive_failures: d.consecutive_failures ?? 0, last_error: d.last_error ?? null, last_error_at: isoTimestamp(d.last_error_at ?? null),
     standby_cleared_at: isoTimestamp(d.standby_cleared_at), last_seen: isoTimestamp(d.last_seen), is_stale: isStale(d), version: d.version,

@@ -2,9 +2,13 @@
 // hands it out in the SelfReport work; a daemon whose self-report names another host (our agent
 // keeps one identity per machine across reinstalls, from /etc/machine-id; any daemon whose
 // addresses match a stored host) would leave that placeholder empty beside its real host. So the
-// daemon adopts the host its self-report resolved to, and an untouched placeholder is deleted.
+// daemon adopts the host its self-report resolved to, and an untouched placeholder is deleted; a host
+// a person created is never adopted (its daemon keeps its own host and names it in suggested_host_id).
 import type { Db } from '../../core/db.js';
 import type { DaemonHostRequest } from './vocabulary.js';
+
+/** Sources of hosts discovery created: the only ones a self-report adopts. */
+const DISCOVERED = new Set(['Discovery', 'DiscoveryWithMatch']);
 
 /** The host a SelfReport request says the daemon was given (its metadata's host_id), if it is one. */
 function placeholderOf(request: DaemonHostRequest): string | undefined {
@@ -23,8 +27,19 @@ export async function adoptSelfReportedHosts(
   for (const { request, hostId } of pairs) {
     const placeholder = placeholderOf(request);
     if (!placeholder || placeholder === hostId) continue;
+    // Only a host discovery created is adopted. A person's host (Manual: created through the API, an
+    // import) that the report matched by address and MAC is suggested instead, for a person to judge.
+    const [target] = await db.query<{ type: string | null }>(
+      `select source->>'type' as type from hosts where id = ? and organization_id = ?`, [hostId, ctx.organizationId]);
+    if (!DISCOVERED.has(target?.type ?? '')) {
+      await db.query(
+        `update daemons set suggested_host_id = ? where id = ? and organization_id = ? and suggested_host_id is distinct from ?`,
+        [hostId, ctx.daemonId, ctx.organizationId, hostId],
+      );
+      continue;
+    }
     const moved = await db.query(
-      `update daemons set host_id = ? where id = ? and organization_id = ? and host_id = ? returning id`,
+      `update daemons set host_id = ?, suggested_host_id = null where id = ? and organization_id = ? and host_id = ? returning id`,
       [hostId, ctx.daemonId, ctx.organizationId, placeholder],
     );
     if (!moved.length) continue;
