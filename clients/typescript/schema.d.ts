@@ -1527,6 +1527,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/daemons/{id}/accept-suggested-host": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept a daemon’s "same host?" suggestion (suggested_host_id, a host a person created that its self-report matched): the daemon moves to that host and its old host is deleted if nothing was ever added to it (404 when nothing is suggested) */
+        post: operations["acceptDaemonSuggestedHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/daemons/{id}/history": {
         parameters: {
             query?: never;
@@ -10329,6 +10346,45 @@ export interface operations {
         };
     };
     retryDaemonConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Daemon"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    acceptDaemonSuggestedHost: {
         parameters: {
             query?: never;
             header?: never;

@@ -56,6 +56,21 @@ describe('discovery: a daemon’s self-reported host', () => {
     expect(expectOk(await call(app.url, 'GET', `/api/v1/hosts/${mine.id}`, { auth: t.owner })).source.type).to.equal('Manual');
   });
 
+  it('a person accepts the suggestion: the daemon moves to their host, the untouched placeholder goes; nothing suggested is 404', async () => {
+    const mine = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: {
+      network_id: t.defaultNetworkId, name: 'my server',
+      ip_addresses: [{ subnet_id: subnetId, ip_address: '198.18.10.2', mac_address: '00:1B:21:00:00:01' }],
+    } }), 201);
+    await postHost(d, selfReport(randomUUID(), '198.18.10.2'));
+    const accepted = expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/accept-suggested-host`, { auth: t.owner }));
+    expect(accepted.host_id).to.equal(mine.id);
+    expect(accepted.suggested_host_id).to.equal(null);
+    expect(await daemonHost()).to.equal(mine.id);
+    expect(await hostExists(placeholder)).to.equal(false);
+    expect(await hostExists(mine.id)).to.equal(true);
+    expect((await call(app.url, 'POST', `/api/v1/daemons/${d.id}/accept-suggested-host`, { auth: t.owner })).status).to.equal(404);
+  });
+
   // The delete's guard (selfReport.ts), one case each at its edge: exactly one thing on the placeholder, the rest untouched.
   const adoptElsewhere = async () => {
     const own = randomUUID();

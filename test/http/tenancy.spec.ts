@@ -417,6 +417,13 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /api/v1/daemons/bulk-delete': bulkDelete('/api/v1/daemons', 'daemon', 'Admin', 'Daemon'),
   'GET /api/v1/daemons/export/csv': exportCsv(net),
   'POST /api/v1/daemons/:id/retry-connection': { role: 'Admin', id: 'daemon', outside: 'Daemon' },
+  'POST /api/v1/daemons/:id/accept-suggested-host': {
+    role: 'Admin', id: 'daemon', fresh: 'daemon', outside: 'Daemon',
+    // A suggestion comes from a self-report matching a person's host (test/discovery/selfReport.spec.ts); here it is set directly.
+    afterFresh: async (id, app, w) => {
+      await app.services.orm.em.fork().execute('update daemons set suggested_host_id = ? where id = ?', [w.inside.host, id]);
+    },
+  },
   'GET /api/v1/daemons/:id/history': { role: 'Viewer', id: 'daemon', outside: 'Daemon' },
   'GET /api/v1/daemons/:id/sessions': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/sessions': {

@@ -69,6 +69,12 @@ const daemonRoutesDeclared = defineRoutes([
     handler: ({ db, scope, params }) => daemonService.retryConnection(db, scope, params.id),
   },
   {
+    operationId: 'acceptDaemonSuggestedHost', method: 'post', path: '/api/v1/daemons/:id/accept-suggested-host', group: 'Daemons', auth: 'Admin',
+    summary: 'Accept a daemon’s "same host?" suggestion (suggested_host_id, a host a person created that its self-report matched): the daemon moves to that host and its old host is deleted if nothing was ever added to it (404 when nothing is suggested)',
+    params: idParams, response: daemonResponse,
+    handler: ({ db, scope, params }) => daemonService.acceptSuggestedHost(db, scope, params.id),
+  },
+  {
     operationId: 'getDaemonHistory', method: 'get', path: '/api/v1/daemons/:id/history', group: 'Daemons', auth: 'Viewer', summary: 'Every state of a daemon, newest first', list: true,
     params: idParams, response: daemonResponse,
     handler: ({ db, scope, params }) => daemonService.history(db, scope, params.id),

@@ -15,6 +15,7 @@ import { networkService } from '../networks/service.js';
 import { normaliseFingerprint } from '../serverPoll/client.js';
 import { pairAgent, type Paired } from '../serverPoll/pairing.js';
 import { tagService } from '../tags/service.js';
+import { deleteUntouchedPlaceholder } from '../discovery/selfReport.js';
 import { daemonTable } from './table.js';
 import { daemonView } from './view.js';
 
@@ -140,6 +141,22 @@ export const daemonService = {
       const daemon = await daemonTable.get(tx, scope, id, undefined, true);
       if (daemon.mode !== 'server_poll') throw new AppError('daemon_mode_mismatch', { id, mode: String(daemon.mode), required: 'server_poll' });
       return presentOne(tx, scope, await daemonTable.update(tx, scope, id, { is_unreachable: false, consecutive_failures: 0 }));
+    });
+  },
+
+  /**
+   * A person accepts the daemon's "same host?" suggestion (discovery/selfReport.ts): the daemon moves
+   * to the suggested host, and its old one is deleted when nothing was ever added to it.
+   */
+  async acceptSuggestedHost(db: Db, scope: Scope, id: string) {
+    return db.transaction(async (tx) => {
+      const daemon = await daemonTable.get(tx, scope, id, undefined, true);
+      const suggested = daemon.suggested_host_id as string | null;
+      if (!suggested) throw new AppError('entity_not_found', { entity: 'Suggested host of daemon', id });
+      await hostTable.get(tx, scope, suggested); // still there, and visible to this user
+      const moved = await daemonTable.update(tx, scope, id, { host_id: suggested, suggested_host_id: null });
+      if (daemon.host_id) await deleteUntouchedPlaceholder(tx, scope.organizationId, daemon.host_id as string);
+      return presentOne(tx, scope, moved);
     });
   },
 

@@ -43,15 +43,23 @@ export async function adoptSelfReportedHosts(
       [hostId, ctx.daemonId, ctx.organizationId, placeholder],
     );
     if (!moved.length) continue;
-    await db.query(
-      `delete from hosts h where h.id = ? and h.organization_id = ?
-         and h.source = '{"type":"Discovery","metadata":[]}'::jsonb
-         and not exists (select 1 from ip_addresses where organization_id = ? and host_id = h.id)
-         and not exists (select 1 from ports where organization_id = ? and host_id = h.id)
-         and not exists (select 1 from services where organization_id = ? and host_id = h.id)
-         and not exists (select 1 from interfaces where organization_id = ? and host_id = h.id)
-         and not exists (select 1 from daemons where organization_id = ? and host_id = h.id)`,
-      [placeholder, ...new Array(6).fill(ctx.organizationId)],
-    );
+    await deleteUntouchedPlaceholder(db, ctx.organizationId, placeholder);
   }
+}
+
+/**
+ * Deletes a daemon's old host when nothing was ever added to it (no address, port, service or
+ * interface, still the empty discovery source register gave it, no daemon on it); otherwise keeps it.
+ */
+export async function deleteUntouchedPlaceholder(db: Db, organizationId: string, placeholder: string): Promise<void> {
+  await db.query(
+    `delete from hosts h where h.id = ? and h.organization_id = ?
+       and h.source = '{"type":"Discovery","metadata":[]}'::jsonb
+       and not exists (select 1 from ip_addresses where organization_id = ? and host_id = h.id)
+       and not exists (select 1 from ports where organization_id = ? and host_id = h.id)
+       and not exists (select 1 from services where organization_id = ? and host_id = h.id)
+       and not exists (select 1 from interfaces where organization_id = ? and host_id = h.id)
+       and not exists (select 1 from daemons where organization_id = ? and host_id = h.id)`,
+    [placeholder, ...new Array(6).fill(organizationId)],
+  );
 }
