@@ -92,6 +92,21 @@ describe('discovery: a daemon’s self-reported host', () => {
     await adoptElsewhere();
     expect(await hostExists(placeholder)).to.equal(true);
   });
+  for (const [what, change] of [['renamed', { name: 'rack 3, slot 2' }], ['described', { description: 'the build box' }], ['hidden', { hidden: true }]] as const) {
+    it(`a placeholder a person ${what} (nothing added) is kept when the daemon adopts another host`, async () => {
+      const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${placeholder}`, { auth: t.owner }));
+      expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${placeholder}`, { auth: t.owner, body: { ...host, ...change } }));
+      await adoptElsewhere();
+      expect(await hostExists(placeholder)).to.equal(true);
+    });
+  }
+  it('a placeholder a person tagged (nothing added) is kept when the daemon adopts another host', async () => {
+    const tag = expectOk(await call(app.url, 'POST', '/api/v1/tags', { auth: t.owner, body: { name: 'lab', color: 'Blue' } }), 201);
+    const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${placeholder}`, { auth: t.owner }));
+    expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${placeholder}`, { auth: t.owner, body: { ...host, tags: [tag.id] } }));
+    await adoptElsewhere();
+    expect(await hostExists(placeholder)).to.equal(true);
+  });
   it('a placeholder another daemon runs on is kept when its first daemon adopts another host', async () => {
     const e = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
     await registerDaemon(e, t.defaultNetworkId);

@@ -49,7 +49,8 @@ export async function adoptSelfReportedHosts(
 
 /**
  * Deletes a daemon's old host when nothing was ever added to it (no address, port, service or
- * interface, still the empty discovery source register gave it, no daemon on it); otherwise keeps it.
+ * interface, still the empty discovery source register gave it, no daemon on it) and nobody changed
+ * it (no past state in its history: not renamed, described, hidden or tagged); otherwise keeps it.
  */
 export async function deleteUntouchedPlaceholder(db: Db, organizationId: string, placeholder: string): Promise<void> {
   await db.query(
@@ -59,7 +60,8 @@ export async function deleteUntouchedPlaceholder(db: Db, organizationId: string,
        and not exists (select 1 from ports where organization_id = ? and host_id = h.id)
        and not exists (select 1 from services where organization_id = ? and host_id = h.id)
        and not exists (select 1 from interfaces where organization_id = ? and host_id = h.id)
-       and not exists (select 1 from daemons where organization_id = ? and host_id = h.id)`,
-    [placeholder, ...new Array(6).fill(organizationId)],
+       and not exists (select 1 from daemons where organization_id = ? and host_id = h.id)
+       and not exists (select 1 from hosts_history where organization_id = ? and id = h.id and valid_to is not null)`,
+    [placeholder, ...new Array(7).fill(organizationId)],
   );
 }
