@@ -1,7 +1,9 @@
 // PATCH with a JSON merge patch (RFC 7396), declared once in src/http/resourceRoutes.ts: a client
 // changes one field without blanking the others, on hosts, subnets, networks, tags and dependencies.
 import { expect } from 'chai';
+import pg from 'pg';
 import { createHostWithChildren, createSubnet } from '../hosts/fixtures.js';
+import { hostService } from '../../src/modules/hosts/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk, type Credential } from '../support/client.js';
 import { createUser, registerTenant, type Tenant } from '../support/world.js';
@@ -64,6 +66,42 @@ describe('http/patch: JSON merge patch on hosts, subnets, networks, tags and dep
     expect(patched.ip_addresses).to.deep.equal(host.ip_addresses);
     expect(patched.services.map((s: any) => [s.id, s.name])).to.deep.equal(host.services.map((s: any) => [s.id, s.name]));
     expect(patched).to.include({ name: host.name, hostname: host.hostname });
+  });
+
+  it('two PATCHes of different fields of one host at the same moment both land (the host row is locked before the read)', async () => {
+    const host = expectOk(await call(app.url, 'POST', '/api/v1/hosts', { auth: t.owner, body: { network_id: t.defaultNetworkId, name: 'nas', description: 'storage' } }), 201);
+    const path = `/api/v1/hosts/${host.id}`;
+    // The barrier, in this process (the app runs here): the first PATCH to reach the write waits
+    // until the second has also read the host (it reached the write too) or is waiting on the
+    // first's row lock in PostgreSQL (a tuple lock of hosts held while waiting). Without the lock
+    // both read the same host, and the second write puts back what the first changed.
+    const watcher = new pg.Client({ connectionString: app.databaseUrl });
+    await watcher.connect();
+    const originalUpdate = hostService.update;
+    let arrived = 0;
+    const secondWaitsOnRow = async () => Number((await watcher.query(
+      `select count(*) as n from pg_locks l where l.locktype = 'tuple' and l.relation::regclass::text like 'hosts%'
+         and exists (select 1 from pg_locks w where w.pid = l.pid and not w.granted)`,
+    )).rows[0].n) > 0;
+    hostService.update = async function (this: typeof hostService, ...args: Parameters<typeof originalUpdate>) {
+      arrived += 1;
+      if (arrived === 1) {
+        const deadline = Date.now() + 20_000;
+        while (arrived < 2 && !(await secondWaitsOnRow())) {
+          if (Date.now() > deadline) throw new Error('the second PATCH neither read the host nor waited on its row');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+      return originalUpdate.apply(this, args);
+    };
+    try {
+      const both = await Promise.all([patch(app, t.owner, path, { name: 'nas-2' }), patch(app, t.owner, path, { description: 'backups' })]);
+      for (const res of both) expectOk(res);
+    } finally {
+      hostService.update = originalUpdate;
+      await watcher.end();
+    }
+    expect(await get(app, t.owner, path)).to.include({ name: 'nas-2', description: 'backups' });
   });
 
   it('a stale expected_updated_at is 409 entity_modified and changes nothing; the current one writes', async () => {
