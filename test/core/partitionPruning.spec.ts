@@ -15,7 +15,7 @@ import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from
 import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
 import { ACROSS_ORGANIZATIONS } from '../../src/core/db.js';
 import { readRecording } from '../support/fixtures.js';
-import { db as dbOf, envelope, seedDaemon, startStandInDaemon, waitFor, workerServicesFor, type Responder } from '../workers/support.js';
+import { db as dbOf, envelope, seedDaemon, seedSession, startStandInDaemon, waitFor, workerServicesFor, type Responder } from '../workers/support.js';
 import { startDiscoverySync } from '../../workers/discoverySync.js';
 import { processServerPoll } from '../../workers/serverPoll.js';
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
@@ -411,6 +411,8 @@ describe('core/partition pruning (partitioned schema)', () => {
       expect(outcome).to.include({ result: 'ok', entitiesQueued: 1, entitiesConfirmed: 1 });
       expect(outcome.initiated).to.have.length(1);
       expect(marked('daemons')).to.deep.equal([]); // (ingest's own question about the new ids is marked: not the poll's)
+      // A scan queued behind it (first contact queues none before a subnet is approved for the daemon).
+      await seedSession(app, { orgId: t.orgId, networkId: t.defaultNetworkId, daemonId: d.id, discoveryType: JSON.stringify({ type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService' }) });
       // Both sessions asked to stop: the running one told to the daemon (its 409: over), the pending one at once; the host synced.
       await dbOf(app).query(`update discovery_sessions set cancel_requested = true where organization_id = ? and daemon_id = ?`, [t.orgId, d.id]);
       entities = { subnets: [], hosts: [reportedHost] };
