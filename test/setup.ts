@@ -12,6 +12,9 @@ import { installPruningAudit, setCurrentTest } from './support/pruningAudit.js';
 // of 16,384 rounds of scrypt saves ~35 ms per register, login and user created. Read per hash, so
 // setting it here (before any test runs) is in time; child processes inherit it.
 process.env.PASSWORD_HASH_COST_N ??= '1024';
+// Tests sign their tenants up from 127.0.0.1: no sign-up limit in the API processes they spawn either
+// (test apps start without one; test/accounts/signupLimit.spec.ts sets it).
+process.env.SIGNUP_LIMIT_PER_HOUR ??= '0';
 
 export async function mochaGlobalSetup() {
   const { databaseUrl, redisUrl } = await ensureServices();
