@@ -33,26 +33,6 @@ const CLEARED_ENV = ['NODE_PATH', 'NODE_OPTIONS', 'XDG_STATE_HOME', 'XDG_CONFIG_
 const download = (file: string) => path.join(DOWNLOADS_DIR, file);
 const artifact = (kind: 'javascript' | 'executable', arch: 'x64' | 'arm64' | null) => AGENT_ARTIFACTS.find((a) => a.kind === kind && a.arch === arch)!.file;
 
-/**
- * `vars` set in this process's environment while `start` runs: spawnInAgentNs hands its children
- * this process's environment, and the key must reach the agent there, never on a command line.
- */
-function withEnv<T>(vars: Record<string, string | undefined>, start: () => T): T {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const put = (values: Record<string, string | undefined>) => {
-    for (const [k, v] of Object.entries(values)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  put(vars);
-  try {
-    return start();
-  } finally {
-    put(saved);
-  }
-}
-
 /** A fresh directory under the system's temporary directory, with no node_modules in it or above it. */
 function freshDirectory(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netinv-agent-build-'));
@@ -139,8 +119,8 @@ describe('the agent’s downloadable builds, each alone in an empty directory, s
     const command = [...(interpreter ? [interpreter] : []), copy, '--server', api.url, '--network', networkId, '--name', `lab-${label}`,
       '--once', '--targets', `${SEGMENT_A},${SEGMENT_B}`, ...FAST];
     expect(command.join(' ')).to.not.include(key);
-    const run = withEnv({ ...Object.fromEntries(CLEARED_ENV.map((k) => [k, undefined])), AGENT_KEY: key, HOME: dir },
-      () => spawnInAgentNs(lab, 'env', ['-C', dir, ...command]));
+    // The key in the environment, never on a command line; the test process's agent settings unset.
+    const run = spawnInAgentNs(lab, 'env', ['-C', dir, ...CLEARED_ENV.flatMap((k) => ['-u', k]), ...command], { AGENT_KEY: key, HOME: dir });
     agents.push(run.child);
     const limit = setTimeout(() => run.child.kill('SIGKILL'), RUN_LIMIT_MS);
     const { code, signal } = await run.exited.finally(() => clearTimeout(limit));
