@@ -7272,6 +7272,11 @@ export interface operations {
                     position?: number | null;
                     /** Format: uuid */
                     host_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: an IP address never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                     expected_updated_at?: string | null;
                 };
             };
@@ -7657,6 +7662,11 @@ export interface operations {
                     protocol: "Tcp" | "Udp";
                     /** Format: uuid */
                     host_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a port never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                     expected_updated_at?: string | null;
                 };
             };
@@ -8066,6 +8076,11 @@ export interface operations {
                     } | null;
                     /** Format: uuid */
                     host_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a service never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                     expected_updated_at?: string | null;
                     bindings?: {
                         /**
@@ -8470,6 +8485,11 @@ export interface operations {
                     ip_address_id?: unknown[] | boolean | number | Record<string, never> | string | null;
                     /** Format: uuid */
                     service_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: a binding never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                     expected_updated_at?: string | null;
                 };
             };
@@ -8919,6 +8939,11 @@ export interface operations {
                     lldp_sys_name?: string | null;
                     /** Format: uuid */
                     host_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Read-only: an interface never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)
+                     */
+                    network_id?: string;
                     expected_updated_at?: string | null;
                 };
             };

@@ -10,7 +10,7 @@ import { BULK_CREATE_BODY_LIMIT_BYTES, BULK_CREATE_MAX_ITEMS, bulkCreateBody, it
 import { csvColumns, csvExport } from './csv.js';
 import type { Page } from './envelope.js';
 import { applyMergePatch, MERGE_PATCH_TYPES, mergePatchBody } from './mergePatch.js';
-import { at, idParams, uuid } from './schemas.js';
+import { assertSameNetwork, at, idParams, readOnlyNetworkOf, uuid } from './schemas.js';
 
 export interface ResourceService {
   list(db: Db, scope: Scope, query: Record<string, any>): Promise<unknown>;
@@ -53,6 +53,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   const { path, group, noun, service: s, schemas } = r;
   const [one, many] = r.entity;
   const item = `${path}/:id`;
+  const fixedNetwork = readOnlyNetworkOf(schemas.update); // the update schema declares network_id read-only
   const routes: Record<Exclude<Operation, BulkOperation | 'patch'>, ProtectedRoute> = {
     list: {
       operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
@@ -72,7 +73,13 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
     update: {
       operationId: `update${one}`, method: 'put', path: item, group, auth: r.writeRole, summary: `Replace ${noun}`,
       params: idParams, body: schemas.update, response: schemas.response,
-      handler: ({ db, scope, params, body }) => s.update(db, scope, params.id, body),
+      handler: async ({ db, scope, params, body }) => {
+        // A network_id sent must be the stored one (a resource's network never changes: read unlocked).
+        if (fixedNetwork && body.network_id !== undefined) {
+          assertSameNetwork((await s.get(db, scope, params.id) as { network_id: unknown }).network_id, body.network_id, fixedNetwork);
+        }
+        return s.update(db, scope, params.id, body);
+      },
     },
     remove: {
       operationId: `delete${one}`, method: 'delete', path: item, group, auth: r.writeRole, summary: `Delete ${noun}`, params: idParams,
@@ -124,6 +131,7 @@ export function patchRoute(r: PatchDef): ProtectedRoute {
   if (update.type !== 'object') throw new Error(`patchRoute: the update schema of ${r.path} is not an object`);
   // Only the fields a PUT takes are carried over from the read (not updated_at, source…).
   const writable = new Set(Object.keys((update.describe().keys ?? {}) as object));
+  const fixedNetwork = readOnlyNetworkOf(update);
   return {
     operationId: `patch${r.entity[0]}`, method: 'patch', path: `${r.path}/:id`, group: r.group, auth: r.writeRole, organizationWide: r.organizationWide,
     summary: `Change some fields of ${r.noun} (JSON merge patch, RFC 7396: fields left out are kept; \`expected_updated_at\` as for PUT)`,
@@ -133,7 +141,9 @@ export function patchRoute(r: PatchDef): ProtectedRoute {
       const current = await r.get(tx, scope, params.id) as Record<string, unknown>;
       const base = Object.fromEntries(Object.entries(current)
         .filter(([key]) => writable.has(key) && !(r.keptUnlessSent?.includes(key) && !(key in body))));
-      return r.update(tx, scope, params.id, validate(update, applyMergePatch(base, body), 'body'));
+      const merged = validate(update, applyMergePatch(base, body), 'body');
+      if (fixedNetwork) assertSameNetwork(current.network_id, merged.network_id, fixedNetwork);
+      return r.update(tx, scope, params.id, merged);
     }),
   };
 }

@@ -136,11 +136,20 @@ export function body(keys: Record<string, Joi.Schema>, ignored: readonly string[
 
 /**
  * `network_id` in the update body of a network-scoped resource: read-only. The stored one (a GET
- * sent back) is accepted; another is refused (assertSameNetwork), never silently ignored.
+ * sent back) is accepted; another is refused (assertSameNetwork), never silently ignored. The
+ * declaration is the check: resourceRoutes (PUT) and patchRoute (PATCH) find it in the update
+ * schema (readOnlyNetworkOf) and refuse another network before the resource's own update runs.
  */
 export const readOnlyNetworkId = (what: string) => uuid().description(
   `Read-only: ${what} never moves to another network. The stored network_id (a GET sent back) is accepted; any other is refused (400 validation_failed, field network_id)`,
-);
+).meta({ readOnlyNetworkId: what }); // not a JSON Schema keyword: left out of the OpenAPI document
+
+/** The noun ("a port") when the update schema declares `network_id` read-only (readOnlyNetworkId), else undefined. */
+export function readOnlyNetworkOf(update: Joi.Schema): string | undefined {
+  const field = (update.describe() as { keys?: Record<string, { metas?: Array<Record<string, unknown>> }> }).keys?.network_id;
+  const mark = field?.metas?.find((m) => typeof m.readOnlyNetworkId === 'string');
+  return mark?.readOnlyNetworkId as string | undefined;
+}
 
 /** A body `network_id` must be the stored one when sent (readOnlyNetworkId). */
 export function assertSameNetwork(stored: unknown, given: string | undefined, what: string): void {

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, entityId, listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { body, entityId, listQuery, orderQuery, readOnlyNetworkId, timestamp, uuid } from '../../http/schemas.js';
 import { macAddress } from '../hosts/schemas.js';
 import { CHILD_IGNORED, childResponseFields } from '../hosts/children.js';
 
@@ -32,8 +32,8 @@ const fields = {
 const ignored = [...CHILD_IGNORED, 'neighbor'];
 
 export const interfaceCreate = body({ ...fields, host_id: uuid().required() }, ignored);
-/** Full replace (an optional field left out is null / its default); `neighbor` is kept; `host_id` may be echoed, not changed. */
-export const interfaceUpdate = body({ ...fields, host_id: uuid(), expected_updated_at: timestamp().allow(null) }, ignored);
+/** Full replace (an optional field left out is null / its default); `neighbor` is kept; `host_id` and `network_id` may be echoed, not changed. */
+export const interfaceUpdate = body({ ...fields, host_id: uuid(), network_id: readOnlyNetworkId('an interface'), expected_updated_at: timestamp().allow(null) }, ignored);
 export const INTERFACE_WRITABLE = ['ip_address_id', ...Object.keys(fields).filter((k) => k !== 'id' && k !== 'ip_address_id')];
 
 export const interfaceListQuery = listQuery({

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { ipAddress, listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { ipAddress, listQuery, orderQuery, readOnlyNetworkId, timestamp, uuid } from '../../http/schemas.js';
 import { ipAddressInput } from '../hosts/schemas.js';
 import { childResponseFields } from '../hosts/children.js';
 
@@ -7,8 +7,8 @@ export const IP_ADDRESS_ORDER_FIELDS = ['ip_address', 'name', 'position', 'creat
 
 /** The host-request IP address (hosts/schemas.ts) plus its host; network and organization come from the host. */
 export const ipAddressCreate = ipAddressInput.keys({ host_id: uuid().required() });
-/** Full replace; `host_id` may be echoed back but an address does not move to another host. */
-export const ipAddressUpdate = ipAddressInput.keys({ host_id: uuid(), expected_updated_at: timestamp().allow(null) });
+/** Full replace; `host_id` and `network_id` may be echoed back but an address does not move to another host or network. */
+export const ipAddressUpdate = ipAddressInput.keys({ host_id: uuid(), network_id: readOnlyNetworkId('an IP address'), expected_updated_at: timestamp().allow(null) });
 
 export const ipAddressListQuery = listQuery({
   ...orderQuery(IP_ADDRESS_ORDER_FIELDS), network_id: uuid(), host_id: uuid(), subnet_id: uuid(),

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { listQuery, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { listQuery, orderQuery, readOnlyNetworkId, timestamp, uuid } from '../../http/schemas.js';
 import { portInput } from '../hosts/schemas.js';
 import { childResponseFields } from '../hosts/children.js';
 
@@ -7,8 +7,8 @@ export const PORT_ORDER_FIELDS = ['number', 'protocol', 'type', 'created_at', 'u
 
 /** The host-request port (hosts/schemas.ts: `type` is ignored, derived) plus its host. */
 export const portCreate = portInput.keys({ host_id: uuid().required() });
-/** Full replace; `host_id` may be echoed back but a port does not move to another host. */
-export const portUpdate = portInput.keys({ host_id: uuid(), expected_updated_at: timestamp().allow(null) });
+/** Full replace; `host_id` and `network_id` may be echoed back but a port does not move to another host or network. */
+export const portUpdate = portInput.keys({ host_id: uuid(), network_id: readOnlyNetworkId('a port'), expected_updated_at: timestamp().allow(null) });
 
 export const portListQuery = listQuery({
   ...orderQuery(PORT_ORDER_FIELDS), network_id: uuid(), host_id: uuid(),

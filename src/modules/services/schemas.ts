@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { listQuery, sourceResponse, virtualizationResponse, orderQuery, timestamp, uuid } from '../../http/schemas.js';
+import { listQuery, readOnlyNetworkId, sourceResponse, virtualizationResponse, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 import { bindingResponse } from '../bindings/schemas.js';
 import { bindingInput, serviceInput } from '../hosts/schemas.js';
 import { childResponseFields } from '../hosts/children.js';
@@ -10,10 +10,10 @@ export const SERVICE_ORDER_FIELDS = ['name', 'service_definition', 'position', '
 export const serviceCreate = serviceInput.keys({ host_id: uuid().required() });
 /**
  * Full replace of the service's fields; `bindings`, when a list, is the complete new set (matched
- * by id), when null or absent the bindings are kept. `host_id` may be echoed back, not changed.
+ * by id), when null or absent the bindings are kept. `host_id` and `network_id` may be echoed back, not changed.
  */
 export const serviceUpdate = serviceInput.keys({
-  host_id: uuid(), expected_updated_at: timestamp().allow(null), bindings: Joi.array().items(bindingInput).max(1000).allow(null),
+  host_id: uuid(), network_id: readOnlyNetworkId('a service'), expected_updated_at: timestamp().allow(null), bindings: Joi.array().items(bindingInput).max(1000).allow(null),
 });
 
 export const serviceListQuery = listQuery({
