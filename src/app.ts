@@ -34,6 +34,7 @@ import { EventHub } from './modules/events/hub.js';
 import { GraphCache } from './modules/topology/graphCache.js';
 import { Counter } from 'prom-client';
 import { routes } from './routes.js';
+import { loadSecretKeys, useSecretKeys } from './core/secretBox.js';
 
 export async function createServices(
   config: AppConfig,
@@ -42,6 +43,7 @@ export async function createServices(
   /** An ORM already connected to config.databaseUrl (the test suite reuses them); else a new one. */
   existingOrm?: MikroORM,
 ): Promise<Services> {
+  useSecretKeys(loadSecretKeys(config)); // before anything can read or store a credential
   const orm = existingOrm ?? await createOrm(config.databaseUrl);
   // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
   // One Redis or a Redis Cluster (REDIS_CLUSTER_NODES): src/core/redis.ts decides.

@@ -1,6 +1,8 @@
 // Configuration read once from the environment. Everything has a working default for a
 // developer machine; DATABASE_URL and REDIS_URL override whatever scripts/services.ts found.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseAllowedNetworks } from './core/outboundPolicy.js';
 import { parseClusterNodes } from './core/redis.js';
 import { DEFAULT_SIGNUP_LIMIT_PER_HOUR, RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
@@ -100,6 +102,14 @@ export interface AppConfig {
 function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
   if (text === undefined || text === '') return fallback;
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  /**
+   * SECRETS_KEY: the keys that seal the credentials the server stores to use again (webhook signing
+   * secrets, server_poll daemons' keys, SNMP credentials; src/core/secretBox.ts), base64 of 32 bytes,
+   * comma-separated, the first sealing. Unset, they are read from SECRETS_KEY_FILE (data/secrets.key),
+   * made on first start. Every process of one database needs the same keys (docs/secrets.md).
+   */
+  secretsKey: string | undefined;
+  secretsKeyFile: string;
   if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be <burst>/<tokens per minute>, e.g. 150/300 (got '${text}')`);
   return { capacity: Number(m[1]), refillPerMinute: Number(m[2]) };
 }
@@ -183,3 +193,5 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     ...overrides,
   };
 }
+    secretsKey: env.SECRETS_KEY?.trim() || undefined,
+    secretsKeyFile: path.resolve(env.SECRETS_KEY_FILE || fileURLToPath(new URL('../data/secrets.key', import.meta.url))),

@@ -3,13 +3,17 @@ import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics } from 'prom-client';
 import { buildApp, closeServices, createServices } from './app.js';
 import { loadConfig, portInUseMessage, publicUrl } from './config.js';
-import { migrate } from './core/db.js';
+import { Db, migrate } from './core/db.js';
+import { sealStoredSecrets } from './core/secretBox.js';
 import { RequestsInFlight } from './http/inFlight.js';
 
 const config = loadConfig();
 const services = await createServices(config);
 const applied = await migrate(services.orm);
 if (applied.length) services.logger.info({ applied }, 'migrations applied');
+// Credentials stored before sealing existed (or put in by hand) are sealed now (src/core/secretBox.ts).
+const sealed = await sealStoredSecrets(new Db(services.orm.em.fork()));
+if (Object.values(sealed).some(Boolean)) services.logger.info({ sealed }, 'stored credentials sealed');
 // Process metrics (CPU, memory, event loop) of the API on /metrics next to the request metrics.
 collectDefaultMetrics({ register: services.metrics.registry });
 

@@ -6,6 +6,7 @@ import { createOrm } from '../src/database.js';
 import type { Logger } from '../src/core/logger.js';
 import { openQueues, SharedMetricsStore, type QueueName, type QueueSettings } from '../src/core/queues.js';
 import { createRedis } from '../src/core/redis.js';
+import { loadSecretKeys, useSecretKeys } from '../src/core/secretBox.js';
 import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons/versionStatus.js';
 import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
 import { HeavyReadBudget } from '../src/modules/topology/heavyReadBudget.js';
@@ -21,6 +22,7 @@ export interface WorkerServices extends PollerDeps {
 
 /** Builds the worker process's services (the API builds its own in src/app.ts). */
 export async function createWorkerServices(config: AppConfig, settings: QueueSettings, logger: Logger): Promise<WorkerServices> {
+  useSecretKeys(loadSecretKeys(config)); // webhook deliveries sign, the server-poll poller calls daemons
   // WORKER_DB_POOL (20): webhook deliveries run 50 at a time, each a query before and after its POST.
   const orm = await createOrm(config.databaseUrl, Number(process.env.WORKER_DB_POOL ?? 20));
   const redis = createRedis(config, 'worker');

@@ -3,6 +3,7 @@
 // at creation and rotation only.
 import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { DAEMON_SERVER_KEY, open } from '../../src/core/secretBox.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { callFrom, createKey, createNetwork, createUser, freshLoopbackIp, registerTenant, type Tenant } from '../support/world.js';
@@ -72,7 +73,9 @@ describe('daemonKeys: /api/v1/auth/daemon', () => {
     const provisioned = expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: t.owner, body: { name: 'poller', network_id: t.defaultNetworkId, url: 'http://10.0.0.9:60073' } }), 201);
     const rotated = expectOk(await call(app.url, 'POST', `/api/v1/auth/daemon/${provisioned.daemon.api_key_id}/rotate`, { auth: t.owner }));
     const [row] = await sql(app, `select key_hash, server_key from daemon_api_keys where id = ?`, [provisioned.daemon.api_key_id]);
-    expect(row).to.deep.equal({ key_hash: sha256(rotated.key), server_key: rotated.key });
+    expect(row!.key_hash).to.equal(sha256(rotated.key));
+    expect(row!.server_key).to.match(/^enc:v1:/).and.not.include(rotated.key.slice(6));
+    expect(open(row!.server_key, DAEMON_SERVER_KEY)).to.equal(rotated.key);
   });
 
   it('the network must be one the Admin sees: unknown or another organization’s is 400 entity_reference_invalid', async () => {

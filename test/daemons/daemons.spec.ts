@@ -2,6 +2,7 @@
 // update, retry-connection, delete, history and `at`, and tenancy.
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
+import { DAEMON_SERVER_KEY, open } from '../../src/core/secretBox.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { createKey, createNetwork, createUser, registerTenant, type Tenant } from '../support/world.js';
@@ -41,7 +42,10 @@ describe('daemons: the user API', () => {
     expect(data.daemon.version_status).to.include({ status: 'Unknown', version: null });
 
     const [keyRow] = await sql(app, `select name, key_hash, server_key from daemon_api_keys where id = ?`, [data.daemon.api_key_id]);
-    expect(keyRow).to.deep.equal({ name: 'poller API Key', key_hash: sha256(data.daemon_api_key), server_key: data.daemon_api_key });
+    expect(keyRow).to.include({ name: 'poller API Key', key_hash: sha256(data.daemon_api_key) });
+    // The server's copy, to call the daemon with, is stored sealed (src/core/secretBox.ts).
+    expect(keyRow!.server_key).to.match(/^enc:v1:/).and.not.include(data.daemon_api_key.slice(6));
+    expect(open(keyRow!.server_key, DAEMON_SERVER_KEY)).to.equal(data.daemon_api_key);
     const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${data.daemon.host_id}`, { auth: t.owner }));
     expect(host).to.include({ name: 'poller' });
     expect(host.source).to.deep.equal({ type: 'System' });

@@ -15,6 +15,7 @@ import { DEFAULT_VERSION_POLICY } from '../../src/modules/daemons/versionStatus.
 import type { WorkerServices } from '../../workers/context.js';
 import type { TestApp } from '../support/app.js';
 import { bundlePath } from '../../scripts/build.js';
+import { DAEMON_SERVER_KEY, seal } from '../../src/core/secretBox.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The project's Node 22 (devDependency `node`) when present, as `npm run worker` would use. */
@@ -49,7 +50,7 @@ export interface SeededDaemon {
   serverKey: string;
 }
 
-/** A daemon (and its key) inserted straight into the tables, as provisioning would leave it. */
+/** A daemon (and its key, sealed) inserted straight into the tables, as provisioning would leave it. */
 export async function seedDaemon(
   app: TestApp,
   opts: { orgId: string; networkId: string; url: string; mode?: 'server_poll' | 'daemon_poll'; version?: string | null; lastSeen?: Date | null; name?: string; id?: string },
@@ -60,7 +61,7 @@ export async function seedDaemon(
   const d = db(app);
   await d.query(
     `insert into daemon_api_keys (id, organization_id, network_id, name, key_hash, server_key) values (?, ?, ?, ?, ?, ?)`,
-    [keyId, opts.orgId, opts.networkId, `${opts.name ?? 'daemon'} API Key`, createHash('sha256').update(serverKey).digest('hex'), serverKey],
+    [keyId, opts.orgId, opts.networkId, `${opts.name ?? 'daemon'} API Key`, createHash('sha256').update(serverKey).digest('hex'), seal(serverKey, DAEMON_SERVER_KEY)],
   );
   await d.query(
     `insert into daemons (id, organization_id, network_id, api_key_id, name, mode, url, version, last_seen, lineage_id)

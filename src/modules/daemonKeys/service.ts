@@ -1,10 +1,12 @@
 // Daemon API keys (reference §14, decisions §2): `scp_d_` + 32 base62, one network each, stored as
-// SHA-256 hex and shown once (at creation and rotation). `server_key` keeps the plaintext only for
-// keys made by provisioning a server_poll daemon: the server presents it when it calls the daemon.
+// SHA-256 hex and shown once (at creation and rotation). `server_key` keeps the key itself, sealed
+// (core/secretBox.ts), only for keys made by provisioning a server_poll daemon: the server presents it
+// when it calls the daemon.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../core/db.js';
 import { AppError, accessDenied, notFound } from '../../core/errors.js';
 import { isoTimestamp } from '../../core/historyTable.js';
+import { DAEMON_SERVER_KEY, seal } from '../../core/secretBox.js';
 import { randomBase62, sha256Hex } from '../../core/secrets.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
@@ -43,7 +45,7 @@ function assertFutureExpiry(expiresAt: string | null | undefined): void {
 }
 
 /**
- * Makes a key (the caller checked the network). `serverKey` keeps the plaintext too: only for the
+ * Makes a key (the caller checked the network). `serverKey` keeps the key sealed too: only for the
  * key of a provisioned server_poll daemon.
  */
 export async function insertDaemonKey(
@@ -54,7 +56,7 @@ export async function insertDaemonKey(
   const row = await db.one<KeyRow>(
     `insert into daemon_api_keys (id, organization_id, network_id, user_id, name, key_hash, server_key, is_enabled, expires_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning ${COLUMNS}`,
-    [randomUUID(), k.organizationId, k.networkId, k.userId || null, k.name, sha256Hex(key), k.serverKey ? key : null, k.isEnabled ?? true, k.expiresAt ?? null],
+    [randomUUID(), k.organizationId, k.networkId, k.userId || null, k.name, sha256Hex(key), k.serverKey ? seal(key, DAEMON_SERVER_KEY) : null, k.isEnabled ?? true, k.expiresAt ?? null],
   );
   return { api_key: daemonKeyView(row!), key };
 }
@@ -135,7 +137,7 @@ export const daemonKeyService = {
       const row = await tx.one<KeyRow>(
         `update daemon_api_keys set key_hash = ?, server_key = case when server_key is null then null else ? end, updated_at = now()
          where id = ? returning ${COLUMNS}`,
-        [sha256Hex(key), key, id],
+        [sha256Hex(key), seal(key, DAEMON_SERVER_KEY), id],
       );
       return { api_key: daemonKeyView(row!), key };
     });

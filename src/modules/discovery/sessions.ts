@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
+import { openSecrets, sealSecrets } from '../../core/secretBox.js';
 import { maskSecrets } from '../../core/secretFields.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { approvedSubnetIds, withApprovedTargets } from '../daemons/targets.js';
@@ -57,7 +58,7 @@ export function networkDiscovery(): Record<string, unknown> {
 export async function queueDefaultSessions(db: Db, daemon: DaemonRef): Promise<void> {
   const types = defaultDiscoveryTypes(daemon);
   if ((await approvedSubnetIds(db, daemon.organization_id, daemon.id)).length) types.push(networkDiscovery());
-  const sessions = types.map((discovery_type, n) => ({ id: randomUUID(), n, discovery_type }));
+  const sessions = types.map((discovery_type, n) => ({ id: randomUUID(), n, discovery_type: sealSecrets(discovery_type) }));
   await db.query(
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, created_at, updated_at)
      select x.id, ?, ?, ?, x.discovery_type, now() + x.n * interval '1 microsecond', now()
@@ -98,7 +99,7 @@ export async function nextWork(db: Db, organizationId: string, daemonId: string)
   );
   if (!taken) return [null, false];
   // A Network discovery of "every subnet" goes out with the subnets approved for this daemon.
-  return [workPayload({ ...taken, discovery_type: await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type) }), false];
+  return [workPayload({ ...taken, discovery_type: openSecrets(await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type)) }), false];
 }
 
 /**
@@ -221,7 +222,7 @@ async function activeNetworkSession(db: Db, daemon: DaemonRef) {
 async function insertNetworkSession(db: Db, daemon: DaemonRef) {
   const [row] = await db.query<SessionListRow>(
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb) returning ${SESSION_COLUMNS}`,
-    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(networkDiscovery())],
+    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(sealSecrets(networkDiscovery()))],
   );
   return sessionView(row!);
 }

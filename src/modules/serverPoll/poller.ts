@@ -29,6 +29,7 @@ import { applySessionUpdate } from '../discovery/ingest.js';
 import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody, TERMINAL_PHASES } from '../discovery/schemas.js';
 import { currentSessionId, queueDefaultSessions, RUNNING_PHASES } from '../discovery/sessions.js';
 import { OutboundPolicy } from '../../core/outboundPolicy.js';
+import { DAEMON_SERVER_KEY, open, openSecrets } from '../../core/secretBox.js';
 import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
 
 /** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
@@ -155,7 +156,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: st
   }
   const legacy = isLegacy(daemon.version);
   const client = new DaemonClient({
-    baseUrl: daemon.url, apiKey: daemon.server_key, timeoutMs: deps.settings.serverPollTimeoutMs, legacy,
+    baseUrl: daemon.url, apiKey: open(daemon.server_key, DAEMON_SERVER_KEY), timeoutMs: deps.settings.serverPollTimeoutMs, legacy,
     policy: new OutboundPolicy(deps.config.daemonAllowedNetworks),
     // Another certificate (or a plain-http url) fails the contact like no answer, with its reason as last_error.
     certificate: daemon.tls_fingerprint ? { expected: daemon.tls_fingerprint } : undefined,
@@ -392,7 +393,7 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   const next = sessions.find((s) => s.phase === 'Pending' && !s.cancel_requested);
   if (!busy && next) {
     try {
-      const answer = await client.initiate(next.id, await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type));
+      const answer = await client.initiate(next.id, openSecrets(await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type)));
       if (answer === 'started') {
         await db.query(
           `update discovery_sessions set phase = 'Starting', updated_at = now() where organization_id = ? and id = ? and phase = 'Pending'`,

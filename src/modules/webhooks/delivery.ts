@@ -14,6 +14,7 @@ import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import type { Logger } from '../../core/logger.js';
 import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
+import { open, WEBHOOK_SECRET } from '../../core/secretBox.js';
 import { eventResponse, recordEvent, visibleTo, webhookAudience, type Event, type EventRow } from '../events/service.js';
 import { signatureHeader } from './signature.js';
 
@@ -237,7 +238,7 @@ export async function attemptDeliveries(db: Db, config: AppConfig, logger: Logge
   const attempts = await Promise.all(claimed.map(async (d) => {
     const body = JSON.stringify(d.payload);
     const timestamp = Math.floor(now().getTime() / 1000);
-    const secrets = d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret];
+    const secrets = (d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret]).map((s) => open(s, WEBHOOK_SECRET));
     const startedAt = now();
     const result = await post(config, d.url, {
       'Content-Type': 'application/json',

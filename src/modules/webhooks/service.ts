@@ -8,6 +8,7 @@ import { isoTimestamp, type Row } from '../../core/historyTable.js';
 import { OutboundRefused } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
 import type { Scope } from '../../core/scope.js';
+import { seal, WEBHOOK_SECRET } from '../../core/secretBox.js';
 import { Page } from '../../http/envelope.js';
 import { enqueueDeliveries, webhookPolicy } from './delivery.js';
 import { newSecret } from './signature.js';
@@ -68,7 +69,7 @@ export const webhookService = {
     const row = await db.one(
       `insert into webhooks (id, organization_id, name, url, event_types, network_ids, enabled, secret)
        values (?, ?, ?, ?, ?::text[], ?::uuid[], ?, ?) returning ${COLUMNS}`,
-      [randomUUID(), scope.organizationId, input.name, input.url, input.event_types, input.network_ids, input.enabled, secret],
+      [randomUUID(), scope.organizationId, input.name, input.url, input.event_types, input.network_ids, input.enabled, seal(secret, WEBHOOK_SECRET)],
     );
     return { ...toResponse(row!), secret };
   },
@@ -115,7 +116,7 @@ export const webhookService = {
       const row = await tx.one(
         `update webhooks set previous_secret = secret, previous_secret_expires_at = now() + make_interval(hours => ?), secret = ?, updated_at = now()
          where organization_id = ? and id = ? returning ${COLUMNS}, previous_secret_expires_at`,
-        [PREVIOUS_SECRET_HOURS, secret, scope.organizationId, id],
+        [PREVIOUS_SECRET_HOURS, seal(secret, WEBHOOK_SECRET), scope.organizationId, id],
       );
       return { ...toResponse(row!), secret };
     });
