@@ -159,12 +159,19 @@ async function runAfterCommit(services: Services, what: string, fn: () => Promis
 }
 
 /**
+ * Whether a route writes: every method but GET (POST, PUT, PATCH, DELETE, and any added to `Method`).
+ * The pipeline's one answer: a write is never served by the read replica, and once it succeeds its
+ * caller's later replica-eligible reads wait for the standby to replay it (read-your-writes).
+ */
+export const isWriteRoute = (route: Pick<RouteDef, 'method'>): boolean => route.method !== 'get';
+
+/**
  * Whether a request's reads may go to the read replica: a GET declared `reads: 'replica'`, or, unless
  * declared `'primary'`, a history (`…/history`), an export (`…/export…`) or a read as of an instant
  * (`at` given). Only its reads: whatever the handler writes still goes to the primary (ReplicaDb).
  */
 export function readsFromReplica(route: RouteDef, query: Record<string, unknown>): boolean {
-  if (route.method !== 'get' || route.reads === 'primary' || route.produces?.includes('text/event-stream')) return false;
+  if (isWriteRoute(route) || route.reads === 'primary' || route.produces?.includes('text/event-stream')) return false;
   return route.reads === 'replica' || /\/history$/.test(route.path) || /\/export(\/|$)/.test(route.path) || query.at !== undefined;
 }
 
@@ -220,8 +227,9 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
           return handle({ ...input, db: primary });
         });
       }
-      // A write committed: this principal's replica-eligible reads now wait for the standby to replay it.
-      if (replica && scope && route.method !== 'get') await replica.recordWrite(scope, primary);
+      // A write committed (any write method, not POST alone): this principal's replica-eligible reads
+      // now wait for the standby to replay it.
+      if (replica && scope && isWriteRoute(route)) await replica.recordWrite(scope, primary);
       for (const [what, fn] of afterCommit) await runAfterCommit(services, what, fn);
       if (alias) {
         result = result instanceof Page

@@ -14,6 +14,8 @@ import {
   DAEMON_SERVER_KEY, isSealed, loadSecretKeys, open, parseSecretKeys, seal, SEALED_COLUMNS, sealedStatus, sealStoredSecrets, useSecretKeys, WEBHOOK_SECRET,
   type SecretKey,
 } from '../../src/core/secretBox.js';
+import { SECRET_MASK } from '../../src/core/secretFields.js';
+import { withoutSecrets } from '../../src/modules/events/access.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
@@ -134,6 +136,11 @@ describe('core: stored credentials are sealed', function () {
     expectOk(await d.post(`/api/v1/discovery/${selfReport.session_id}/update`, { ...selfReport, phase: 'Complete', progress: 100, finished_at: new Date().toISOString() }));
     const [work] = expectOk(await requestWork());
     expect(work.discovery_type.snmp_credentials.default_credential.community).to.equal(community);
+  });
+
+  it('an event says a credential changed, never from what to what', () => {
+    const changes = withoutSecrets('host', { community: ['old-community', 'new-community'], source: [{ metadata: [{ auth_password: 'a' }] }, { metadata: [{ auth_password: 'b' }] }] });
+    expect(changes).to.deep.equal({ community: SECRET_MASK, source: [{ metadata: [{ auth_password: SECRET_MASK }] }, { metadata: [{ auth_password: SECRET_MASK }] }] });
   });
 
   it('every column that could hold a credential is sealed (SEALED_COLUMNS) or holds a digest', async () => {

@@ -5,7 +5,9 @@
 //    the primary behind it, they answer the old state while a live read answers the new one;
 //  - a client reads its own writes: with replay paused its reads after a write come from the
 //    primary, with replay resumed mid-read they wait for the standby, and 20 create-then-read
-//    rounds see every write;
+//    rounds see every write; with replay paused a POST, a PUT, a PATCH and a DELETE are each read
+//    back by the writer (from the primary) while another user of the organization, who did not
+//    write, reads the stale standby;
 //  - a standby lagging past the bound, or stopped, gets no reads: they answer 200 from the primary;
 //  - /metrics shows the replica's lag (seconds and bytes) and whether it is used.
 // Each test makes its own organization and leaves the standby replaying and running.
@@ -16,7 +18,7 @@ import { createOrm } from '../../src/database.js';
 import { startStandbyPair, type StandbyPair } from '../../scripts/pgStandby.js';
 import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk, type Credential } from '../support/client.js';
-import { registerTenant } from '../support/world.js';
+import { createUser, registerTenant } from '../support/world.js';
 import { waitFor } from '../workers/support.js';
 
 const METRICS_TOKEN = 'replica-metrics-token';
@@ -126,6 +128,48 @@ describe('scale: a read replica (streaming standby of the primary)', function ()
       }));
       expect((await get(t.owner, `/api/v1/hosts/${host.id}/history`)).map((s: { name: string }) => s.name), `round ${i}`).to.deep.equal([`renamed ${i}`, `host ${i}`]);
       expect((await get(t.owner, `/api/v1/hosts/${host.id}?at=${encodeURIComponent(new Date().toISOString())}`)).name, `round ${i}`).to.equal(`renamed ${i}`);
+    }
+  });
+
+  it('lets a client read its own POST, PUT, PATCH and DELETE while another user of its organization reads the paused standby', async () => {
+    const t = await registerTenant(app.url, 'replica-every-write');
+    const viewer = await createUser(app.url, t.owner, 'Viewer', [t.defaultNetworkId]);
+    const history = async (auth: Credential, id: string) => {
+      const res = await call(app.url, 'GET', `/api/v1/hosts/${id}/history`, { auth });
+      if (res.status === 404) return 'not found';
+      // Newest first: the newest state ended is a host deleted.
+      return (expectOk(res) as Array<{ name: string; valid_to: string | null }>).map((s, i) => `${s.name}${i === 0 && s.valid_to !== null ? ' (deleted)' : ''}`);
+    };
+    const patch = { 'Content-Type': 'application/merge-patch+json' };
+    // Each round: a host made (or not) and replayed by the standby, replay paused, one write by the
+    // owner, then the host's history (a replica-eligible read) read by the owner and by a viewer
+    // who wrote nothing. Replay is resumed and caught up between rounds, so an earlier round's
+    // mark is replayed and cannot send the owner's read to the primary on its own.
+    const rounds: Array<{ method: string; before?: string; write: (id?: string) => Promise<string>; own: string[]; stale: string[] | 'not found' }> = [
+      { method: 'POST', write: async () => (await createHost(t.owner, t.defaultNetworkId, 'posted')).id, own: ['posted'], stale: 'not found' },
+      { method: 'PUT', before: 'before put', own: ['put', 'before put'], stale: ['before put'],
+        write: async (id) => expectOk(await call(app.url, 'PUT', `/api/v1/hosts/${id}`, { auth: t.owner, body: { id, name: 'put', hidden: false, tags: [] } })).id },
+      { method: 'PATCH', before: 'before patch', own: ['patched', 'before patch'], stale: ['before patch'],
+        write: async (id) => expectOk(await call(app.url, 'PATCH', `/api/v1/hosts/${id}`, { auth: t.owner, body: { name: 'patched' }, headers: patch })).id },
+      { method: 'DELETE', before: 'to delete', own: ['to delete (deleted)'], stale: ['to delete'],
+        write: async (id) => { expectOk(await call(app.url, 'DELETE', `/api/v1/hosts/${id}`, { auth: t.owner })); return id!; } },
+    ];
+    for (const round of rounds) {
+      const made = round.before === undefined ? undefined : (await createHost(t.owner, t.defaultNetworkId, round.before)).id;
+      await pair.caughtUp();
+      const ownReads = await readsTo('primary', 'own_write');
+      const replicaReads = await readsTo('replica', 'replica');
+      await pair.pauseReplay();
+      try {
+        const id = await round.write(made);
+        expect(await history(t.owner, id), `${round.method}: the writer's read`).to.deep.equal(round.own);
+        expect(await history(viewer.auth, id), `${round.method}: another user's read`).to.deep.equal(round.stale);
+      } finally {
+        await pair.resumeReplay();
+      }
+      // The writer's read went to the primary because of its write, the viewer's to the standby.
+      expect(await readsTo('primary', 'own_write'), `${round.method}: reads sent to the primary for the caller's write`).to.equal(ownReads + 1);
+      expect(await readsTo('replica', 'replica'), `${round.method}: reads served by the standby`).to.equal(replicaReads + 1);
     }
   });
 

@@ -4,6 +4,7 @@
 // One declaration for the feed's SQL, the stream's fan-out and the webhooks' dispatch (service.ts):
 // an entity type missing here has events nobody reads (closed, not open).
 import { hasRole, type Role, type Scope } from '../../core/scope.js';
+import { maskSecrets } from '../../core/secretFields.js';
 
 export interface EventReaders {
   /** The route that reads one entity of this kind (`GET /api/v1/hosts/:id`). */
@@ -52,11 +53,16 @@ const originOf = (url: unknown) => {
   }
 };
 
-/** An event's data (or its changes' pairs) with the entity type's secret URLs cut to their origin. */
+/**
+ * An event's data (or its changes' pairs) with every credential field masked at any depth (a changed
+ * credential reads as a change from the mask to the mask: "changed", never from what to what;
+ * core/secretFields.ts) and the entity type's secret URLs cut to their origin.
+ */
 export function withoutSecrets<T extends Record<string, unknown>>(entityType: string, fields: T): T {
+  const masked = maskSecrets(fields);
   const urls = EVENT_READERS[entityType]?.secretUrls;
-  if (!urls) return fields;
-  const out: Record<string, unknown> = { ...fields };
+  if (!urls) return masked;
+  const out: Record<string, unknown> = { ...masked };
   for (const k of urls) {
     if (!(k in out)) continue;
     out[k] = Array.isArray(out[k]) ? (out[k] as unknown[]).map(originOf) : originOf(out[k]);
