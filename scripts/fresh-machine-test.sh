@@ -73,7 +73,8 @@ run_case() { # name
     grep -E '^\[services\]' "$WORK/$name.log" | sort -u
     grep -E '^ +[0-9]+ (passing|failing|pending)' "$WORK/$name.log"
   } | tee -a "$SUMMARY"
-  [ "$status" = 0 ] || { echo "--- last lines of the $name log:"; tail -40 "$WORK/$name.log"; }
+  # A failed run's whole log outlives the work directory (removed on exit).
+  [ "$status" = 0 ] || { cp "$WORK/$name.log" "/tmp/netinv-fresh-$name.log"; echo "--- last lines of the $name log (all of it: /tmp/netinv-fresh-$name.log):"; tail -40 "$WORK/$name.log"; }
   (cd "$clone" && node_modules/.bin/node --import tsx scripts/services.ts stop >/dev/null 2>&1) || true
   return "$status"
 }
