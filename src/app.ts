@@ -83,7 +83,9 @@ export async function createServices(
     queueSettings,
     metrics,
     // Connects at the first stream (or start()): a process without streams needs no listener.
-    events: new EventHub({ databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes }),
+    events: new EventHub({
+      databaseUrl: config.databaseUrl, orm, logger, heartbeatMs: config.eventHeartbeatMs, maxBufferBytes: config.eventStreamBufferBytes, recheckMs: config.eventRecheckMs,
+    }),
     topologyGraphs: new GraphCache(config.topologyCacheItems, (result) => topologyLookups.inc({ result })),
     heavyReadBudget: new HeavyReadBudget(redis, config.heavyReadBudget, { keyPrefix: config.redisPrefix, redisTimeoutMs: config.rateLimitRedisTimeoutMs, testClock: config.rateLimitTestClock }),
     readReplica,

@@ -64,6 +64,11 @@ export interface AppConfig {
   eventHeartbeatMs: number;
   /** EVENT_STREAM_BUFFER_BYTES: what may wait for one slow stream client before it is dropped (1 MiB). */
   eventStreamBufferBytes: number;
+  /**
+   * EVENT_RECHECK_MS: how often every open event stream's credential is resolved again (1 s), the
+   * safety net behind revocations, which reach every process's streams before they answer.
+   */
+  eventRecheckMs: number;
   /** TOPOLOGY_CACHE_ITEMS: nodes and edges of drawn graphs this process keeps for unchanged networks (50,000; 0: none). */
   topologyCacheItems: number;
   /**
@@ -178,6 +183,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     eventRetentionDays: nonNegative('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 90),
     eventHeartbeatMs: nonNegative('EVENT_HEARTBEAT_MS', env.EVENT_HEARTBEAT_MS, 15_000),
     eventStreamBufferBytes: nonNegative('EVENT_STREAM_BUFFER_BYTES', env.EVENT_STREAM_BUFFER_BYTES, 1024 * 1024),
+    eventRecheckMs: nonNegative('EVENT_RECHECK_MS', env.EVENT_RECHECK_MS, 1000),
     topologyCacheItems: nonNegative('TOPOLOGY_CACHE_ITEMS', env.TOPOLOGY_CACHE_ITEMS, 50_000),
     webhookRetrySchedule: seconds('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE, [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookAllowedNetworks: parseAllowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS, 'WEBHOOK_ALLOWED_NETWORKS'),

@@ -27,9 +27,10 @@ export interface RequestInput<S extends Scope | undefined = Scope> {
   ctx: Context;
   /**
    * Work to do once the request's writes are committed and only if it succeeded (enqueueing a job
-   * about them): run before the answer is sent, its failure logged, never the request's.
+   * about them): run before the answer is sent, its failure logged, never the request's. It gets
+   * `timeoutMs` (1 s) at most.
    */
-  afterCommit: (what: string, fn: () => Promise<unknown>) => void;
+  afterCommit: (what: string, fn: () => Promise<unknown>, timeoutMs?: number) => void;
 }
 
 interface RouteBase {
@@ -152,9 +153,12 @@ export function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }
 
-/** After-commit work gets a second at most (BullMQ waits for a Redis that is down): logged, never thrown. */
-async function runAfterCommit(services: Services, what: string, fn: () => Promise<unknown>): Promise<void> {
-  await withTimeout(fn(), 1000, 'no answer within 1 s')
+/**
+ * After-commit work gets a second at most (BullMQ waits for a Redis that is down), or what it asked
+ * for (a revocation waits for every API process: events/revocations.ts): logged, never thrown.
+ */
+async function runAfterCommit(services: Services, what: string, fn: () => Promise<unknown>, timeoutMs = 1000): Promise<void> {
+  await withTimeout(fn(), timeoutMs, `no answer within ${timeoutMs} ms`)
     .catch((err: Error) => services.logger.warn({ err: err.message }, `after commit: ${what} failed`));
 }
 
@@ -194,10 +198,10 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const inward = <T>(v: T): T => (alias ? replaceId(v, alias.external, alias.internal) : v);
       const rawBody = inward((ctx.request as { body?: unknown }).body);
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
-      const afterCommit: Array<[string, () => Promise<unknown>]> = [];
+      const afterCommit: Array<[string, () => Promise<unknown>, number | undefined]> = [];
       const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope) });
       const input = {
-        afterCommit: (what: string, fn: () => Promise<unknown>) => { afterCommit.push([what, fn]); },
+        afterCommit: (what: string, fn: () => Promise<unknown>, timeoutMs?: number) => { afterCommit.push([what, fn, timeoutMs]); },
         params: validate(route.params, inward({ ...ctx.params }), 'params') as Record<string, any>,
         query: validate(run.query ?? Joi.object({}), { ...ctx.query }, 'query') as Record<string, any>,
         body,
@@ -230,7 +234,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       // A write committed (any write method, not POST alone): this principal's replica-eligible reads
       // now wait for the standby to replay it.
       if (replica && scope && isWriteRoute(route)) await replica.recordWrite(scope, primary);
-      for (const [what, fn] of afterCommit) await runAfterCommit(services, what, fn);
+      for (const [what, fn, timeoutMs] of afterCommit) await runAfterCommit(services, what, fn, timeoutMs);
       if (alias) {
         result = result instanceof Page
           ? new Page(replaceId(result.items, alias.internal, alias.external), result.pagination)

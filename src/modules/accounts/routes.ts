@@ -1,12 +1,33 @@
-import { defineRoutes } from '../../http/pipeline.js';
+import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { setSessionCookie } from '../../http/authenticate.js';
 import { idParams } from '../../http/schemas.js';
 import { SESSION_COOKIE } from '../../core/principal.js';
+import type { Db } from '../../core/db.js';
+import { sha256Hex } from '../../core/secrets.js';
+import type { Scope } from '../../core/scope.js';
+import { revocationSubject, revokeStreamsAfterCommit } from '../events/revocations.js';
 import {
   loginBody, organizationBody, organizationResponse, registerBody, userCreateBody, userListQuery, userResponse, userUpdateBody,
 } from './schemas.js';
 import { accountService } from './service.js';
+
+// A change to who may do what reaches the event streams before the answer, on every API process
+// (events/revocations.ts): the streams of a signed-out session, of a removed user, and of an
+// organization's keys once its API access is off end; a user whose role or grants changed has theirs
+// checked again (narrowed, or ended if they follow a network no longer granted).
+
+/** A user removed (alone or in a bulk delete): the streams of their sessions and keys ended once committed. */
+async function removeUser(db: Db, scope: Scope, id: string, req: RequestInput<Scope>): Promise<void> {
+  await accountService.removeUser(db, scope, id);
+  revokeStreamsAfterCommit(req, 'end', [revocationSubject.user(id)]);
+}
+
+async function updateUser(req: RequestInput<Scope>) {
+  const user = await accountService.updateUser(req.db, req.scope, req.params.id, req.body);
+  revokeStreamsAfterCommit(req, 'recheck', [revocationSubject.user(user.id)]);
+  return user;
+}
 
 const accountRoutesDeclared = defineRoutes([
   {
@@ -25,9 +46,10 @@ const accountRoutesDeclared = defineRoutes([
   },
   {
     operationId: 'logout', method: 'post', path: '/api/auth/logout', group: 'Auth', auth: 'public', summary: 'Sign out: deletes the session',
-    handler: async ({ db, ctx }) => {
-      await accountService.logout(db, ctx.cookies.get(SESSION_COOKIE));
-      ctx.cookies.set(SESSION_COOKIE, null);
+    handler: async (req) => {
+      const sessionId = req.ctx.cookies.get(SESSION_COOKIE);
+      if (await accountService.logout(req.db, sessionId)) revokeStreamsAfterCommit(req, 'end', [revocationSubject.session(sha256Hex(sessionId!))]);
+      req.ctx.cookies.set(SESSION_COOKIE, null);
       return null;
     },
   },
@@ -57,17 +79,17 @@ const accountRoutesDeclared = defineRoutes([
   {
     operationId: 'updateUser', method: 'put', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Change a user’s role and network grants',
     params: idParams, body: userUpdateBody, response: userResponse,
-    handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
+    handler: updateUser,
   },
   {
     operationId: 'updateUserAsAdmin', method: 'put', path: '/api/v1/users/:id/admin', group: 'Users', auth: 'Admin', organizationWide: true,
     summary: 'Change a user’s role and network grants (Scanopy’s path for PUT /api/v1/users/{id})',
     params: idParams, body: userUpdateBody, response: userResponse,
-    handler: ({ db, scope, params, body }) => accountService.updateUser(db, scope, params.id, body),
+    handler: updateUser,
   },
   {
     operationId: 'deleteUser', method: 'delete', path: '/api/v1/users/:id', group: 'Users', auth: 'Admin', organizationWide: true, summary: 'Remove a user from the organization', params: idParams,
-    handler: ({ db, scope, params }) => accountService.removeUser(db, scope, params.id),
+    handler: (req) => removeUser(req.db, req.scope, req.params.id, req),
   },
   {
     operationId: 'getOrganization', method: 'get', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Viewer', summary: 'The caller’s organization',
@@ -77,7 +99,11 @@ const accountRoutesDeclared = defineRoutes([
   {
     operationId: 'updateOrganization', method: 'put', path: '/api/v1/organizations/current', group: 'Organization', auth: 'Owner', organizationWide: true, sessionOnly: true,
     summary: 'Rename the organization, turn its API access on or off', body: organizationBody, response: organizationResponse,
-    handler: ({ db, scope, body }) => accountService.updateOrganization(db, scope, body),
+    handler: async (req) => {
+      const org = await accountService.updateOrganization(req.db, req.scope, req.body);
+      if (!org.api_access_enabled) revokeStreamsAfterCommit(req, 'end', [revocationSubject.organizationKeys(org.id)]);
+      return org;
+    },
   },
 ]);
 
@@ -85,5 +111,5 @@ export const accountRoutes = [...accountRoutesDeclared, ...bulkRoutes(accountRou
   path: '/api/v1/users', group: 'Users', entity: ['User', 'Users'],
   schemas: { list: userListQuery, response: userResponse },
   list: (db, scope, q) => accountService.listUsers(db, scope, q as { limit: number; offset: number }),
-  remove: (db, scope, id) => accountService.removeUser(db, scope, id),
+  remove: removeUser,
 })];

@@ -76,8 +76,10 @@ export const accountService = {
     return { user: await toView(db, user), sessionId };
   },
 
-  async logout(db: Db, sessionId: string | undefined): Promise<void> {
-    if (sessionId) await db.query(`delete from sessions where id_hash = ?`, [sha256Hex(sessionId)]);
+  /** Deletes the session; answers whether there was one (its event streams are then ended). */
+  async logout(db: Db, sessionId: string | undefined): Promise<boolean> {
+    if (!sessionId) return false;
+    return (await db.query(`delete from sessions where id_hash = ? returning 1`, [sha256Hex(sessionId)])).length > 0;
   },
 
   async me(db: Db, scope: Scope): Promise<UserView> {

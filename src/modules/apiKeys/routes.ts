@@ -1,10 +1,21 @@
-import { defineRoutes } from '../../http/pipeline.js';
+import { defineRoutes, type RequestInput } from '../../http/pipeline.js';
 import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { idParams } from '../../http/schemas.js';
 import { apiKeyCreateBody, apiKeyCreated, apiKeyListQuery, apiKeyResponse, apiKeyUpdateBody } from './schemas.js';
 import { apiKeyService } from './service.js';
+import { revocationSubject, revokeStreamsAfterCommit } from '../events/revocations.js';
+import type { Db } from '../../core/db.js';
+import type { Scope } from '../../core/scope.js';
 
-// Keys are managed by a signed-in user (session), never by another key (decisions §2).
+/** A key deleted (alone or in a bulk delete): its streams ended once the delete is committed. */
+async function removeKey(db: Db, scope: Scope, id: string, req: RequestInput<Scope>): Promise<void> {
+  await apiKeyService.remove(db, scope, id);
+  revokeStreamsAfterCommit(req, 'end', [revocationSubject.apiKey(id)]);
+}
+
+// Keys are managed by a signed-in user (session), never by another key (decisions §2). A key deleted
+// ends its event streams on every API process before the answer; one updated or rotated has them
+// checked again (disabled, expired, narrowed, or the old secret: ended) (events/revocations.ts).
 const apiKeyRoutesDeclared = defineRoutes([
   {
     operationId: 'createApiKey', method: 'post', path: '/api/v1/auth/keys', group: 'API keys', auth: 'Viewer', sessionOnly: true, status: 201,
@@ -24,17 +35,25 @@ const apiKeyRoutesDeclared = defineRoutes([
   {
     operationId: 'updateApiKey', method: 'put', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true,
     summary: 'Update name, role, expiry, enabled and network ids (fields left out are kept)', params: idParams, body: apiKeyUpdateBody, response: apiKeyResponse,
-    handler: ({ db, scope, params, body }) => apiKeyService.update(db, scope, params.id, body),
+    handler: async (req) => {
+      const key = await apiKeyService.update(req.db, req.scope, req.params.id, req.body);
+      revokeStreamsAfterCommit(req, 'recheck', [revocationSubject.apiKey(key.id)]);
+      return key;
+    },
   },
   {
     operationId: 'rotateApiKey', method: 'post', path: '/api/v1/auth/keys/:id/rotate', group: 'API keys', auth: 'Viewer', sessionOnly: true,
     summary: 'Replace the key’s secret; the new plaintext is shown once', params: idParams, response: apiKeyCreated,
-    handler: ({ db, scope, params }) => apiKeyService.rotate(db, scope, params.id),
+    handler: async (req) => {
+      const rotated = await apiKeyService.rotate(req.db, req.scope, req.params.id);
+      revokeStreamsAfterCommit(req, 'recheck', [revocationSubject.apiKey(rotated.api_key.id)]);
+      return rotated;
+    },
   },
   {
     operationId: 'deleteApiKey', method: 'delete', path: '/api/v1/auth/keys/:id', group: 'API keys', auth: 'Viewer', sessionOnly: true, summary: 'Revoke an API key',
     params: idParams,
-    handler: ({ db, scope, params }) => apiKeyService.remove(db, scope, params.id),
+    handler: (req) => removeKey(req.db, req.scope, req.params.id, req),
   },
 ]);
 
@@ -42,5 +61,5 @@ export const apiKeyRoutes = [...apiKeyRoutesDeclared, ...bulkRoutes(apiKeyRoutes
   path: '/api/v1/auth/keys', group: 'API keys', entity: ['ApiKey', 'ApiKeys'],
   schemas: { list: apiKeyListQuery, response: apiKeyResponse },
   list: (db, scope, q) => apiKeyService.list(db, scope, q as { limit: number; offset: number }),
-  remove: (db, scope, id) => apiKeyService.remove(db, scope, id),
+  remove: removeKey,
 })];

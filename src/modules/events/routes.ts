@@ -7,6 +7,7 @@ import { defineRoutes } from '../../http/pipeline.js';
 import { eventListQuery, eventResponse, eventStreamQuery } from './schemas.js';
 import { assertCursorKept, checkFilter, lastEventId, listEvents, type EventFilter } from './service.js';
 import { acquireStreamLease, STREAMS_PER_CREDENTIAL } from './streamLimit.js';
+import { revocationSubject } from './revocations.js';
 
 const filterOf = (q: Record<string, any>): EventFilter => ({ networkId: q.network_id, types: q.types, entityId: q.entity_id });
 
@@ -31,11 +32,11 @@ export const eventRoutes = defineRoutes([
       if (header && !/^\d{1,18}$/.test(header)) throw new AppError('validation_failed', { field: 'Last-Event-ID', reason: 'must be an event id' });
       const after = header || query.after || (await lastEventId(db, scope.organizationId));
       await assertCursorKept(db, after);
-      // Counted per credential: the key, or the session (the cookie's digest, as sessions are stored).
-      const credential = scope.kind === 'api_key' ? `key:${scope.apiKeyId}` : `session:${sha256Hex(ctx.cookies.get(SESSION_COOKIE) ?? '')}`;
+      // Counted per credential, and ended when it is revoked: the key, or the session (the cookie's digest, as sessions are stored).
+      const credential = scope.kind === 'api_key' ? revocationSubject.apiKey(scope.apiKeyId!) : revocationSubject.session(sha256Hex(ctx.cookies.get(SESSION_COOKIE) ?? ''));
       const leaseMs = Math.max(30_000, 3 * services.config.eventHeartbeatMs);
       const lease = await acquireStreamLease(services.redis, services.config.redisPrefix, credential, leaseMs);
-      const stream = await services.events.open(scope, filter, after, credentialCheck(ctx, services), lease);
+      const stream = await services.events.open(scope, filter, after, credentialCheck(ctx, services), lease, credential);
       return new StreamResponse('text/event-stream', stream.body, () => services.events.close(stream));
     },
   },
