@@ -102,6 +102,14 @@ export interface AppConfig {
    * (src/modules/topology/heavyReadBudget.ts); spent, its heavy reads answer 429.
    */
   heavyReadBudget: HeavyReadBudgetPolicy;
+  /**
+   * HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND and HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS (each
+   * twice the organization's by default: 800 and 20 000, off when it is; 0 = off): the same budget per client
+   * address (ctx.ip; with TRUST_PROXY=true the first X-Forwarded-For address), paid as well as the
+   * organization's, whichever organization the request is for: signing up many organizations from
+   * one address does not multiply it. A heavy read runs only while both allow it, else 429.
+   */
+  heavyReadBudgetPerAddress: HeavyReadBudgetPolicy;
 }
 
 function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
@@ -159,6 +167,11 @@ export function portInUseMessage(host: string | undefined, port: number): string
 }
 
 export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.ProcessEnv = process.env): AppConfig {
+  // The per-address budget defaults to twice the organization's as configured (or overridden): off with it.
+  const heavyReadBudget: HeavyReadBudgetPolicy = overrides.heavyReadBudget ?? {
+    refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_MS_PER_SECOND', env.HEAVY_READ_BUDGET_MS_PER_SECOND, DEFAULT_HEAVY_READ_BUDGET.refillMsPerSecond),
+    burstMs: nonNegative('HEAVY_READ_BUDGET_BURST_MS', env.HEAVY_READ_BUDGET_BURST_MS, DEFAULT_HEAVY_READ_BUDGET.burstMs),
+  };
   return {
     port: Number(env.PORT ?? 3000),
     host: env.HOST || undefined,
@@ -192,9 +205,10 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
     userRateLimit: bucketPolicy('RATE_LIMIT_USER', env.RATE_LIMIT_USER, RATE_POLICIES.user),
     signupLimitPerHour: wholeNumber('SIGNUP_LIMIT_PER_HOUR', env.SIGNUP_LIMIT_PER_HOUR, DEFAULT_SIGNUP_LIMIT_PER_HOUR),
-    heavyReadBudget: {
-      refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_MS_PER_SECOND', env.HEAVY_READ_BUDGET_MS_PER_SECOND, DEFAULT_HEAVY_READ_BUDGET.refillMsPerSecond),
-      burstMs: nonNegative('HEAVY_READ_BUDGET_BURST_MS', env.HEAVY_READ_BUDGET_BURST_MS, DEFAULT_HEAVY_READ_BUDGET.burstMs),
+    heavyReadBudget,
+    heavyReadBudgetPerAddress: {
+      refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND', env.HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND, 2 * heavyReadBudget.refillMsPerSecond),
+      burstMs: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS', env.HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS, 2 * heavyReadBudget.burstMs),
     },
     ...overrides,
   };

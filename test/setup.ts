@@ -15,6 +15,9 @@ process.env.PASSWORD_HASH_COST_N ??= '1024';
 // Tests sign their tenants up from 127.0.0.1: no sign-up limit in the API processes they spawn either
 // (test apps start without one; test/accounts/signupLimit.spec.ts sets it).
 process.env.SIGNUP_LIMIT_PER_HOUR ??= '0';
+// Nor a per-address heavy-read budget (HEAVY_READ_BUDGET_PER_ADDRESS_*): every tenant's topology reads
+// come from 127.0.0.1 (test/topology/heavyReadAddress.spec.ts sets one on its own app).
+process.env.HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS ??= '0';
 
 export async function mochaGlobalSetup() {
   const { databaseUrl, redisUrl } = await ensureServices();

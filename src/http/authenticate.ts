@@ -7,6 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { Services } from '../services.js';
 import { routerPath } from './routePath.js';
+import { clientAddress } from './rateLimiter.js';
 import { RATE_POLICIES, rateLimitHeaders, type BucketPolicy } from '../core/tokenBucket.js';
 import { RefusedCredential, SESSION_COOKIE, SESSION_TTL_MS, scopeFromApiKey, scopeFromDaemonKey, scopeFromSession } from '../core/principal.js';
 
@@ -113,6 +114,7 @@ export function authenticate(services: Services, paths: { unlimited: ReadonlySet
         throw new AppError('rate_limit_exceeded', { retry_after: signup.retryAfterSeconds });
       }
     }
-    return next();
+    // The rest of the request knows its client address: heavy reads are charged to it as well (clientAddress).
+    return ctx.ip ? clientAddress.run(ctx.ip, next) : next();
   };
 }

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
-import type { HeavyReadBudget } from './heavyReadBudget.js';
+import { payerOf, type HeavyReadBudget } from './heavyReadBudget.js';
 import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput, type ThreadFailure } from './thread.js';
 
 /**
@@ -86,21 +86,24 @@ export class CpuPool {
 
   /**
    * A heavy read of an organization, whole (its SQL and its drawing), in the organization's turn
-   * (PerKeyGate says why), paid from the organization's CPU budget (heavyReadBudget.ts): refused
-   * with 429 before any work when it is spent; charged afterwards with the CPU time of the read's
+   * (PerKeyGate says why), paid from the organization's CPU budget and its request's client
+   * address's (heavyReadBudget.ts): refused with 429 before any work when either is spent (the
+   * address is read here, in the request's context: the gate may start the work from another's);
+   * charged afterwards with the CPU time of the read's
    * tasks (drawing, layout, export text: inline or on a thread). Not charged: waits (for the gate,
    * a thread, the database or a busy core: on a loaded machine those would make every tenant's
    * small reads look expensive) and PostgreSQL's own work, which grows with the same rows the
    * tasks then parse.
    */
   async heavy<T>(organizationId: string, work: () => Promise<T>, budget?: HeavyReadBudget): Promise<T> {
-    await budget?.admit(organizationId);
+    const payer = payerOf(organizationId);
+    await budget?.admit(payer);
     const done = await this.gate.run(organizationId, !budget ? work : async () => {
       const cpu = { ms: 0 };
       try {
         return await readCpu.run(cpu, work);
       } finally {
-        await budget.charge(organizationId, cpu.ms);
+        await budget.charge(payer, cpu.ms);
       }
     });
     if (!done) throw new AppError('topology_busy', { queued: this.gate.waiting(organizationId), retry_after: 5 });
