@@ -110,11 +110,6 @@ export interface AppConfig {
    * one address does not multiply it. A heavy read runs only while both allow it, else 429.
    */
   heavyReadBudgetPerAddress: HeavyReadBudgetPolicy;
-}
-
-function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
-  if (text === undefined || text === '') return fallback;
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   /**
    * SECRETS_KEY: the keys that seal the credentials the server stores to use again (webhook signing
    * secrets, server_poll daemons' keys, SNMP credentials; src/core/secretBox.ts), base64 of 32 bytes,
@@ -123,6 +118,11 @@ function bucketPolicy(name: string, text: string | undefined, fallback: BucketPo
    */
   secretsKey: string | undefined;
   secretsKeyFile: string;
+}
+
+function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
+  if (text === undefined || text === '') return fallback;
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be <burst>/<tokens per minute>, e.g. 150/300 (got '${text}')`);
   return { capacity: Number(m[1]), refillPerMinute: Number(m[2]) };
 }
@@ -210,8 +210,8 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
       refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND', env.HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND, 2 * heavyReadBudget.refillMsPerSecond),
       burstMs: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS', env.HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS, 2 * heavyReadBudget.burstMs),
     },
+    secretsKey: env.SECRETS_KEY?.trim() || undefined,
+    secretsKeyFile: path.resolve(env.SECRETS_KEY_FILE || fileURLToPath(new URL('../data/secrets.key', import.meta.url))),
     ...overrides,
   };
 }
-    secretsKey: env.SECRETS_KEY?.trim() || undefined,
-    secretsKeyFile: path.resolve(env.SECRETS_KEY_FILE || fileURLToPath(new URL('../data/secrets.key', import.meta.url))),
