@@ -91,11 +91,13 @@ async function walkAll(ip: string, session: Session, device: SnmpDevice, limits:
     else if (present) device.collections[collection] = 'complete';
   };
 
-  // LLDP's own chassis id (a GET; absent on most hosts).
+  // LLDP's own chassis id and the bridge's own MAC (one GET; absent on most hosts).
+  let bridgeMac: string | null = null;
   try {
-    const loc = await get(session, [OID.LLDP_LOC_CHASSIS_SUBTYPE, OID.LLDP_LOC_CHASSIS_ID]);
+    const loc = await get(session, [OID.LLDP_LOC_CHASSIS_SUBTYPE, OID.LLDP_LOC_CHASSIS_ID, OID.DOT1D_BASE_BRIDGE_ADDRESS]);
     const id = loc.get(OID.LLDP_LOC_CHASSIS_ID);
     device.system.chassisId = id === undefined ? null : lldpId(numberFrom(loc.get(OID.LLDP_LOC_CHASSIS_SUBTYPE)), id, 4, 5);
+    bridgeMac = macFrom(loc.get(OID.DOT1D_BASE_BRIDGE_ADDRESS));
   } catch {
     // no answer to this one GET: the walks say whether the device went silent
   }
@@ -149,16 +151,22 @@ async function walkAll(ip: string, session: Session, device: SnmpDevice, limits:
     if (idx?.length === 1 && ifIndex !== null) portIf.set(idx[0]!, ifIndex);
   }
   const fdb = new Map<number, Set<string>>();
-  const learn = (port: number | null, status: number | null, mac: string | null) => {
+  // The switch's own MACs (its bridge address, LLDP chassis id, its interfaces'): a forwarding table lists
+  // them too, as self, mgmt or even learned, on port 0 or on a real port; on a port they would be a phantom link.
+  const own = new Set([bridgeMac, device.system.chassisId, ...[...byIndex.values()].map((i) => i.mac)].filter((m): m is string => !!m).map((m) => m.toUpperCase()));
+  const learn = (port: number | null, status: number | null, mac: string | null, cut: boolean) => {
     // Port 0: not learned on a port (the switch's own MAC, or a row whose port column the walk never reached).
-    if (!port || !mac || status === OID.FDB_STATUS_SELF) return;
+    if (!port || !mac || own.has(mac)) return;
+    // No status: the device fills no status column, or (a cut walk: the port column comes first) the walk
+    // never reached it; then the row may be the switch's own (self) or aged out (invalid), and is left out.
+    if (status === null ? cut : status === OID.FDB_STATUS_SELF || status === OID.FDB_STATUS_INVALID) return;
     const ifIndex = portIf.get(port) ?? port; // many agents number bridge ports as their ifIndex
     (fdb.get(ifIndex) ?? fdb.set(ifIndex, new Set()).get(ifIndex)!).add(mac);
   };
   const dot1dWalk = await run('fdb', 'dot1dTpFdbTable', OID.DOT1D_TP_FDB);
-  for (const [key, cols] of byRow(dot1dWalk, OID.DOT1D_TP_FDB)) learn(numberFrom(cols.get(2)), numberFrom(cols.get(3)), macFromIndex(key.split('.').map(Number)));
+  for (const [key, cols] of byRow(dot1dWalk, OID.DOT1D_TP_FDB)) learn(numberFrom(cols.get(2)), numberFrom(cols.get(3)), macFromIndex(key.split('.').map(Number)), !!dot1dWalk.cut);
   const dot1qWalk = await run('fdb', 'dot1qTpFdbTable', OID.DOT1Q_TP_FDB);
-  for (const [key, cols] of byRow(dot1qWalk, OID.DOT1Q_TP_FDB)) learn(numberFrom(cols.get(2)), numberFrom(cols.get(3)), macFromIndex(key.split('.').map(Number).slice(1)));
+  for (const [key, cols] of byRow(dot1qWalk, OID.DOT1Q_TP_FDB)) learn(numberFrom(cols.get(2)), numberFrom(cols.get(3)), macFromIndex(key.split('.').map(Number).slice(1)), !!dot1qWalk.cut);
   for (const [ifIndex, macs] of fdb) {
     const iface = byIndex.get(ifIndex) ?? blankInterface(ifIndex);
     iface.fdbMacs = [...macs].sort();

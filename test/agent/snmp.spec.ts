@@ -9,6 +9,8 @@ import { runScan } from '../../agent/scan/scan.js';
 import type { FoundHost } from '../../agent/scan/types.js';
 import { collectSnmp } from '../../agent/snmp/collect.js';
 import { credentialsFor, mergeCredentials, parseV3, type SnmpCredential } from '../../agent/snmp/credentials.js';
+import { DEFAULT_LIMITS, indexOf, openSession, walk } from '../../agent/snmp/session.js';
+import { macFromIndex } from '../../agent/snmp/values.js';
 import { SECRET_MASK } from '../../src/core/secretFields.js';
 import { daemonHostRequestBody } from '../../src/modules/discovery/schemas.js';
 import { freeUdpPort, startSnmpSwitch, type RunningSwitch, type SwitchSpec } from '../lab/snmpSwitch.js';
@@ -88,6 +90,40 @@ describe('agent SNMP: the simulated switch on loopback', function () {
     expect(device.interfaces.map((i) => i.fdbMacs)).to.deep.equal([[WEB_MAC], [REDIS_MAC, PRINTER_MAC].sort(), undefined]);
   });
 
+  // Issue 37: a switch lists its own MACs in its forwarding table (status self, or mgmt), on port 0 or on a
+  // real port; on a port, one would place the switch on itself (a phantom link). The simulated switch lists
+  // its base address (= chassis id, dot1dBaseBridgeAddress) self on port 1, an internal MAC of its own
+  // (base + 1, in no other table) self on port 3, and port 3's own MAC mgmt on port 3.
+  for (const fdbMib of ['qbridge', 'bridge'] as const) {
+    it(`${fdbMib}: the switch's own MACs are on no port, whatever their status; an aged (invalid) entry neither; a static host (mgmt) is`, async () => {
+      const STATIC = '00:80:77:0A:00:20';
+      const AGED = '00:50:56:0A:00:21';
+      const own = ['00:1B:21:AA:00:01', '00:1B:21:AA:00:02', '00:1B:21:AA:00:13'];
+      await start({ fdbMib, ports: spec(0).ports.map((p) => (p.ifIndex === 2 ? { ...p, staticFdb: [STATIC], agedFdb: [AGED] } : p)) });
+      // What the switch answers: its own MACs on real ports (else this test proves nothing).
+      const table = fdbMib === 'bridge' ? '1.3.6.1.2.1.17.4.3.1' : '1.3.6.1.2.1.17.7.1.2.2.1';
+      const session = openSession('127.0.0.1', { version: 'v2c', community: COMMUNITY }, { ...DEFAULT_LIMITS, port, ...FAST });
+      const rows = new Map<string, Record<number, unknown>>();
+      try {
+        for (const v of (await walk(session, table, { ...DEFAULT_LIMITS, port, ...FAST })).rows) {
+          const [column, ...index] = indexOf(v.oid, table)!;
+          const mac = macFromIndex(fdbMib === 'bridge' ? index : index.slice(1))!;
+          rows.set(mac, { ...rows.get(mac), [column!]: v.value });
+        }
+      } finally {
+        session.close();
+      }
+      expect(own.map((m) => rows.get(m))).to.deep.equal([{ 2: 101, 3: 4 }, { 2: 103, 3: 4 }, { 2: 103, 3: 5 }]);
+      expect([rows.get(STATIC), rows.get(AGED)]).to.deep.equal([{ 2: 102, 3: 5 }, { 2: 102, 3: 2 }]);
+
+      const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST } }))!;
+      const onPorts = device.interfaces.flatMap((i) => (i.fdbMacs ?? []).map((mac) => `${i.name} ${mac}`));
+      expect(onPorts).to.deep.equal([`ge-0/0/1 ${WEB_MAC}`, `ge-0/0/2 ${REDIS_MAC}`, `ge-0/0/2 ${PRINTER_MAC}`, `ge-0/0/2 ${STATIC}`]);
+      expect(device.interfaces.map((i) => i.ifIndex)).to.deep.equal([1, 2, 3]);
+      expect(device.collections.fdb).to.equal('complete');
+    });
+  }
+
   it('a device that stops answering mid-walk: what it sent is kept, the collections left are partial and named', async () => {
     await start({ stopAfter: 6 }); // the GET, the LLDP chassis GET, then a few GETBULKs
     const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST } }))!;
@@ -100,18 +136,29 @@ describe('agent SNMP: the simulated switch on loopback', function () {
     expect(sw!.requests()).to.be.lessThan(12); // not every walk waiting for its own timeout
   });
 
-  it('silent in the middle of the forwarding table: the MACs read so far kept (partial), none put on port 0 (the switch\'s own, whose port was never read)', async () => {
-    const strangers = Array.from({ length: 150 }, (_, i) => `00:50:56:01:00:${i.toString(16).padStart(2, '0')}`);
-    const base = spec(0);
-    // 12 requests: the system GET, the LLDP GET, ifTable, ifXTable, ARP and the bridge ports, then 3 GETBULKs of dot1qTpFdbTable.
-    await start({ ports: [...base.ports, { ifIndex: 4, name: 'uplink', mac: '00:1B:21:AA:00:14', fdb: strangers }], stopAfter: 12 });
-    const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST } }))!;
-    expect(device.collections.fdb).to.equal('partial');
-    const uplink = device.interfaces.find((i) => i.ifIndex === 4)!;
-    expect(uplink.fdbMacs!.length).to.be.within(1, 149); // cut inside the table (else this test proves nothing)
-    expect(device.interfaces.map((i) => i.ifIndex)).to.deep.equal([1, 2, 3, 4]);
-    expect(device.incomplete.join('\n')).to.match(/^127\.0\.0\.1 fdb: dot1qTpFdbTable \(/m);
-  });
+  // The table's port column is walked before its status column: a walk cut in the port column has no
+  // status for any row (each may be the switch's own, self), one cut in the status column has it for the first rows.
+  const cuts = [
+    { stopAfter: 12, where: 'in the port column: no row kept (no status read)', uplink: [0, 0] },
+    { stopAfter: 19, where: 'in the status column: the rows read whole kept', uplink: [1, 149] },
+  ];
+  for (const cut of cuts) {
+    it(`silent in the middle of the forwarding table, ${cut.where}; partial, and nothing on port 0 or of the switch's own`, async () => {
+      const strangers = Array.from({ length: 150 }, (_, i) => `00:50:56:01:00:${i.toString(16).padStart(2, '0')}`);
+      const base = spec(0);
+      // 9 requests before dot1qTpFdbTable (the system GET, the LLDP GET, ifTable, ifXTable, ARP, the bridge ports, dot1dTpFdbTable),
+      // then 8 GETBULKs of its port column (156 rows: 20 a request).
+      await start({ ports: [...base.ports, { ifIndex: 4, name: 'uplink', mac: '00:1B:21:AA:00:14', fdb: strangers }], stopAfter: cut.stopAfter });
+      const device = (await collectSnmp('127.0.0.1', [{ version: 'v2c', community: COMMUNITY }], { limits: { port, ...FAST } }))!;
+      expect(device.collections.fdb).to.equal('partial');
+      // The switch's own (self on port 1 and on the uplink, the uplink's MAC mgmt on it) on none.
+      expect(device.interfaces.flatMap((i) => (i.fdbMacs ?? []).map((m) => `${i.name} ${m}`)).filter((m) => m.includes('00:1B:21:AA:'))).to.deep.equal([]);
+      const uplink = device.interfaces.find((i) => i.ifIndex === 4)!;
+      expect(uplink.fdbMacs?.length ?? 0).to.be.within(cut.uplink[0]!, cut.uplink[1]!); // cut inside the table (else this test proves nothing)
+      expect(device.interfaces.map((i) => i.ifIndex)).to.deep.equal([1, 2, 3, 4]);
+      expect(device.incomplete.join('\n')).to.match(/^127\.0\.0\.1 fdb: dot1qTpFdbTable \(/m);
+    });
+  }
 
   it('a walk over its row cap is cut short and partial', async () => {
     await start();

@@ -1,9 +1,10 @@
 /// <reference path="../../agent/snmp/net-snmp.d.ts" />
 // A simulated switch (net-snmp's agent): system group, IF-MIB (ifTable, ifXTable), IP-MIB ARP,
-// BRIDGE and/or Q-BRIDGE forwarding tables and LLDP (local ports, remote systems, their management
-// addresses), from a plain description. `stopAfter` makes it go silent after that many requests (a
-// walk cut short). Used in-process by the unit tests (loopback, a port of their own) and run as a
-// program inside a lab namespace: `node --import tsx test/lab/snmpSwitch.ts '<json SwitchSpec>'`.
+// BRIDGE and/or Q-BRIDGE forwarding tables (its own MACs among them, as a real switch lists them) and
+// LLDP (local ports, remote systems, their management addresses), from a plain description.
+// `stopAfter` makes it go silent after that many requests (a walk cut short). Used in-process by the
+// unit tests (loopback, a port of their own) and run as a program inside a lab namespace:
+// `node --import tsx test/lab/snmpSwitch.ts '<json SwitchSpec>'`.
 import snmp from 'net-snmp';
 import { createSocket } from 'node:dgram';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +19,10 @@ export interface SwitchPort {
   up?: boolean;
   /** MACs its forwarding table learned on this port. */
   fdb?: string[];
+  /** Static entries (status mgmt(5): configured for a host) on this port. */
+  staticFdb?: string[];
+  /** Entries aged out but not yet flushed (status invalid(2)) on this port. */
+  agedFdb?: string[];
   lldp?: { chassisMac: string; portId: string; portDesc?: string; sysName: string; sysDesc?: string; mgmtAddr?: string };
 }
 
@@ -30,6 +35,12 @@ export interface SwitchSpec {
   sysName: string;
   sysDescr?: string;
   sysObjectId?: string;
+  /**
+   * The switch's own MAC: LLDP chassis id and bridge address (dot1dBaseBridgeAddress). As real switches
+   * do (on port 0 or on a real port), its forwarding tables list its own MACs: this one with status
+   * self(4) on the first port; the next one (base + 1: an internal MAC no other table shows) self(4)
+   * on the last port; and the last port's own MAC with status mgmt(5) on that port.
+   */
   chassisMac?: string;
   ports: SwitchPort[];
   arp?: Array<{ ifIndex: number; ip: string; mac: string }>;
@@ -46,6 +57,8 @@ const RO = snmp.MaxAccess['read-only'];
 const NA = snmp.MaxAccess['not-accessible'];
 const macBytes = (mac: string) => Buffer.from(mac.split(/[:-]/).map((h) => parseInt(h, 16)));
 const macParts = (mac: string) => [...macBytes(mac)];
+/** The MAC after `mac` (switches take a block of MACs from their base address). */
+const nextMac = (mac: string) => (parseInt(mac.replace(/[:-]/g, ''), 16) + 1).toString(16).padStart(12, '0').match(/../g)!.join(':');
 const MAC_RE = /^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$/i;
 
 interface Column { number: number; type: number }
@@ -134,18 +147,25 @@ export function startSnmpSwitch(spec: SwitchSpec): Promise<RunningSwitch> {
 
   const fdbMib = spec.fdbMib ?? 'both';
   // Bridge port n is ifIndex n + 100 here, so a walker that skips dot1dBasePortIfIndex is caught.
-  const learned = ports.flatMap((p) => (p.fdb ?? []).map((mac) => ({ mac, bridgePort: p.ifIndex + 100 })));
+  // Status learned(3), mgmt(5) static, invalid(2) aged; the switch's own MACs (see chassisMac): self(4) and mgmt(5), on real ports.
+  const [first, last] = [ports[0], ports[ports.length - 1]];
+  const entries = [
+    ...ports.flatMap((p) => [...(p.fdb ?? []).map((mac) => ({ mac, bridgePort: p.ifIndex + 100, status: 3 })),
+      ...(p.staticFdb ?? []).map((mac) => ({ mac, bridgePort: p.ifIndex + 100, status: 5 })),
+      ...(p.agedFdb ?? []).map((mac) => ({ mac, bridgePort: p.ifIndex + 100, status: 2 }))]),
+    ...(spec.chassisMac && first ? [{ mac: spec.chassisMac, bridgePort: first.ifIndex + 100, status: 4 }] : []),
+    ...(spec.chassisMac && last ? [{ mac: nextMac(spec.chassisMac), bridgePort: last.ifIndex + 100, status: 4 }, { mac: last.mac, bridgePort: last.ifIndex + 100, status: 5 }] : []),
+  ];
+  if (spec.chassisMac) scalar(mib, 'dot1dBaseBridgeAddress', '1.3.6.1.2.1.17.1.1', T.OctetString, macBytes(spec.chassisMac));
   table(mib, 'dot1dBasePortTable', '1.3.6.1.2.1.17.1.4.1', 1, [{ number: 2, type: T.Integer }],
     ports.map((p) => ({ index: [p.ifIndex + 100], values: { 2: p.ifIndex } })));
   if (fdbMib !== 'qbridge') {
     table(mib, 'dot1dTpFdbTable', '1.3.6.1.2.1.17.4.3.1', 6, [{ number: 2, type: T.Integer }, { number: 3, type: T.Integer }],
-      learned.map((l) => ({ index: macParts(l.mac), values: { 2: l.bridgePort, 3: 3 } })));
+      entries.map((e) => ({ index: macParts(e.mac), values: { 2: e.bridgePort, 3: e.status } })));
   }
   if (fdbMib !== 'bridge') {
     table(mib, 'dot1qTpFdbTable', '1.3.6.1.2.1.17.7.1.2.2.1', 7, [{ number: 2, type: T.Integer }, { number: 3, type: T.Integer }],
-      [...learned.map((l) => ({ index: [1, ...macParts(l.mac)], values: { 2: l.bridgePort, 3: 3 } })),
-        // the switch's own MAC (status self): never a host on a port
-        ...(spec.chassisMac ? [{ index: [1, ...macParts(spec.chassisMac)], values: { 2: 0, 3: 4 } }] : [])]);
+      entries.map((e) => ({ index: [1, ...macParts(e.mac)], values: { 2: e.bridgePort, 3: e.status } })));
   }
   // LLDP: local port numbers are not ifIndexes (port n + 1000): the walker must map them by name.
   table(mib, 'lldpLocPortTable', '1.0.8802.1.1.2.1.3.7.1', 1, [{ number: 2, type: T.Integer }, { number: 3, type: T.OctetString }, { number: 4, type: T.OctetString }],

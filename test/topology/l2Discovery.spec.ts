@@ -110,6 +110,21 @@ describe('topology: the l2 view from SNMP (LLDP neighbours, forwarding tables)',
     expect(Object.keys(positions).sort()).to.deep.equal(view.nodes.map((n: any) => n.id).sort());
   });
 
+  it('the switch\'s own MACs in its forwarding table (from an agent that does not drop them) never place anything on its ports, even a second host that has one', async () => {
+    // Issue 37: access's VLAN interface (10.1.0.3, its own MAC `svi`) answered a sweep as a host of its
+    // own; access's table lists that MAC, its chassis id and its address's MAC on its ports (as self or
+    // mgmt), next to the server it really learned on Gi0/3.
+    const svi = '00:1B:21:00:00:22';
+    const chassis = '00:1B:21:00:00:21';
+    await postHost(d, report('server', '10.1.0.10', MAC.server));
+    await postHost(d, report('access-vlan20', '10.1.0.3', svi));
+    await postHost(d, report('access', '10.1.0.2', MAC.access, [
+      port(3, { fdb_macs: [MAC.server, svi] }), port(4, { fdb_macs: [svi, chassis, MAC.access] }),
+      { if_index: 120, if_name: 'Vlan20', mac_address: svi },
+    ], { chassis_id: chassis }));
+    expect(links(await l2())).to.deep.equal([`access:Gi0/3 — server:${MAC.server} (forwarding_table)`]);
+  });
+
   it('a host that moves to another port moves in the view with the next walk; a walk cut short keeps the last placement', async () => {
     const access = (fdb: Record<number, string[]>, collections?: Record<string, string>) => {
       const r = report('access', '10.1.0.2', MAC.access, [port(3, { fdb_macs: fdb[3] ?? [] }), port(4, { fdb_macs: fdb[4] ?? [] })]);

@@ -333,9 +333,10 @@ function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Gr
 //   one of its MACs) names the host, and the port id or description one of its ports (name,
 //   description, alias, or MAC: lldpd announces a port by its MAC);
 // - a switch's forwarding table (`fdb_macs` of its ports): a MAC of a host's address or interface,
-//   learned on a port, places that host on the port. A MAC is learned on every port on its way (the
-//   uplinks too), so it goes to the port that learned the fewest MACs (the access port), never to
-//   one whose LLDP neighbour is another switch; ties go to the first port in switch name, if_index order.
+//   learned on a port, places that host on the port (one of the switch's own MACs places nothing).
+//   A MAC is learned on every port on its way (the uplinks too), so it goes to the port that learned
+//   the fewest MACs (the access port), never to one whose LLDP neighbour is another switch; ties go
+//   to the first port in switch name, if_index order.
 // A host placed only by the forwarding table has no SNMP interface with that MAC: its port is drawn
 // from its address (kind `interface`, `entity_kind: 'ip_address'`, the address's id), at read time,
 // so nothing invented is stored and the port follows the MAC when it moves.
@@ -424,7 +425,11 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
     link(i, other);
   }
   // Whose MAC a port learned: an interface of another host, else a port drawn from another host's address.
-  const ownerOf = (mac: string, hostOfPort: string) => owners.get(mac)?.find((o) => o.host_id !== hostOfPort);
+  // None when the MAC is the switch's own (one of its interfaces or addresses, its chassis id; its table
+  // lists them, as self or mgmt, often on a real port), even if another host has it too (issue 37).
+  const ownMacs = new Set(hosts.filter((h) => h.chassis_id).map((h) => `${h.id}|${lower(h.chassis_id)}`));
+  for (const [mac, list] of owners) for (const o of list) ownMacs.add(`${o.host_id}|${mac}`);
+  const ownerOf = (mac: string, hostOfPort: string) => (ownMacs.has(`${hostOfPort}|${mac}`) ? undefined : owners.get(mac)?.find((o) => o.host_id !== hostOfPort));
   placeByForwardingTables(s, interfaces, neighbour, ownerOf, (port, owner) => {
     // LLDP already joins this port to the owner's host (through another of its ports, maybe): that link says it.
     if (neighbour.get(port.id)?.host_id !== owner.host_id) link(port, owner, { evidence: 'forwarding_table' });
