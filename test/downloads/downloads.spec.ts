@@ -16,6 +16,18 @@ import { call, expectError, expectOk } from '../support/client.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+/** A GET on a connection of its own (no keep-alive), its whole body read. */
+function download(url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
 describe('agent downloads', () => {
   let app: TestApp;
   before(async () => { app = await startTestApp(); });
@@ -37,16 +49,17 @@ describe('agent downloads', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netinv-download-'));
     try {
       for (const { file } of AGENT_ARTIFACTS) {
-        const res = await fetch(`${app.url}/downloads/${file}`);
+        // Each download on a connection of its own: comparing 128 MB on a busy machine can outlast a
+        // kept-alive connection, which the next request would then find closed.
+        const res = await download(`${app.url}/downloads/${file}`);
         expect(res.status, file).to.equal(200);
-        expect(res.headers.get('content-type')).to.equal('application/octet-stream');
-        expect(res.headers.get('content-disposition')).to.include(`filename="${file}"`);
-        const bytes = Buffer.from(await res.arrayBuffer());
-        // The sum at once: comparing 128 MB on a busy machine can outlast the connection's keep-alive.
-        const sum = await fetch(`${app.url}/downloads/${file}.sha256`);
+        expect(res.headers['content-type']).to.equal('application/octet-stream');
+        expect(res.headers['content-disposition']).to.include(`filename="${file}"`);
+        const bytes = res.body;
+        const sum = await download(`${app.url}/downloads/${file}.sha256`);
         expect(sum.status).to.equal(200);
-        const text = await sum.text();
-        expect(Number(res.headers.get('content-length'))).to.equal(bytes.length);
+        const text = sum.body.toString('utf8');
+        expect(Number(res.headers['content-length'])).to.equal(bytes.length);
         expect(bytes.equals(fs.readFileSync(path.join(DOWNLOADS_DIR, file))), `${file}: the bytes served are the build's`).to.equal(true);
         fs.writeFileSync(path.join(dir, file), bytes);
         expect(text).to.equal(`${sha256(bytes)}  ${file}\n`);

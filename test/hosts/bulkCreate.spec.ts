@@ -46,7 +46,10 @@ describe('hosts: bulk create', () => {
     t = await registerTenant(app.url);
     subnet = await createSubnet(app.url, t.owner, t.defaultNetworkId, '10.1.0.0/16');
   });
-  afterEach(() => app.close());
+  afterEach(async function () {
+    this.timeout(120_000); // the events of 1,000 hosts may still be sequencing on a loaded machine
+    await app.close();
+  });
 
   it('creates 1,000 hosts with their children in one request: in order, one history instant, one event batch', async function () {
     this.timeout(180_000);

@@ -19,14 +19,15 @@ describe('http: the API docs page', function () {
     await app.close();
   });
 
-  it('shows each operation with its example and runs it from the page with the session', async () => {
+  it('shows each operation with its example and runs it from the page with the session', async function () {
+    this.timeout(120_000); // Swagger UI's first draw on a loaded machine
     const user = await registerUser(app.url);
     const w = await openPage(browser, app.url);
     await signIn(w.page, app.url, user);
     await w.page.waitForURL(/\/networks\//);
     await w.page.goto(`${app.url}/api/docs`);
     // Every group is listed; opening one draws its operations.
-    await w.page.waitForSelector('#operations-tag-Hosts', { timeout: 20_000 });
+    await w.page.waitForSelector('#operations-tag-Hosts', { timeout: 60_000 });
     expect(await w.page.locator('.opblock-tag').count()).to.be.above(15);
     await w.page.click('#operations-tag-Hosts');
     // A body: its example, without server-owned fields.
