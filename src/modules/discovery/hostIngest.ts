@@ -32,7 +32,7 @@
 // network's rows of that kind (one EXPLAIN per table), and analyzes the table when that predates the
 // batch (./statistics.ts).
 import { createHash, randomUUID } from 'node:crypto';
-import { LOCKS } from '../../core/advisoryLocks.js';
+import { addressLockKeys, LOCKS, MIXED_LOCKS } from '../../core/advisoryLocks.js';
 import { ACROSS_ORGANIZATIONS, type Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import type { HistoryTable, Row } from '../../core/historyTable.js';
@@ -71,7 +71,8 @@ export const NIL = '00000000-0000-0000-0000-000000000000';
 export const json = (value: unknown) => JSON.stringify(value);
 
 // Advisory locks (src/core/advisoryLocks.ts): keep batches to a few hundred hosts (DISCOVERY_SYNC_BATCH),
-// each key holds a slot of PostgreSQL's shared lock table.
+// each key holds a slot of PostgreSQL's shared lock table. An address is locked with its own key and
+// its subnet's bucket shared (addressLockKeys), so a bulk create holding the bucket is waited for.
 export { LOCKS };
 
 /** `{name}` placeholders bound by name (these statements use some values several times). */
@@ -119,9 +120,9 @@ async function lockAndCheck(db: Db, ctx: IngestContext, ds: Discovery[]): Promis
   const reported = ds.flatMap((d, h) => d.ip_addresses.map((i, n) => ({ h, n, subnet_id: i.subnet_id, ip_address: i.ip_address, mac_address: i.mac_address })));
   const [sql, params] = bind(
     `with x as materialized (select * from json_to_recordset({reported}::json) as x(h int, n int, subnet_id uuid, ip_address inet, mac_address text)),
-     locks as (${LOCKS(`select unnest({hostKeys}::text[]) as k
-                         union all select 'ip:' || x.subnet_id || ':' || host(x.ip_address) from x
-                         union all select 'mac:' || {network}::text || ':' || x.mac_address from x`)})
+     locks as (${MIXED_LOCKS(`select unnest({hostKeys}::text[]) as k, false as shared
+                               union all ${addressLockKeys('{org}', 'x')}
+                               union all select 'mac:' || {network}::text || ':' || x.mac_address, false from x`)})
      select (select locked from locks) as locked,
             (select coalesce(json_agg(json_build_object('h', x.h, 'n', x.n, 'ip', host(x.ip_address), 'known', s.id is not null,
                                                         'inside', coalesce(x.ip_address <<= s.cidr, false))), '[]')

@@ -4,10 +4,11 @@
 // single create's, checked for every item before anything is written: network writable, tags
 // known, children planned (hostSync.ts), no listed child id of another visible host, each address
 // in a visible subnet of the host's network and inside it, and no address another host holds
-// (the advisory locks discovery takes, then live rows, then the earlier items of the request).
+// (the advisory locks discovery takes, at most BULK_ADDRESS_LOCK_BUDGET of them, then live rows,
+// then the earlier items of the request).
 // A refusal names the lowest item index that any rule refuses, as one-by-one creates would.
 import { randomUUID } from 'node:crypto';
-import { LOCKS } from '../../core/advisoryLocks.js';
+import { ADDRESS_SETS, addressKey, addressSetKey, MIXED_LOCKS } from '../../core/advisoryLocks.js';
 import type { Db } from '../../core/db.js';
 import { AppError, alreadyExists, invalidReference } from '../../core/errors.js';
 import type { Row } from '../../core/historyTable.js';
@@ -26,10 +27,37 @@ import type { HostInput } from './service.js';
 import { hostTable } from './table.js';
 
 /**
- * Addresses in one request at most: each is an advisory lock held to the end of the transaction,
- * and PostgreSQL's lock table has 6,400 slots by default for every transaction of the server.
+ * Addresses in one request at most (the request's size and its transaction's length; its locks
+ * are bounded by BULK_ADDRESS_LOCK_BUDGET whatever the count).
  */
 export const BULK_MAX_IP_ADDRESSES = 4000;
+
+/**
+ * The most advisory locks a bulk create holds for its addresses, to its commit (issue 37): one per
+ * address filled PostgreSQL's shared lock table (about 12,000 slots with the default settings, for
+ * every transaction of the server) with three 4,000-address bulks, and then any transaction of any
+ * tenant needing a slot failed with "out of shared memory" (bench/bulkLocks.ts). 64 is what the
+ * table is sized for per transaction (max_locks_per_transaction's default).
+ */
+export const BULK_ADDRESS_LOCK_BUDGET = ADDRESS_SETS;
+
+/**
+ * The bulk's address locks (src/core/advisoryLocks.ts), parameters: organization id, the rows
+ * (subnet_id, ip_address) as JSON. Its addresses are grouped by their subnet's bucket
+ * (`subnets:` key); a bucket is locked fine-grained as any writer does (each address exclusive,
+ * the bucket shared) while the whole stays within BULK_ADDRESS_LOCK_BUDGET, and the buckets with
+ * the most addresses are taken exclusively instead (one lock each, every writer of an address in
+ * their subnets waits for this commit) until it does. Buckets ascending by address count: bucket i
+ * stays fine-grained iff the fine cost of buckets 1..i plus one lock for each later bucket fits.
+ */
+const BULK_ADDRESS_LOCKS = MIXED_LOCKS(`
+  with x as (select distinct x.subnet_id, x.ip_address::inet as ip_address, ${addressSetKey('?::uuid', 'x.subnet_id')} as bucket
+             from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)),
+       per_bucket as (select bucket, count(*) as n from x group by bucket),
+       plan as (select bucket, sum(n + 1) over w + count(*) over () - row_number() over w <= ${BULK_ADDRESS_LOCK_BUDGET} as fine
+                from per_bucket window w as (order by n, bucket))
+  select bucket as k, fine as shared from plan
+  union all select ${addressKey('x.subnet_id', 'x.ip_address')}, false from x join plan using (bucket) where plan.fine`);
 const MANUAL = { type: 'Manual' };
 const NO_CHILDREN = { ipAddresses: new Set<string>(), ports: new Set<string>(), services: new Set<string>(), bindings: new Set<string>() };
 
@@ -140,7 +168,7 @@ export async function createHosts(db: Db, scope: Scope, inputs: HostInput[]): Pr
     const rows = planned.flatMap((p, item) => (p?.ips ?? []).map((a) => ({ item, subnet_id: a.subnet_id, ip_address: a.ip_address })));
     if (rows.length) {
       const json = JSON.stringify(rows.map((r, n) => ({ n, ...r })));
-      await tx.query(LOCKS(`select 'ip:' || x.subnet_id || ':' || host(x.ip_address::inet) as k from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)`), [json]);
+      await tx.query(BULK_ADDRESS_LOCKS, [scope.organizationId, json]);
       const found = await tx.query<{ n: number; ip: string; cidr: string; holder_id: string | null; holder_name: string | null }>(
         `select x.n, host(x.ip_address::inet) as ip, s.cidr::text as cidr, h.id as holder_id, h.name as holder_name
          from jsonb_to_recordset(?::jsonb) as x(n int, subnet_id uuid, ip_address text)

@@ -1,7 +1,7 @@
 // IP addresses of hosts (spec §2.3): an address lies inside its subnet, and the subnet is on its
 // host's network; network and organization always come from the host.
 import { randomUUID } from 'node:crypto';
-import { LOCKS } from '../../core/advisoryLocks.js';
+import { addressLockKeys, MIXED_LOCKS } from '../../core/advisoryLocks.js';
 import type { Db } from '../../core/db.js';
 import { AppError, invalidReference } from '../../core/errors.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
@@ -52,9 +52,10 @@ export async function assertIpAddressesInSubnets(
  * the unique constraint's 409). Discovery matches addresses by IP and subnet, so never duplicates.
  */
 async function assertIpAddressesFree(db: Db, organizationId: string, hostId: string, ips: Array<{ subnet_id: string; ip_address: string }>): Promise<void> {
-  // The keys discovery locks an address with (src/core/advisoryLocks.ts): a manual write and a report of it take turns.
-  await db.query(LOCKS(`select 'ip:' || x.subnet_id || ':' || host(x.ip_address::inet) as k
-                        from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)`), [JSON.stringify(ips)]);
+  // The keys discovery locks an address with (src/core/advisoryLocks.ts): a manual write and a report of it take turns;
+  // the subnet's bucket shared, so a bulk create holding it (exclusive) is waited for too.
+  await db.query(MIXED_LOCKS(`with x as (select subnet_id, ip_address::inet as ip_address from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text))
+                              ${addressLockKeys('?::uuid', 'x')}`), [JSON.stringify(ips), organizationId]);
   const taken = await db.one<{ ip_address: string; cidr: string; host_id: string; host_name: string }>(
     `select host(a.ip_address) as ip_address, s.cidr::text as cidr, h.id as host_id, h.name as host_name
      from jsonb_to_recordset(?::jsonb) as x(subnet_id uuid, ip_address text)
