@@ -11,6 +11,7 @@ import { KoaAdapter } from '@bull-board/koa';
 import { Db } from '../core/db.js';
 import { AppError } from '../core/errors.js';
 import { anyOperator, isOperator } from '../core/operators.js';
+import { maskSecrets } from '../core/secretFields.js';
 import type { Services } from '../services.js';
 import { sessionScope } from './authenticate.js';
 import { routerPath } from './routePath.js';
@@ -40,7 +41,15 @@ export function queueDashboard(services: Services) {
   const serverAdapter = new KoaAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: Object.values(services.queues.byName).map((q) => new BullMQAdapter(q)),
+    queues: Object.values(services.queues.byName).map((q) => {
+      const adapter = new BullMQAdapter(q);
+      // A job carries what it works on: a discovery-sync job, the entities a server_poll daemon
+      // reported, their source metadata with the SNMP credentials of its discovery type. Credentials
+      // are write-only (issue 37): shown masked here, as everywhere but the daemon's work.
+      adapter.setFormatter('data', (data: unknown) => maskSecrets(data));
+      adapter.setFormatter('returnValue', (value: unknown) => maskSecrets(value));
+      return adapter;
+    }),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'netinventory queues' } },
   });
