@@ -7,6 +7,7 @@ import { buildAgentArtifacts, buildBundles, buildWeb } from '../scripts/build.js
 import { ensureChromium, ensureServices } from '../scripts/services.js';
 import { prepareTemplate, releaseTestDatabases } from './support/app.js';
 import { installPruningAudit, setCurrentTest } from './support/pruningAudit.js';
+import { describeLeaks, installLeakCapture, setLeakCaptureTest, takeLeaks } from './support/leakCapture.js';
 
 // Throwaway users need no production-strength password hashes (src/core/secrets.ts): 1,024 instead
 // of 16,384 rounds of scrypt saves ~35 ms per register, login and user created. Read per hash, so
@@ -41,8 +42,21 @@ export async function mochaGlobalTeardown() {
 
 // PRUNING_AUDIT=<file>: the statements of the whole suite checked for partition pruning (test/support/pruningAudit.ts).
 if (process.env.PRUNING_AUDIT) installPruningAudit(process.env.PRUNING_AUDIT);
+// Credentials are write-only (issue 37): every answer, webhook body, request sent and log line of the
+// run is captured (test/support/leakCapture.ts; LEAK_CAPTURE=0 turns it off) and searched at the end
+// of each spec file (of the run without --parallel) for every credential a test stored.
+installLeakCapture();
 export const mochaHooks = {
+  beforeAll(this: Mocha.Context) {
+    const files = (this.test?.parent?.suites ?? []).map((s) => s.file?.replace(/^.*\/test\//, 'test/')).filter(Boolean);
+    setLeakCaptureTest(`(the hooks before the first test of ${files.length === 1 ? files[0] : `${files.length} files`})`);
+  },
   beforeEach(this: Mocha.Context) {
     if (process.env.PRUNING_AUDIT) setCurrentTest(this.currentTest?.fullTitle() ?? '');
+    setLeakCaptureTest(this.currentTest?.fullTitle() ?? '');
+  },
+  afterAll() {
+    const leaks = takeLeaks();
+    if (leaks.length) throw new Error(describeLeaks(leaks));
   },
 };

@@ -11,7 +11,8 @@ import { Db, migrate, quoteIdent } from '../../src/core/db.js';
 import { createOrm } from '../../src/database.js';
 import { deleteKeysMatching } from '../../src/core/redis.js';
 import type { Services } from '../../src/services.js';
-import { createLogger, type Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/logger.js';
+import { markServiceServer, testLogger } from './leakCapture.js';
 
 // The template is named after the migrations' content: unchanged migrations reuse it, and test
 // runs in parallel (or of other checkouts) never drop a template another run is cloning.
@@ -163,10 +164,11 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, logger?: 
   let orm = orms.get(database);
   if (!orm) orms.set(database, (orm = await createOrm(serverUrl(database))));
   if (overrides.databaseUrl) orm = undefined; // a test that brings its own database gets its own ORM
-  const services = await createServices(config, logger ?? createLogger(process.env.LOG_LEVEL ?? 'silent'), undefined, orm);
+  const services = await createServices(config, logger ?? testLogger('the test app'), undefined, orm);
   const server: Server = buildApp(services).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
+  markServiceServer(server, `http://127.0.0.1:${port}`); // its answers are searched for stored credentials (issue 37)
   return {
     url: `http://127.0.0.1:${port}`,
     services,

@@ -2,6 +2,7 @@
 import { appendFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { contractViolations } from './contract.js';
+import { captureClientExchange } from './leakCapture.js';
 
 export interface Credential {
   cookie?: string;
@@ -30,6 +31,7 @@ export async function call(
   }
   const res = await fetch(baseUrl + path, { method, headers, body });
   const text = await res.text();
+  captureClientExchange(baseUrl, method, path, body, res.status, text); // a spawned API's answer (issue 37)
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);

@@ -48,6 +48,7 @@ export async function createKey(url: string, session: Credential, body: Record<s
 // 127.0.0.0/8 to the loopback interface, so a test can act as many distinct anonymous clients.
 import { request as httpRequest } from 'node:http';
 import type { ApiResponse } from './client.js';
+import { captureClientExchange } from './leakCapture.js';
 
 let loopbackCounter = 0;
 
@@ -88,6 +89,7 @@ export function callFrom(
         res.on('error', reject);
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
+          captureClientExchange(baseUrl, method, path, payload?.toString('utf8'), res.statusCode ?? 0, text);
           let body: unknown = text;
           try {
             body = JSON.parse(text);

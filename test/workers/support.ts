@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Db } from '../../src/core/db.js';
-import { createLogger } from '../../src/core/logger.js';
+import { processOutput, testLogger } from '../support/leakCapture.js';
 import { loadQueueSettings, openQueues, SharedMetricsStore, type QueueSettings } from '../../src/core/queues.js';
 import { DEFAULT_VERSION_POLICY } from '../../src/modules/daemons/versionStatus.js';
 import type { WorkerServices } from '../../workers/context.js';
@@ -30,7 +30,7 @@ export function workerServicesFor(app: TestApp, overrides: Partial<QueueSettings
     config: { ...app.services.config, daemonAllowedNetworks: ['127.0.0.0/8'] },
     orm: app.services.orm,
     redis: app.services.redis,
-    logger: createLogger(process.env.LOG_LEVEL ?? 'silent'),
+    logger: testLogger('an in-process worker'),
     queues,
     settings,
     metrics: new SharedMetricsStore(app.services.redis, app.services.config.redisPrefix),
@@ -194,8 +194,9 @@ export function spawnBundle(bundle: 'server' | 'worker', app: TestApp, env: Reco
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+  const captured = processOutput(`a spawned ${bundle} process`); // searched for stored credentials (issue 37)
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); captured(c); });
+  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); captured(c); });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, output: () => out, exited };
 }
