@@ -28,10 +28,10 @@ export async function mochaGlobalSetup() {
   process.env.LOG_LEVEL ??= 'silent';
   // Names this run's test databases in every mocha worker (test/support/app.ts).
   process.env.NETINV_TEST_RUN ??= randomBytes(3).toString('hex');
-  // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts);
   // One key for this run's stored credentials (src/core/secretBox.ts), in every worker and spawned
   // process, rather than the developer's data/secrets.key.
   process.env.SECRETS_KEY ??= randomBytes(32).toString('base64');
+  // Spawned API, worker and operator processes run the bundles `npm start` runs (scripts/build.ts);
   // the downloads and lab tests use the agent's builds (cached: rebuilt only when the agent changed).
   await Promise.all([prepareTemplate(), buildBundles(), buildWeb(), buildAgentArtifacts()]);
 }

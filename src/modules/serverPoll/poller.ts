@@ -30,6 +30,7 @@ import { daemonHostRequestBody, daemonSubnetBody, discoveryUpdateBody, TERMINAL_
 import { currentSessionId, queueDefaultSessions, RUNNING_PHASES } from '../discovery/sessions.js';
 import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import { DAEMON_SERVER_KEY, open, openSecrets } from '../../core/secretBox.js';
+import { maskSecrets } from '../../core/secretFields.js';
 import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
 
 /** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
@@ -284,7 +285,8 @@ async function syncEntities(
       } else if (networkId !== ctx.networkId) {
         log.warn({ kind, id: pendingId, network_id: networkId }, "discovered entity rejected: not the daemon's network");
       } else {
-        items.push({ kind, pendingId, payload: value as Record<string, unknown> });
+        // Masked before it is queued: a job's data stays in Redis for a day (ingest masks it anyway).
+        items.push({ kind, pendingId, payload: maskSecrets(value as Record<string, unknown>) });
       }
     }
   }
