@@ -46,7 +46,10 @@ describe('topology isolation: large views off the event loop, bounded, fair betw
     app = await startTestApp();
     t = await registerTenant(app.url, 'iso');
   });
-  afterEach(() => app.close());
+  afterEach(async function () {
+    this.timeout(120_000); // the events of thousands of seeded addresses may still be sequencing on a loaded machine
+    await app.close();
+  });
 
   it('/api/health answers while a large export is laid out (its elk layout runs on a thread of the pool)', async function () {
     this.timeout(120_000);
