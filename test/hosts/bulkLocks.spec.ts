@@ -50,7 +50,8 @@ describe('hosts: bulk create and the lock table', () => {
       return original.apply(this, args);
     } as Sync;
   });
-  afterEach(async () => {
+  afterEach(async function () {
+    this.timeout(120_000); // closing an app after 4,000-address bulks: once over 30 s in the fresh-machine run
     delete (ipAddressTable as { syncChildren?: Sync }).syncChildren; // the class's method again
     if (ipAddressTable.syncChildren !== original) ipAddressTable.syncChildren = original;
     inBulk = undefined;
