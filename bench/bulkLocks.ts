@@ -33,7 +33,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +42,7 @@ import { pgBinDir, postgresUser, run } from '../scripts/services.js';
 import { migrate } from '../src/core/db.js';
 import { deleteKeysMatching } from '../src/core/redis.js';
 import { createOrm } from '../src/database.js';
+import { freePort } from '../scripts/pgStandby.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -70,17 +70,6 @@ const pct = (values: number[], p: number) => {
 };
 const percentiles = (ms: number[]) => ({ n: ms.length, p50: pct(ms, 50), p90: pct(ms, 90), p99: pct(ms, 99), max: pct(ms, 100) });
 if (HOSTS > 1000 || ADDRESSES > 4000) throw new Error('--addresses: at most 4,000 (BULK_MAX_IP_ADDRESSES), 4 a host, 1,000 hosts a request');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A throwaway PostgreSQL with the default settings but its port, address, socket directory and fsync (off). */
 async function startOwnServer(dir: string): Promise<{ url: (db: string) => string; logFile: string; stop: () => void }> {

@@ -40,7 +40,8 @@ export interface StandbyPair {
   stop(): void;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on loopback now (for a server this process starts next). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
