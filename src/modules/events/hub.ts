@@ -100,6 +100,8 @@ export class EventStream {
   /** Credential checks started, and the latest one whose answer was applied (an older answer never replaces a newer one). */
   checksStarted = 0;
   checkApplied = 0;
+  /** Bytes handed to the response so far (what the client was sent or the socket still holds). */
+  bytesSent = 0;
   /**
    * `scope` is what the caller may see now: replaced when its credential is checked again.
    * `credential`: the key or session it was opened with (revocations.ts revocationSubject).
@@ -116,7 +118,9 @@ export class EventStream {
   }
 
   write(text: string): void {
-    if (!this.closed) this.body.write(text);
+    if (this.closed) return;
+    this.bytesSent += Buffer.byteLength(text);
+    this.body.write(text);
   }
 
   send(events: Event[]): void {
@@ -475,5 +479,10 @@ export class EventHub {
 
   get size(): number {
     return this.streams.size;
+  }
+
+  /** The open streams' state, for diagnostics (a test that waits on a stream says where it stands). */
+  describe(): Array<{ live: boolean; cursor: string; bytesSent: number; buffered: number; hubLastId: string }> {
+    return [...this.streams].map((s) => ({ live: s.live, cursor: String(s.cursor), bytesSent: s.bytesSent, buffered: s.body.writableLength, hubLastId: String(this.lastId) }));
   }
 }
