@@ -44,6 +44,20 @@ describe('discovery: ingestion of daemon reports', () => {
   });
   afterEach(() => app.close());
 
+  it('a NUL byte quoted from the network (an AMQP version byte) costs that field, never the host: host, ports and services stored', async () => {
+    const report = webReport({ services: [{ name: 'AMQP broker', definition: 'AMQP', ports: [80] }, { name: 'OpenSSH', ports: [22] }], description: 'seen\u0000here' });
+    report.services[0]!.source.details.reason.data = 'rule amqp-header: probe NULL answered "AMQP\\x00\\x00\\x09\\x01" (major: \u0000; minor: \u0000)';
+    report.services[0]!.name = 'AMQP\u0000broker';
+    const stored = await postHost(d, report);
+    const host = await getHost(stored.id);
+    expect(host.description).to.equal(null); // dropped: the report can do without it
+    expect(host.ports.map((p: any) => p.number).sort()).to.deep.equal([22, 53, 80]);
+    const amqp = host.services.find((svc: any) => svc.service_definition === 'AMQP');
+    expect(amqp.name).to.equal('AMQP\uFFFDbroker'); // kept (a service needs its name), the NUL replaced
+    expect(JSON.stringify(amqp.source)).to.not.contain('\\u0000');
+    expect(host.services).to.have.length(2);
+  });
+
   it('the same report twice: the same answer, no new history state, no duplicate host; only the host’s last_seen_at moves', async () => {
     const report = webReport();
     const first = await postHost(d, report);

@@ -5,6 +5,7 @@ import Joi from 'joi';
 import { networkCidr } from '../../http/cidr.js';
 import { ADMIN_STATUSES, OPER_STATUSES } from '../interfaces/schemas.js';
 import { SUBNET_TYPES } from '../subnets/schemas.js';
+import { StorableJoi } from './storableText.js';
 
 export const anyUuid = () => Joi.string().guid().lowercase();
 const open = (keys: Record<string, Joi.Schema>) => Joi.object(keys).unknown(true);
@@ -93,7 +94,8 @@ const collections = () => Joi.object(Object.fromEntries(['system', 'if_table', '
   .map((k) => [k, Joi.string().valid(...COLLECTION_STATES)]))).unknown(true).allow(null)
   .description('Our agent: each SNMP collection "complete" or "partial" (a walk cut short)');
 
-export const daemonHostRequestBody = open({
+/** Cleaned of NUL characters before it is validated (storableText.ts): one bad byte never costs the host. */
+export const daemonHostRequestBody = StorableJoi.object({
   host: open({
     id: anyUuid().required(),
     name: Joi.string().min(1).max(1000).required(),
@@ -130,7 +132,7 @@ export const daemonHostRequestBody = open({
   })).max(1000).default([]),
   if_entries: Joi.array().items(ifEntry()).max(10000).default([]),
   collections: collections(),
-});
+}).unknown(true);
 
 /**
  * The run's report our agent adds to its session updates (issue 25.3); Scanopy daemons never send
