@@ -40,7 +40,7 @@ export const WEB_TITLE = 'Netinv Lab Intranet';
 const PREFIX_RE = /^nl[0-9a-f]{4}-/;
 // One folder per run (its owner's pid, the services' files), at a fixed place: a run with another
 // TMPDIR must still see that a lab is live before sweeping it. /run is emptied at boot, as namespaces are.
-const STATE_DIR = '/run/netinv-lab';
+export const STATE_DIR = '/run/netinv-lab';
 
 export type ServiceKind = 'http' | 'redis' | 'postgresql' | 'ssh' | 'raw9100';
 
@@ -126,7 +126,7 @@ export function labUnavailable(): string | null {
 
 // ---- commands ----------------------------------------------------------------------------------
 
-function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; allowFail?: boolean } = {}): string {
+export function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; allowFail?: boolean } = {}): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input, timeout: opts.timeoutMs ?? 30_000, stdio: ['pipe', 'pipe', 'pipe'] });
   if (!opts.allowFail && (r.error || r.status !== 0)) {
     throw new Error(`${cmd} ${args.join(' ')} failed: ${r.error?.message ?? `${r.stderr}${r.stdout}`.trim()}`);
@@ -168,7 +168,7 @@ const ownerOf = (prefix: string): number | null => {
 const labNamespaces = () => sh('ip', ['netns', 'list']).split('\n').map((l) => l.split(' ')[0]!).filter((n) => PREFIX_RE.test(n));
 
 /** Kills every process in the namespaces and deletes them (a veth goes with its namespace). */
-function removeNamespaces(names: string[]): void {
+export function removeNamespaces(names: string[]): void {
   for (const ns of names) {
     const pids = sh('ip', ['netns', 'pids', ns], { allowFail: true }).split('\n').map(Number).filter((p) => p > 1);
     for (const pid of pids) {
@@ -204,7 +204,7 @@ export function sweepStaleLabs(): string[] {
  * moment (mocha --parallel starts both lab files first) never take the same one. A claim whose lab
  * directory is gone (torn down, or swept as stale) is free again.
  */
-function claimServerLink(labId: string): { link: string; serverIp: string; agentIp: string; claim: string } {
+export function claimServerLink(labId: string): { link: string; serverIp: string; agentIp: string; claim: string } {
   const used = new Set<string>();
   for (const entry of JSON.parse(ip('-4', '-j', 'addr')) as Array<{ addr_info: Array<{ local: string }> }>) {
     for (const a of entry.addr_info) used.add(a.local);
@@ -231,14 +231,14 @@ function claimServerLink(labId: string): { link: string; serverIp: string; agent
 }
 
 /** Each lab namespace: loopback up, IPv6 off (no router solicitations or DAD in the counters). */
-function addNamespace(ns: string): void {
+export function addNamespace(ns: string): void {
   ip('netns', 'add', ns);
   ip('-n', ns, 'link', 'set', 'lo', 'up');
   inNs(ns, 'sysctl', ['-qw', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
 }
 
 /** A veth from `ns` (named ifname, with address) to `port` of `bridge` in the switch namespace. */
-function attach(switchNs: string, ns: string, ifname: string, port: string, bridge: string, cidr: string, mac?: string): void {
+export function attach(switchNs: string, ns: string, ifname: string, port: string, bridge: string, cidr: string, mac?: string): void {
   ip('link', 'add', ifname, 'netns', ns, ...(mac ? ['address', mac] : []), 'type', 'veth', 'peer', 'name', port, 'netns', switchNs);
   ip('-n', switchNs, 'link', 'set', port, 'master', bridge, 'up');
   ip('-n', ns, 'addr', 'add', cidr, 'dev', ifname);
@@ -291,7 +291,7 @@ const MIDDLEBOX_NAT = `table ip lab {
   }
 }`;
 
-function counterPackets(ns: string, name: string): { packets: number; bytes: number } {
+export function counterPackets(ns: string, name: string): { packets: number; bytes: number } {
   const out = JSON.parse(inNs(ns, 'nft', ['-j', 'list', 'counters'])) as { nftables: Array<{ counter?: { name: string; packets: number; bytes: number } }> };
   const counters = out.nftables.flatMap((e) => (e.counter && e.counter.name === name ? [e.counter] : []));
   return { packets: counters.reduce((n, c) => n + c.packets, 0), bytes: counters.reduce((n, c) => n + c.bytes, 0) };
