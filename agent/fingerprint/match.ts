@@ -1,20 +1,26 @@
-// Rules applied to probe answers: which service a port runs, and why (or why not). Also which
-// probes a port gets, in which order, and when to stop.
+// Rules applied to probe answers: what a port runs, at every layer its answers show (a protocol,
+// the server software, the application behind it, a device, an OS), and why (or why not). Also
+// which probes a port gets, in which order, what an HTTP answer is followed by (its redirects on
+// the same host, its favicon), and when to stop.
 import type { ProbeBudget } from '../scan/budget.js';
-import type { Confidence, FoundService } from '../scan/types.js';
-import { escapeBytes, PROBES, runProbe, type ProbeAnswer, type ProbeId, type ProbeTimeouts } from './probes.js';
+import type { Confidence, Finding, FoundService, Layer } from '../scan/types.js';
+import { HANDSHAKE_PARSERS } from './handshakes.js';
+import { escapeBytes, PROBES, runHttp, runProbe, type ProbeAnswer, type ProbeId, type ProbeTimeouts } from './probes.js';
 import { RULES, type AnswerRule, type Field, type Rule } from './rules.js';
 
 const RANK: Record<Confidence, number> = { Low: 0, Medium: 1, High: 2, Certain: 3 };
+/** Which finding names the port's service: the most specific one. */
+const SPECIFIC: Layer[] = ['application', 'device', 'server', 'protocol', 'os'];
 
 /** When no rule hints a port, probes go in this order (talks-first services need no payload). */
 export const FALLBACK_PROBES: readonly ProbeId[] = ['null', 'http-get', 'tls', 'redis-ping', 'pg-sslrequest'];
 
 const FIELD_LABELS: Record<string, string> = {
-  answer: 'answer', status: 'status line', server: 'Server', title: 'title',
+  answer: 'answer', status: 'status line', server: 'Server', title: 'title', body: 'body', cookies: 'cookies', favicon: 'favicon MD5',
   'cert.subject': 'certificate subject CN', 'cert.san': 'certificate SAN', 'cert.issuer': 'certificate issuer',
 };
 const fieldLabel = (field: Field) => FIELD_LABELS[field] ?? `header ${field.slice('header.'.length)}`;
+const HTTP_FIELDS = new Set<string>(['status', 'server', 'title', 'body', 'cookies']);
 
 export function fieldOf(answer: ProbeAnswer, field: Field): string | undefined {
   switch (field) {
@@ -22,11 +28,24 @@ export function fieldOf(answer: ProbeAnswer, field: Field): string | undefined {
     case 'status': return answer.http?.statusLine;
     case 'server': return answer.http?.headers.server;
     case 'title': return answer.http?.title;
+    case 'body': return answer.http?.body || undefined;
+    case 'cookies': return answer.http?.cookies.length ? answer.http.cookies.join('; ') : undefined;
+    case 'favicon': return answer.faviconMd5;
     case 'cert.subject': return answer.cert?.subject;
     case 'cert.san': return answer.cert?.san;
     case 'cert.issuer': return answer.cert?.issuer;
     default: return answer.http?.headers[field.slice('header.'.length)];
   }
+}
+
+/**
+ * Bytes from the network made text before they are facts: printable characters kept, control
+ * characters (a NUL, an escape) written as \xNN, cut to 500 characters.
+ */
+export function factText(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  const text = value.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.length > 500 ? `${text.slice(0, 499)}…` : text;
 }
 
 export type RuleOutcome =
@@ -37,6 +56,9 @@ export type RuleOutcome =
 export function matchRule(rule: AnswerRule, answer: ProbeAnswer): RuleOutcome {
   if (!rule.anyProbe && !rule.probes.includes(answer.probe)) return { matched: false, why: `reads probe ${rule.probes.join(' or ')}, not ${answer.probe}` };
   if (rule.onlyPorts && !rule.onlyPorts.includes(answer.port)) return { matched: false, why: `only on port ${rule.onlyPorts.join(', ')}` };
+  if (answer.tlsOnly && rule.match.some((c) => HTTP_FIELDS.has(c.field) || c.field.startsWith('header.'))) {
+    return { matched: false, why: 'the port answered plain HTTP as a TLS-only port does: read over TLS instead' };
+  }
   const facts: Record<string, string> = {};
   const shown: string[] = [];
   for (const { field, pattern } of rule.match) {
@@ -44,14 +66,16 @@ export function matchRule(rule: AnswerRule, answer: ProbeAnswer): RuleOutcome {
     if (value === undefined) return { matched: false, why: `no ${fieldLabel(field)} in the answer` };
     const m = pattern.exec(value);
     if (!m) return { matched: false, why: `${fieldLabel(field)} ${escapeBytes(value, 60)} does not match ${shortPattern(pattern)}` };
-    for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) facts[k] = v;
+    for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) facts[k] = factText(v);
     // The bytes that matched (the whole field when the pattern matched an empty prefix).
     const matched = m[0].replace(/\r?\n$/, '') || value;
     shown.push(field === 'answer' ? escapeBytes(matched) : `${fieldLabel(field)} ${escapeBytes(matched)}`);
   }
+  // Binary answers (BER, BSON, SMB2) read by their protocol's parser; its facts are printable text.
+  for (const [k, v] of Object.entries(HANDSHAKE_PARSERS[rule.id]?.(answer.bytes) ?? {})) facts[k] ??= factText(v);
   for (const [fact, field] of Object.entries(rule.record ?? {})) {
     const value = fieldOf(answer, field);
-    if (value) facts[fact] ??= value;
+    if (value) facts[fact] ??= factText(value);
   }
   return { matched: true, facts, shown: shown.join(', ') };
 }
@@ -74,26 +98,79 @@ export interface Recognition {
   verdicts: Verdict[];
 }
 
-/** The service on `port` from the answers its probes got: the most confident answer match, else the port's rule (Low). */
+interface Match {
+  rule: AnswerRule;
+  answer: ProbeAnswer;
+  facts: Record<string, string>;
+  shown: string;
+}
+
+/** The findings of one rule's match: its own layer's, and those its facts carry (`also`). */
+function findingsOf({ rule, facts, shown }: Match): Finding[] {
+  const layer = rule.layer ?? 'protocol';
+  const own: Finding = { layer, name: rule.name, rule: rule.id, confidence: rule.confidence, evidence: shown };
+  if (layer !== 'protocol' && facts.version) own.version = facts.version;
+  if (rule.deviceType) own.deviceType = rule.deviceType;
+  const out = [own];
+  for (const a of rule.also ?? []) {
+    const name = facts[a.nameFact];
+    if (!name) continue;
+    const f: Finding = { layer: a.layer, name, rule: rule.id, confidence: a.confidence ?? rule.confidence, evidence: shown };
+    if (a.versionFact && facts[a.versionFact]) f.version = facts[a.versionFact];
+    out.push(f);
+  }
+  return out;
+}
+
+const label = (f: Finding) => `${f.name}${f.version ? ` ${f.version}` : ''}`;
+
+/**
+ * The service on `port` from the answers its probes got. Every rule is tried on every answer; at
+ * each layer the first matching rule of an answer counts, and across answers the most confident.
+ * The service is named after the most specific layer found (an application behind nginx is the
+ * application); the other findings stay with it. No answer match: the port's rule (Low).
+ */
 export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = RULES): Recognition {
   const verdicts: Verdict[] = [];
-  let best: FoundService | null = null;
+  const best = new Map<Layer, { finding: Finding; match: Match }>();
+  let protocol: Match | undefined;
   for (const answer of answers) {
+    const layersDone = new Set<Layer>();
     for (const rule of rules) {
       if (rule.evidence !== 'answer') continue;
+      const layer = rule.layer ?? 'protocol';
+      if (layersDone.has(layer)) continue; // the first rule of a layer wins for this answer
       const outcome = matchRule(rule, answer);
       verdicts.push({ rule: rule.id, probe: answer.probe, outcome });
       if (!outcome.matched) continue;
-      const service: FoundService = {
-        rule: rule.id, name: rule.name, definition: rule.definition, port, protocol: 'Tcp', confidence: rule.confidence,
-        reason: `rule ${rule.id}: probe ${PROBES[answer.probe].label} on ${port}/tcp answered ${outcome.shown}`,
-      };
-      if (Object.keys(outcome.facts).length) service.facts = outcome.facts;
-      if (!best || RANK[service.confidence] > RANK[best.confidence]) best = service;
-      break; // first matching rule wins for this answer
+      layersDone.add(layer);
+      const match: Match = { rule, answer, facts: outcome.facts, shown: outcome.shown };
+      if (layer === 'protocol' && (!protocol || RANK[rule.confidence] > RANK[protocol.rule.confidence])) protocol = match;
+      for (const finding of findingsOf(match)) {
+        const seen = best.get(finding.layer);
+        if (!seen || RANK[finding.confidence] > RANK[seen.finding.confidence]) best.set(finding.layer, { finding, match });
+      }
     }
   }
-  if (best) return { service: best, verdicts };
+  if (best.size) {
+    const primaryLayer = SPECIFIC.find((l) => best.has(l) && (l !== 'os' || best.size === 1))!;
+    const { finding: primary, match } = best.get(primaryLayer)!;
+    // A server or application rule names the product; the protocol rule (HTTP, HTTPS…) its definition when the product has none of its own.
+    const definition = primaryLayer === 'server' && protocol && match.rule.definition === 'HTTP' ? protocol.rule.definition : match.rule.definition;
+    const findings = SPECIFIC.flatMap((l) => (best.has(l) ? [best.get(l)!.finding] : []));
+    const facts: Record<string, string> = { ...(protocol?.facts ?? {}) };
+    for (const { match: m } of best.values()) for (const [k, v] of Object.entries(m.facts)) facts[k] ??= v;
+    for (const f of findings) if (f.layer !== primaryLayer && f.layer !== 'protocol') facts[f.layer] ??= label(f);
+    const others = findings.filter((f) => f.rule !== primary.rule).map((f) => `${f.layer} ${label(f)} (rule ${f.rule})`);
+    const service: FoundService = {
+      rule: primary.rule, name: primary.name, definition, port, protocol: 'Tcp', confidence: primary.confidence,
+      reason: `rule ${primary.rule}: probe ${PROBES[match.answer.probe]?.label ?? match.answer.probe} on ${port}/tcp answered ${match.shown}${others.length ? `; also ${others.join(', ')}` : ''}`,
+      findings,
+    };
+    if (match.answer.http?.redirects?.length) facts.redirects ??= match.answer.http.redirects.join(' → ');
+    if (Object.keys(facts).length) service.facts = facts;
+    return { service, verdicts };
+  }
   const byPort = rules.find((r) => r.evidence === 'port' && r.ports.includes(port));
   if (!byPort) return { service: null, verdicts };
   const silent = answers.length ? 'no probe answer matched a rule' : 'no probe ran';
@@ -108,7 +185,7 @@ export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = 
 
 /** The probes for `port`: those of the rules that hint this port first, then the fallbacks. */
 export function probePlan(port: number, rules: Rule[] = RULES): ProbeId[] {
-  const hinted = rules.flatMap((r) => (r.evidence === 'answer' && r.ports?.includes(port) ? [r.probes[0]] : []));
+  const hinted = rules.flatMap((r) => (r.evidence === 'answer' && r.ports?.includes(port) ? [r.probes[0]!] : []));
   return [...new Set([...hinted, ...FALLBACK_PROBES])];
 }
 
@@ -116,9 +193,64 @@ export interface PortIdentity extends Recognition {
   answers: ProbeAnswer[];
 }
 
+/** At most this many redirects are followed, each on the same host (issue 38: a login page behind `/`). */
+export const MAX_REDIRECTS = 3;
+
+/**
+ * An HTTP answer completed: its redirects followed on the same address (another port or scheme
+ * allowed: DSM's 5000 → https 5001), then the favicon of the page it ended on. Each is a GET on a
+ * connection of its own, counted in the budget; never a credential.
+ */
+export async function followHttp(
+  ip: string, port: number, first: ProbeAnswer, budget: ProbeBudget, signal?: AbortSignal, timeouts?: ProbeTimeouts,
+): Promise<ProbeAnswer> {
+  let answer = first;
+  let at = { port, tls: first.probe === 'tls', path: '/' };
+  const redirects: string[] = [];
+  while (answer.http && answer.http.status >= 300 && answer.http.status < 400 && answer.http.headers.location && redirects.length < MAX_REDIRECTS) {
+    const next = sameHostTarget(ip, at, answer.http.headers.location);
+    if (!next) break;
+    redirects.push(`${answer.http.status} ${next.tls !== at.tls || next.port !== at.port ? `${next.tls ? 'https' : 'http'}://:${next.port}` : ''}${next.path}`);
+    const got = await runHttp(ip, next.port, next.tls, next.path, budget, signal, timeouts);
+    if (!got.http) break;
+    // What the first answer said stays where the page does not say it (a Server header, the certificate).
+    got.http.headers = { ...answer.http.headers, ...got.http.headers };
+    got.cert ??= answer.cert;
+    got.probe = first.probe;
+    got.port = port;
+    answer = got;
+    at = next;
+  }
+  if (redirects.length && answer.http) answer.http.redirects = redirects;
+  if (answer.http && answer.http.status < 500 && !signal?.aborted) {
+    const icon = await runHttp(ip, at.port, at.tls, '/favicon.ico', budget, signal, timeouts, 256 * 1024);
+    const body = icon.http?.status === 200 ? icon.bytes.subarray(icon.bytes.indexOf('\r\n\r\n') + 4) : null;
+    if (body?.length && !/^\s*</.test(body.subarray(0, 64).toString('latin1'))) {
+      const { createHash } = await import('node:crypto');
+      answer.faviconMd5 = createHash('md5').update(body).digest('hex');
+    }
+  }
+  return answer;
+}
+
+/** Where a Location header points, if on the same address (relative, or naming `ip`): port, scheme, path. */
+export function sameHostTarget(ip: string, from: { port: number; tls: boolean }, location: string): { port: number; tls: boolean; path: string } | null {
+  let url: URL;
+  try {
+    url = new URL(location, `${from.tls ? 'https' : 'http'}://${ip}:${from.port}/`);
+  } catch {
+    return null;
+  }
+  if (url.hostname !== ip || (url.protocol !== 'http:' && url.protocol !== 'https:')) return null;
+  const tls = url.protocol === 'https:';
+  return { port: url.port ? Number(url.port) : tls ? 443 : 80, tls, path: `${url.pathname}${url.search}` || '/' };
+}
+
 /**
  * Probes one open port until a rule recognises its answer with High confidence (or the plan ends,
- * or the port stops accepting connections); then the best service found.
+ * or the port stops accepting connections); then the best service found. An HTTP answer is
+ * followed (followHttp) before rules read it; a plain answer that says the port wants TLS is never
+ * taken as HTTP, and the TLS probe comes next.
  */
 export async function identifyPort(
   ip: string,
@@ -130,7 +262,8 @@ export async function identifyPort(
   const answers: ProbeAnswer[] = [];
   for (const probe of probePlan(port, rules)) {
     if (options.signal?.aborted) break;
-    const answer = await runProbe(ip, port, probe, budget, options.signal, options.timeouts);
+    let answer = await runProbe(ip, port, probe, budget, options.signal, options.timeouts);
+    if (answer.http && !answer.tlsOnly) answer = await followHttp(ip, port, answer, budget, options.signal, options.timeouts);
     answers.push(answer);
     if (answer.error === 'refused' || answer.error === 'cancelled') break;
     const { service } = recognise(port, [answer], rules);

@@ -8,7 +8,8 @@
 // names the usual service of a port when it is open but no answer matched (confidence Low).
 // `definition` is the service_definition sent to the server: names it and the web app know
 // ("SSH", "Redis", "PostgreSQL", "Nginx", …) so the map shows their icons.
-import type { Confidence } from '../scan/types.js';
+import type { Confidence, Layer } from '../scan/types.js';
+import { HANDSHAKE_RULES } from './handshakes.js';
 import type { ProbeId } from './probes.js';
 
 export type Field =
@@ -17,6 +18,9 @@ export type Field =
   | 'server' // HTTP Server header
   | `header.${string}` // any other HTTP header, name in lower case: 'header.x-powered-by'
   | 'title' // HTML <title>
+  | 'body' // the HTTP body as text
+  | 'cookies' // every Set-Cookie's name=value, joined by "; "
+  | 'favicon' // MD5 of /favicon.ico (hex)
   | 'cert.subject' // TLS certificate subject CN
   | 'cert.san' // subjectAltName
   | 'cert.issuer'; // issuer CN (or O)
@@ -43,6 +47,15 @@ export interface AnswerRule {
   /** Facts copied from fields when they are there, e.g. { title: 'title' }. */
   record?: Record<string, Field>;
   confidence: Confidence;
+  /**
+   * What the match says: a protocol (the default), the server software, the application, a device
+   * or an OS. The port's service is named after the most specific layer found; the others are its facts.
+   */
+  layer?: Layer;
+  /** More findings read from the match's facts: `{ layer: 'os', nameFact: 'os' }` (the OS an SSH greeting names). */
+  also?: Array<{ layer: Layer; nameFact: string; versionFact?: string; confidence?: Confidence }>;
+  /** A device's kind when the rule names a device ("Printer", "NAS"…). */
+  deviceType?: string;
 }
 
 export interface PortRule {
@@ -66,6 +79,7 @@ export const RULES: Rule[] = [
     // RFC 4253 §4.2: "SSH-protoversion-softwareversion SP comments CR LF"; the comment often names the OS.
     match: [{ field: 'answer', pattern: /^SSH-(?<protocol>\d\.\d+)-(?<product>[A-Za-z][A-Za-z0-9.]*)(?:[_-](?<version>\d[^\s]*))?(?:[ \t][^\r\n]*?(?<os>Debian|Ubuntu|Raspbian|FreeBSD|Alpine|Fedora|CentOS))?[^\r\n]*\r?\n/ }],
     confidence: 'High',
+    also: [{ layer: 'server', nameFact: 'product', versionFact: 'version' }, { layer: 'os', nameFact: 'os', confidence: 'Medium' }],
   },
   {
     evidence: 'answer', id: 'mariadb-handshake', name: 'MariaDB', definition: 'MariaDB',
@@ -136,32 +150,34 @@ export const RULES: Rule[] = [
     evidence: 'answer', id: 'http-nginx', name: 'nginx', definition: 'Nginx',
     probes: ['http-get', 'tls'],
     match: [{ field: 'server', pattern: /^nginx(?:\/(?<version>[\d.]+))?/i }],
-    record: HTTP_FACTS, confidence: 'High',
+    record: HTTP_FACTS, confidence: 'High', layer: 'server',
   },
   {
     evidence: 'answer', id: 'http-apache', name: 'Apache httpd', definition: 'Apache',
     probes: ['http-get', 'tls'],
     match: [{ field: 'server', pattern: /^Apache(?:\/(?<version>[\d.]+))?/ }],
-    record: HTTP_FACTS, confidence: 'High',
+    record: HTTP_FACTS, confidence: 'High', layer: 'server',
   },
   {
     evidence: 'answer', id: 'http-python', name: 'Python http.server', definition: 'HTTP',
     probes: ['http-get', 'tls'],
     match: [{ field: 'server', pattern: /^SimpleHTTP\/(?<version>[\d.]+) Python\/(?<python>[\d.]+)/ }],
-    record: HTTP_FACTS, confidence: 'High',
+    record: HTTP_FACTS, confidence: 'High', layer: 'server',
   },
   {
     evidence: 'answer', id: 'http-express', name: 'Express (Node.js)', definition: 'Node.js',
     probes: ['http-get', 'tls'],
     match: [{ field: 'header.x-powered-by', pattern: /^Express$/ }],
-    record: HTTP_FACTS, confidence: 'High',
+    record: HTTP_FACTS, confidence: 'High', layer: 'server',
   },
   {
     evidence: 'answer', id: 'http-grafana', name: 'Grafana', definition: 'Grafana',
     probes: ['http-get', 'tls'],
     match: [{ field: 'title', pattern: /^Grafana\b/ }],
-    record: HTTP_FACTS, confidence: 'High',
+    record: HTTP_FACTS, confidence: 'High', layer: 'application',
   },
+  // Protocol handshakes (handshakes.ts), before the generic HTTPS / TLS rules that would read an IMAPS greeting as "a certificate".
+  ...HANDSHAKE_RULES,
   {
     evidence: 'answer', id: 'https', name: 'HTTPS', definition: 'HTTPS',
     probes: ['tls'], ports: TLS_PORTS,

@@ -100,16 +100,46 @@ export function evidenceSummary(found: FoundHost): string {
 
 const CONFIDENCE_ORDER = ['Low', 'Medium', 'High', 'Certain'];
 
-/** host_naming_fallback (§1.2.5): the PTR name; else the most confident well-identified service, or the address. */
+/**
+ * A host's name from the best source it has (issue 38): the name it gave (PTR, mDNS, SNMP sysName),
+ * then a certificate's DNS name, then a page title that is not a product's own; a service's name only
+ * when nothing else names it (host_naming_fallback BestService, §1.2.5), else the address.
+ */
 export function hostName(found: FoundHost, fallback: string | undefined): string {
-  if (found.hostname) return found.hostname;
-  if (fallback !== 'Ip') {
-    const best = [...found.services]
-      .filter((s) => CONFIDENCE_ORDER.indexOf(s.confidence) >= 2)
-      .sort((a, b) => CONFIDENCE_ORDER.indexOf(b.confidence) - CONFIDENCE_ORDER.indexOf(a.confidence))[0];
-    if (best) return best.name;
+  return namedBy(found, fallback).name;
+}
+
+export function namedBy(found: FoundHost, fallback: string | undefined): { name: string; source: 'hostname' | 'certificate' | 'title' | 'service' | 'address' } {
+  if (found.hostname) return { name: found.hostname, source: 'hostname' };
+  const services = [...found.services].filter((s) => CONFIDENCE_ORDER.indexOf(s.confidence) >= 2)
+    .sort((a, b) => CONFIDENCE_ORDER.indexOf(b.confidence) - CONFIDENCE_ORDER.indexOf(a.confidence) || a.port - b.port);
+  const productNames = new Set(found.services.flatMap((s) => [s.name, ...(s.findings ?? []).map((f) => f.name)]).map((n) => n.toLowerCase()));
+  for (const s of services) {
+    const dns = certificateName(s.facts);
+    if (dns) return { name: dns, source: 'certificate' };
   }
-  return found.ip;
+  for (const s of services) {
+    const title = s.facts?.title?.trim();
+    if (title && isNameLike(title, productNames)) return { name: title.slice(0, 200), source: 'title' };
+  }
+  if (fallback !== 'Ip' && services[0]) return { name: services[0].name, source: 'service' };
+  return { name: found.ip, source: 'address' };
+}
+
+/** The certificate's DNS name (SAN first, then the subject CN) when it is a host name, not a product's default or an address. */
+function certificateName(facts: Record<string, string> | undefined): string | null {
+  const candidates = [...(facts?.san ?? '').split(/,\s*/).flatMap((e) => (e.startsWith('DNS:') ? [e.slice(4)] : [])), facts?.subject ?? ''];
+  return candidates.find((n) => /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+$/i.test(n)
+    && !/^(localhost|.*\.local(domain)?|.*\.invalid|example\.(com|org|net))$/i.test(n) && !/^\d+(\.\d+){3}$/.test(n) && !n.startsWith('*')) ?? null;
+}
+
+/** A title that names this machine, not a product's stock page ("Welcome to nginx!", "Grafana", "Login"). */
+function isNameLike(title: string, products: Set<string>): boolean {
+  if (title.length < 2 || title.length > 80) return false;
+  const lower = title.toLowerCase();
+  if (products.has(lower)) return false;
+  return !/^(welcome|index of|directory listing|login|log in|sign in|home|dashboard|error|40\d|50\d|redirect|loading|untitled|document|it works)/i.test(title)
+    && ![...products].some((p) => p.length > 2 && lower.includes(p));
 }
 
 function portEntity(hostId: string, number: number, protocol: 'Tcp' | 'Udp', date: string) {

@@ -81,6 +81,29 @@ export interface FoundService {
   reason: string;
   /** Facts the match read, e.g. { product: "OpenSSH", version: "9.2p1", os: "Debian" }. */
   facts?: Record<string, string>;
+  /**
+   * Everything recognised on the port, one per layer (a protocol, the server, the application, a
+   * device, an OS), each with its rule, evidence and confidence; the service is named after the
+   * most specific.
+   */
+  findings?: Finding[];
+}
+
+/** What a port's answers say at one layer: "server nginx 1.22.1", "application Grafana", "os Debian". */
+export type Layer = 'protocol' | 'server' | 'application' | 'device' | 'os';
+
+export interface Finding {
+  layer: Layer;
+  /** "nginx", "Grafana", "Synology DiskStation", "Debian"; with its version when the bytes say it. */
+  name: string;
+  version?: string;
+  vendor?: string;
+  /** A device's kind ("NAS", "Printer", "Router", "Camera") when the evidence says it. */
+  deviceType?: string;
+  rule: string;
+  confidence: Confidence;
+  /** The bytes that said it, escaped: `Server "nginx/1.22.1"`. */
+  evidence: string;
 }
 
 export interface FoundHost {

@@ -27,10 +27,13 @@ const NGINX_HTTP = 'HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nContent-Type: tex
   + '<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>';
 
 describe('agent fingerprint: rules on recorded answers', () => {
-  it('OpenSSH greeting: SSH, High, product, version and OS, and a reason with rule, probe, port and bytes', () => {
+  it('OpenSSH greeting: SSH, High, product, version and OS (three findings), and a reason with rule, probe, port and bytes', () => {
     const { service } = recognise(2222, [answer('null', 2222, OPENSSH)]);
-    expect(service).to.deep.include({ rule: 'ssh-greeting', name: 'SSH', definition: 'SSH', port: 2222, protocol: 'Tcp', confidence: 'High' });
+    expect(service).to.deep.include({ rule: 'ssh-greeting', name: 'OpenSSH', definition: 'SSH', port: 2222, protocol: 'Tcp', confidence: 'High' });
     expect(service!.facts).to.deep.equal({ protocol: '2.0', product: 'OpenSSH', version: '9.2p1', os: 'Debian' });
+    expect(service!.findings!.map((f) => [f.layer, f.name, f.version ?? null, f.confidence])).to.deep.equal([
+      ['server', 'OpenSSH', '9.2p1', 'High'], ['protocol', 'SSH', null, 'High'], ['os', 'Debian', null, 'Medium'],
+    ]);
     expect(service!.reason).to.equal('rule ssh-greeting: probe NULL (read the greeting) on 2222/tcp answered "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"');
   });
 
@@ -76,12 +79,12 @@ describe('agent fingerprint: rules on recorded answers', () => {
     const python = recognise(8000, [answer('http-get', 8000, PYTHON_HTTP)]).service!;
     expect(python).to.deep.include({ rule: 'http-python', definition: 'HTTP', confidence: 'High' });
     expect(python.facts).to.deep.include({ version: '0.6', python: '3.11.2', server: 'SimpleHTTP/0.6 Python/3.11.2', title: 'Directory listing for /' });
-    expect(python.reason).to.equal('rule http-python: probe "GET / HTTP/1.1" on 8000/tcp answered Server "SimpleHTTP/0.6 Python/3.11.2"');
+    expect(python.reason).to.equal('rule http-python: probe "GET / HTTP/1.1" on 8000/tcp answered Server "SimpleHTTP/0.6 Python/3.11.2"; also protocol HTTP (rule http)');
     const nginx = recognise(80, [answer('http-get', 80, NGINX_HTTP)]).service!;
-    expect(nginx).to.deep.include({ rule: 'http-nginx', definition: 'Nginx', facts: { version: '1.22.1', server: 'nginx/1.22.1', title: 'Welcome to nginx!' } });
+    expect(nginx).to.deep.include({ rule: 'http-nginx', definition: 'Nginx', facts: { status: '200', version: '1.22.1', server: 'nginx/1.22.1', title: 'Welcome to nginx!' } });
     const express = recognise(3000, [answer('http-get', 3000, 'HTTP/1.1 200 OK\r\nX-Powered-By: Express\r\nContent-Type: text/html\r\n\r\n<title>App</title>')]).service!;
-    expect(express).to.deep.include({ rule: 'http-express', definition: 'Node.js', facts: { title: 'App' } });
-    expect(express.reason).to.equal('rule http-express: probe "GET / HTTP/1.1" on 3000/tcp answered header x-powered-by "Express"');
+    expect(express).to.deep.include({ rule: 'http-express', definition: 'Node.js', facts: { status: '200', title: 'App' } });
+    expect(express.reason).to.equal('rule http-express: probe "GET / HTTP/1.1" on 3000/tcp answered header x-powered-by "Express"; also protocol HTTP (rule http)');
     const plain = recognise(8081, [answer('http-get', 8081, 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n')]).service!;
     expect(plain).to.deep.include({ rule: 'http', definition: 'HTTP', facts: { status: '404' } });
   });
@@ -91,9 +94,11 @@ describe('agent fingerprint: rules on recorded answers', () => {
     const https = recognise(443, [answer('tls', 443, 'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<title>NAS</title>', { cert })]).service!;
     expect(https).to.deep.include({ rule: 'https', definition: 'HTTPS', confidence: 'High' });
     expect(https.facts).to.deep.equal({ status: '200', title: 'NAS', subject: 'nas.lab', san: 'DNS:nas.lab, IP Address:198.18.10.11', issuer: 'Lab CA' });
-    const bare = recognise(993, [answer('tls', 993, '* OK IMAP ready\r\n', { cert })]).service!;
+    const bare = recognise(4433, [answer('tls', 4433, 'BYE\r\n', { cert })]).service!;
     expect(bare).to.deep.include({ rule: 'tls-certificate', definition: 'TLS', confidence: 'Medium' });
-    expect(bare.reason).to.equal('rule tls-certificate: probe TLS handshake + "GET / HTTP/1.1" on 993/tcp answered certificate issuer "Lab CA"');
+    expect(bare.reason).to.equal('rule tls-certificate: probe TLS handshake + "GET / HTTP/1.1" on 4433/tcp answered certificate issuer "Lab CA"');
+    // An IMAPS greeting over TLS is IMAP (handshakes.ts), not "a certificate".
+    expect(recognise(993, [answer('tls', 993, '* OK IMAP ready\r\n', { cert })]).service).to.deep.include({ definition: 'IMAP', confidence: 'High' });
   });
 
   it('port number only: Low, and says so; the best answer wins over a port guess', () => {

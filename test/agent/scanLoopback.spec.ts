@@ -293,7 +293,7 @@ describe('agent scan: loopback', function () {
     expect(text).to.contain('rule ssh-greeting: MATCHED "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"');
     const sshSection = text.slice(text.indexOf(`port ${ssh}/tcp:`)).split(/\n(?=port |probes sent)/)[0];
     expect(sshSection.match(/^  probe /gm)).to.have.length(1); // recognised (High) by the greeting: no further probe
-    expect(text).to.contain(`=> SSH [SSH] confidence High: rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered`);
+    expect(text).to.contain(`=> OpenSSH [SSH] confidence High: rule ssh-greeting: probe NULL (read the greeting) on ${ssh}/tcp answered`);
     // On 6379 PING is the first probe (the port's own); on another port (the project's own 56379) it follows the generic ones.
     const redisSection = text.slice(text.indexOf(`port ${realRedis}/tcp:`)).split(/\n(?=port |probes sent)/)[0];
     expect(redisSection).to.contain('\n  probe "PING\\r\\n": answered "+PONG\\r\\n"');
