@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 
 export type ProductId =
@@ -28,6 +29,13 @@ export type ProductId =
 
 export interface EmulatedService { port: number; product: ProductId; cert?: { cert: string; key: string } }
 export interface ServiceHostSpec { ip: string; hostname: string; services: EmulatedService[] }
+
+/**
+ * How long a connection may stay silent before the service closes it: real servers wait long
+ * (nginx and Apache 60 s, Go and Jetty longer); one that closes a silent connection early looks
+ * like a TCP wrapper to a scanner that waits for a greeting first.
+ */
+const IDLE_MS = 30_000;
 
 // ---- HTTP ------------------------------------------------------------------------------------------
 
@@ -77,7 +85,8 @@ function serveHttp(socket: net.Socket, app: HttpApp, port: number, ip: string, i
     socket.end(render(resp));
   };
   const check = () => { if (buf.includes('\r\n\r\n') || buf.includes('\n\n')) answer(); };
-  socket.setTimeout(2000, () => (buf.length ? answer() : socket.destroy()));
+  socket.setTimeout(buf.length ? 2000 : IDLE_MS, () => (buf.length ? answer() : socket.destroy()));
+  socket.once('data', () => socket.setTimeout(2000));
   socket.on('data', (d: Buffer) => { buf = Buffer.concat([buf, d]); check(); });
   check();
 }
@@ -94,16 +103,25 @@ const http = (app: (spec: ServiceHostSpec) => HttpApp): Handler => (socket, svc,
  * other first bytes get `plain` (what the product answers to cleartext on its TLS port), or a close.
  */
 const https = (app: (spec: ServiceHostSpec) => HttpApp, plain?: (spec: ServiceHostSpec) => HttpApp, afterHandshake?: (s: tls.TLSSocket) => void): Handler => (socket, svc, spec) => {
-  socket.setTimeout(5000, () => socket.destroy());
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   socket.once('data', (first: Buffer) => {
     if (first[0] === 0x16) {
-      socket.pause();
-      socket.unshift(first);
-      const secure = new tls.TLSSocket(socket, { isServer: true, secureContext: tls.createSecureContext({ cert: fs.readFileSync(svc.cert!.cert), key: fs.readFileSync(svc.cert!.key) }) });
+      // The bytes already read go first through a stream of our own: a TLSSocket over a net.Socket
+      // reads its handle directly and would never see the ClientHello taken off it here.
+      const carrier = new Duplex({
+        read() {},
+        write(chunk: Buffer, _enc, done) { socket.write(chunk, done); },
+        final(done) { socket.end(); done(); },
+      });
+      carrier.push(first);
+      socket.on('data', (d: Buffer) => carrier.push(d));
+      socket.on('end', () => carrier.push(null));
+      socket.on('close', () => carrier.destroy());
+      const secure = new tls.TLSSocket(carrier, { isServer: true, secureContext: tls.createSecureContext({ cert: fs.readFileSync(svc.cert!.cert), key: fs.readFileSync(svc.cert!.key) }) });
       secure.on('error', () => socket.destroy());
+      secure.on('close', () => socket.destroy());
       if (afterHandshake) secure.once('secure', () => afterHandshake(secure));
       else serveHttp(secure, app(spec), svc.port, spec.ip, true);
-      socket.resume();
     } else if (plain) {
       serveHttp(socket, plain(spec), svc.port, spec.ip, false, first);
     } else {
@@ -116,19 +134,19 @@ const https = (app: (spec: ServiceHostSpec) => HttpApp, plain?: (spec: ServiceHo
 const banner = (greeting: Buffer | string | ((spec: ServiceHostSpec) => string), onData?: (socket: net.Socket, data: Buffer) => void): Handler => (socket, _svc, spec) => {
   const text = typeof greeting === 'function' ? greeting(spec) : greeting;
   socket.write(typeof text === 'string' ? Buffer.from(text, 'latin1') : text);
-  socket.setTimeout(10_000, () => socket.destroy());
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   if (onData) socket.on('data', (d: Buffer) => onData(socket, d));
 };
 /** Accepts and says nothing (a binary protocol that waits for its own client's first message). */
 const silent: Handler = (socket) => {
-  socket.setTimeout(10_000, () => socket.destroy());
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   socket.on('data', () => undefined);
 };
 
 /** Waits for a whole message (`complete` says when), then `reply` (null: close). */
 const requestReply = (complete: (b: Buffer) => boolean, reply: (b: Buffer, socket: net.Socket) => Buffer | null, keepOpen = false): Handler => (socket) => {
   let buf = Buffer.alloc(0);
-  socket.setTimeout(10_000, () => socket.destroy());
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   socket.on('data', (d: Buffer) => {
     buf = Buffer.concat([buf, d]);
     if (!complete(buf)) return;

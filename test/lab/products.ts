@@ -415,3 +415,52 @@ export async function createProductsLab(): Promise<ProductsLab> {
     throw err;
   }
 }
+
+// ---- scoring (test/lab/products.spec.ts and bench/discoveryProducts.ts) --------------------------
+
+/** A service a tool named: ours "<definition> <name>", nmap's "<service name> <product>". */
+export interface NamedService {
+  ip: string; port: number; name: string;
+  /** Named from the port number alone (the agent's port rules, nmap's method=table): shown, never counted. */
+  guess?: boolean;
+}
+export interface ProductRow { truth: ProductTruth; found: string | null; ok: boolean }
+export interface ProductScore {
+  hostsFound: number;
+  hostsMissed: string[];
+  phantoms: string[];
+  /** Identifiable services whose name matched the truth's regex. */
+  identified: number;
+  identifiable: number;
+  /** Every service of the truth with what the tool said on its address and port. */
+  rows: ProductRow[];
+}
+
+/** Scores what a tool found against PRODUCT_TRUTH (the agent's own address is neither found nor a phantom). */
+export function scoreProducts(foundHosts: string[], services: NamedService[]): ProductScore {
+  const truthHosts = PRODUCT_HOSTS.map((h) => h.ip);
+  const hosts = foundHosts.filter((ip) => ip !== PRODUCTS_AGENT_IP);
+  const rows = PRODUCT_TRUTH.map((truth) => {
+    const named = services.filter((s) => s.ip === truth.ip && s.port === truth.port);
+    const found = named.length ? named.map((s) => (s.guess ? `guess: ${s.name}` : s.name)).join(' | ') : null;
+    return { truth, found, ok: named.some((s) => !s.guess && truth.expect.test(s.name)) };
+  });
+  return {
+    hostsFound: hosts.filter((ip) => truthHosts.includes(ip)).length,
+    hostsMissed: truthHosts.filter((ip) => !hosts.includes(ip)),
+    phantoms: hosts.filter((ip) => !truthHosts.includes(ip)),
+    identified: rows.filter((r) => r.ok && r.truth.identifiable).length,
+    identifiable: rows.filter((r) => r.truth.identifiable).length,
+    rows,
+  };
+}
+
+/** Truth against what each tool found, one line per service (a markdown table). */
+export function productTable(tools: Array<{ tool: string; score: ProductScore }>): string {
+  const cell = (r: ProductRow) => `${r.ok ? 'OK' : r.truth.identifiable ? 'MISS' : '-'} ${(r.found ?? '(nothing)').replace(/\|/g, '/').slice(0, 60)}`;
+  const lines = [`| host | ip:port | product | expect | ${tools.map((t) => t.tool).join(' | ')} |`, `|---|---|---|---|${tools.map(() => '---').join('|')}|`];
+  PRODUCT_TRUTH.forEach((truth, i) => {
+    lines.push(`| ${truth.host} | ${truth.ip}:${truth.port} | ${truth.product}${truth.identifiable ? '' : ' (not identifiable)'} | ${String(truth.expect)} | ${tools.map((t) => cell(t.score.rows[i]!)).join(' | ')} |`);
+  });
+  return lines.join('\n');
+}

@@ -1,0 +1,98 @@
+// The agent against the products lab (test/lab/products.ts): a home / small-office network of real
+// products' services. One `--once` run over 198.18.30.0/24 (its light port set: --full-range-runs 0),
+// reporting to a test server; its inventory read back through the API and scored against
+// PRODUCT_TRUTH. Every host must be found and no phantom recorded; the services identified are held
+// to a floor measured on the agent as it is (raise it as the agent learns more products), and the
+// whole table (truth against found) is printed. Root only: otherwise pending, with the reason.
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { createDaemonKey } from '../daemons/world.js';
+import { registerTenant, type Tenant } from '../support/world.js';
+import { readInventory } from './inventory.js';
+import { LAB_PACKAGES, ensurePackages } from './packages.js';
+import { labUnavailable, NODE, ROOT } from './lab.js';
+import {
+  createProductsLab, PRODUCT_HOSTS, PRODUCT_TRUTH, PRODUCTS_SUBNET, productTable, scoreProducts, type ProductScore, type ProductsLab,
+} from './products.js';
+
+const AGENT_MAIN = path.join(ROOT, 'agent/main.ts');
+/**
+ * Measured on the agent as of 10e4f48 (its light port set, before the handshake probes and Recog
+ * rules): 18 of 61. The agent in the working tree of 2026-12-01 22:10 (those changes, partly
+ * uncommitted) identified 43. Raise the floor to what the committed agent measures.
+ */
+const IDENTIFIED_FLOOR = 18;
+const RUN_LIMIT_MS = 150_000;
+
+describe('products lab: the agent against real products’ bytes', function () {
+  this.timeout(RUN_LIMIT_MS + 60_000);
+  let lab: ProductsLab;
+  let app: TestApp;
+  let api: { url: string; close(): Promise<void> };
+  let t: Tenant;
+  let score: ProductScore;
+  let rawPackets: number;
+
+  before(async function () {
+    this.timeout(RUN_LIMIT_MS + 180_000);
+    const why = labUnavailable();
+    if (why) {
+      console.log(`      pending: ${why}`);
+      this.skip();
+    }
+    if (!fs.existsSync(AGENT_MAIN)) {
+      console.log('      pending: the agent (agent/main.ts) is not there yet');
+      this.skip();
+    }
+    ensurePackages(LAB_PACKAGES);
+    lab = await createProductsLab();
+    lab.assertAgentIsolated();
+    app = await startTestApp();
+    api = await lab.forward(Number(new URL(app.url).port));
+    t = await registerTenant(app.url, 'products');
+    const { key } = await createDaemonKey(app.url, t.owner, t.defaultNetworkId);
+
+    const raw = lab.rawPortPackets();
+    const run = lab.spawnInAgentNs(NODE, ['--import', 'tsx', AGENT_MAIN, '--server', api.url, '--network', t.defaultNetworkId,
+      '--state', path.join(lab.dir, 'agent-state.json'), '--name', 'products-lab', '--once', '--targets', PRODUCTS_SUBNET, '--full-range-runs', '0'], { AGENT_KEY: key });
+    const limit = setTimeout(() => run.child.kill('SIGKILL'), RUN_LIMIT_MS);
+    const exit = await run.exited.finally(() => clearTimeout(limit));
+    expect(exit.code, `agent exit ${exit.code} ${exit.signal ?? ''}:\n${run.output().slice(-3000)}`).to.equal(0);
+    rawPackets = lab.rawPortPackets() - raw;
+
+    const seen = await readInventory(app.url, t.owner, t.defaultNetworkId);
+    score = scoreProducts([...seen.keys()], [...seen.values()].flatMap((h) => h.services.flatMap((s) =>
+      (s.port === null ? [] : [{ ip: h.ip, port: s.port, name: `${s.definition} ${s.name}`, guess: /port number only/.test(s.source) }]))));
+    console.log(`\n${productTable([{ tool: 'agent', score }])}\n`);
+    console.log(`      agent: ${score.identified}/${score.identifiable} identified, ${score.hostsFound}/${PRODUCT_HOSTS.length} hosts, `
+      + `phantoms ${score.phantoms.join(', ') || 'none'}, missed hosts ${score.hostsMissed.join(', ') || 'none'}`);
+  });
+  after(async () => {
+    await api?.close();
+    await app?.close();
+    await lab?.destroy();
+  });
+
+  it('the truth is the lab it claims: ≥ 23 hosts, ≥ 45 services, ≥ 30 products', () => {
+    expect(PRODUCT_HOSTS.length).to.be.at.least(23);
+    expect(PRODUCT_TRUTH.length).to.be.at.least(45);
+    expect(new Set(PRODUCT_TRUTH.map((s) => s.product.replace(/ \(.*\)$/, ''))).size).to.be.at.least(30);
+    expect(new Set(PRODUCT_HOSTS.map((h) => h.mac)).size).to.equal(PRODUCT_HOSTS.length);
+  });
+
+  it('finds every live host (the ARP-only phone too) and no phantom', () => {
+    expect(score.hostsMissed, 'hosts missed').to.deep.equal([]);
+    expect(score.phantoms, 'phantom hosts').to.deep.equal([]);
+  });
+
+  it(`identifies at least ${IDENTIFIED_FLOOR} services by product (the floor measured on the current agent)`, () => {
+    const missed = score.rows.filter((r) => r.truth.identifiable && !r.ok).map((r) => `${r.truth.product} ${r.truth.ip}:${r.truth.port} → ${r.found ?? 'nothing'}`);
+    expect(score.identified, `identified ${score.identified}/${score.identifiable}; missed:\n${missed.join('\n')}`).to.be.at.least(IDENTIFIED_FLOOR);
+  });
+
+  it('sends nothing to the printer’s 9100–9107', () => {
+    expect(rawPackets).to.equal(0);
+  });
+});
