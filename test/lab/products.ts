@@ -1,5 +1,6 @@
 /**
  * The "products" lab: a home / small-office network of 27 hosts on one L2 segment, 198.18.30.0/24,
+ * 65 services of 55 products,
  * each host a network namespace with a real vendor's MAC, running real Debian daemons (OpenSSH,
  * Redis, PostgreSQL, Mosquitto) and emulations of real products (test/lab/productServices.ts: one
  * Node process per host, answering with the product's own bytes). PRODUCT_TRUTH says what each
