@@ -29,6 +29,7 @@ import { Migration20261125000024PartitionByOrganization } from '../migrations/Mi
 import { Migration20261128000001DaemonTlsPins } from '../migrations/Migration20261128000001DaemonTlsPins.js';
 import { Migration20261128000002SessionSummaries } from '../migrations/Migration20261128000002SessionSummaries.js';
 import { Migration20261128000003DaemonHostSuggestions } from '../migrations/Migration20261128000003DaemonHostSuggestions.js';
+import { Migration20261201000001HostNameSource } from '../migrations/Migration20261201000001HostNameSource.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -62,6 +63,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261128000001DaemonTlsPins', class: Migration20261128000001DaemonTlsPins },
   { name: 'Migration20261128000002SessionSummaries', class: Migration20261128000002SessionSummaries },
   { name: 'Migration20261128000003DaemonHostSuggestions', class: Migration20261128000003DaemonHostSuggestions },
+  { name: 'Migration20261201000001HostNameSource', class: Migration20261201000001HostNameSource },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -105,10 +105,6 @@ const CONFIDENCE_ORDER = ['Low', 'Medium', 'High', 'Certain'];
  * then a certificate's DNS name, then a page title that is not a product's own; a service's name only
  * when nothing else names it (host_naming_fallback BestService, §1.2.5), else the address.
  */
-export function hostName(found: FoundHost, fallback: string | undefined): string {
-  return namedBy(found, fallback).name;
-}
-
 export function namedBy(found: FoundHost, fallback: string | undefined): { name: string; source: 'hostname' | 'certificate' | 'title' | 'service' | 'address' } {
   if (found.hostname) return { name: found.hostname, source: 'hostname' };
   const services = [...found.services].filter((s) => CONFIDENCE_ORDER.indexOf(s.confidence) >= 2)
@@ -207,9 +203,10 @@ export function hostRequest(found: FoundHost, ctx: HostContext): HostRequest {
   const mac = found.mac ? found.mac.toUpperCase() : null;
   const snmp = found.snmp;
   const sys = snmp?.system;
+  const named = namedBy(found, (ctx.discoveryType as any).host_naming_fallback);
   const request: HostRequest = {
     host: {
-      id: hostId, created_at: ctx.date, updated_at: ctx.date, name: hostName(found, (ctx.discoveryType as any).host_naming_fallback),
+      id: hostId, created_at: ctx.date, updated_at: ctx.date, name: named.name, name_source: named.source,
       hostname: found.hostname, network_id: ctx.networkId, description: ctx.description, source: { type: 'Discovery', metadata: [metadata] },
       virtualization: null, hidden: false, tags: [],
       ...(found.hostnameSource && found.hostname ? { hostname_source: found.hostnameSource } : {}),

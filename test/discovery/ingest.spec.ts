@@ -58,6 +58,32 @@ describe('discovery: ingestion of daemon reports', () => {
     expect(host.services).to.have.length(2);
   });
 
+  it('a name discovery gave follows the evidence (a service\'s name goes with the service); a person\'s name, or a Scanopy daemon\'s, is never replaced', async () => {
+    const named = (name: string, source: string | null, services: Array<{ name: string; ports: number[] }>) => {
+      const r = webReport({ hostId: first.host.id, name, hostname: null, services, ports: [{ number: 22 }, { number: 80 }] });
+      (r.host as any).name_source = source;
+      return r;
+    };
+    const first = webReport({ hostname: null });
+    const host = await postHost(d, named('Redis', 'service', [{ name: 'Redis', ports: [22] }]));
+    expect((await getHost(host.id)).name).to.equal('Redis');
+    // The service stopped: the agent names the host after its address now, and so does the server.
+    await postHost(d, named('10.1.0.5', 'address', []));
+    expect(await getHost(host.id)).to.deep.include({ name: '10.1.0.5', name_source: 'address' });
+    // A person names it: never renamed by a later report, whatever it says.
+    const mine = await getHost(host.id);
+    expectOk(await call(app.url, 'PATCH', `/api/v1/hosts/${host.id}`, { auth: t.owner, body: { name: 'build-box' } }));
+    expect(mine.name).to.equal('10.1.0.5');
+    expect((await getHost(host.id)).name_source).to.equal(null);
+    await postHost(d, named('Grafana', 'service', [{ name: 'Grafana', ports: [80] }]));
+    expect((await getHost(host.id)).name).to.equal('build-box');
+    // A Scanopy daemon says nothing of where a name came from: its first name stays.
+    const scanopy = webReport({ name: 'first-name', hostname: null, interfaces: [{ subnet_id: dmz.id, ip_address: '10.2.0.9' }] });
+    const stored = await postHost(d, scanopy);
+    await postHost(d, { ...scanopy, host: { ...scanopy.host, name: 'second-name' } });
+    expect((await getHost(stored.id)).name).to.equal('first-name');
+  });
+
   it('the same report twice: the same answer, no new history state, no duplicate host; only the host’s last_seen_at moves', async () => {
     const report = webReport();
     const first = await postHost(d, report);

@@ -437,8 +437,13 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
     hostId = stored.id as string;
     const manual = (stored.source as DaemonSource).type === 'Manual';
     const hostname = manual ? stored.hostname : (stored.hostname ?? d.host.hostname);
+    // A name discovery gave follows the evidence (a service's name goes with the service); a
+    // person's name (name_source null), or any name when the report says nothing of its source, stays.
+    const renamed = !manual && stored.name_source != null && d.host.name_source != null;
     hostUpdate = {
       id: hostId,
+      name: renamed ? d.host.name : stored.name,
+      name_source: renamed ? d.host.name_source : stored.name_source ?? null,
       hostname,
       // A stored name keeps its source; one that had none learns it from a report of the same name.
       hostname_source: hostname === null ? null
@@ -451,7 +456,7 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   } else {
     hostId = facts?.host_taken || d.host.id === NIL ? randomUUID() : d.host.id;
     hostInsert = {
-      id: hostId, ...owned, name: d.host.name, hostname: d.host.hostname, hostname_source: d.host.hostname_source, ...d.host.snmp,
+      id: hostId, ...owned, name: d.host.name, name_source: d.host.name_source, hostname: d.host.hostname, hostname_source: d.host.hostname_source, ...d.host.snmp,
       description: d.host.description, hidden: false, tags: [],
       source: newSource(d.host.source), virtualization: d.host.virtualization ?? null, credential_assignments: [],
       first_discovery_id: discovery, last_discovery_id: discovery, lineage_id: facts?.host_lineage ?? null,
@@ -577,7 +582,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   }
   if (updates.length) {
     const rows = await db.query(
-      `update hosts h set hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
+      `update hosts h set name = x.name, name_source = x.name_source, hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
                           sys_location = x.sys_location, sys_contact = x.sys_contact, chassis_id = x.chassis_id,
                           source = x.source, first_discovery_id = x.first_discovery_id, last_discovery_id = x.last_discovery_id, last_seen_at = now()
        from json_populate_recordset(null::hosts, ?::json) x where h.organization_id = ? and h.id = x.id

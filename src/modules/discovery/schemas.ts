@@ -6,6 +6,7 @@ import { networkCidr } from '../../http/cidr.js';
 import { ADMIN_STATUSES, OPER_STATUSES } from '../interfaces/schemas.js';
 import { SUBNET_TYPES } from '../subnets/schemas.js';
 import { StorableJoi } from './storableText.js';
+import { NAME_SOURCES } from './vocabulary.js';
 
 export const anyUuid = () => Joi.string().guid().lowercase();
 const open = (keys: Record<string, Joi.Schema>) => Joi.object(keys).unknown(true);
@@ -106,6 +107,8 @@ export const daemonHostRequestBody = StorableJoi.object({
     virtualization: opaque(),
     source: daemonSource().required(),
     ...snmpHostFields,
+    name_source: Joi.string().valid(...NAME_SOURCES).allow(null)
+      .description('Our agent: where `name` came from; discovery renames a host it named when this changes, never one a person named'),
   }).required(),
   interfaces: Joi.array().items(open({
     id: anyUuid().required(),

@@ -39,6 +39,8 @@ export interface DaemonHost {
   source: DaemonSource;
   /** Ours (issue 25.1): where `hostname` came from. */
   hostname_source?: HostnameSource | null;
+  /** Ours (issue 38.4): where `name` came from; absent from Scanopy daemons (their names are kept). */
+  name_source?: NameSource | null;
   sys_descr?: string | null;
   sys_object_id?: string | null;
   sys_location?: string | null;
@@ -47,6 +49,9 @@ export interface DaemonHost {
 }
 
 export type HostnameSource = 'ptr' | 'mdns' | 'snmp';
+/** Where our agent took a host's name from, best first (agent/protocol/entities.ts namedBy). */
+export const NAME_SOURCES = ['hostname', 'certificate', 'title', 'service', 'address'] as const;
+export type NameSource = (typeof NAME_SOURCES)[number];
 export const SNMP_HOST_FIELDS = ['sys_descr', 'sys_object_id', 'sys_location', 'sys_contact', 'chassis_id'] as const;
 
 export interface DaemonInterface {
@@ -131,6 +136,7 @@ export interface DiscoveredHost {
   virtualization: object | null;
   source: DaemonSource;
   hostname_source: HostnameSource | null;
+  name_source: NameSource | null;
   snmp: Record<(typeof SNMP_HOST_FIELDS)[number], string | null>;
 }
 export interface DiscoveredIp {
@@ -184,6 +190,7 @@ export function discoveryFromDaemon(req: DaemonHostRequest): Discovery {
       source: h.source,
       // A hostname_source without a hostname says nothing.
       hostname_source: h.hostname ? h.hostname_source ?? null : null,
+      name_source: h.name_source ?? null,
       snmp: Object.fromEntries(SNMP_HOST_FIELDS.map((f) => [f, clip(h[f], 2000)])) as DiscoveredHost['snmp'],
     },
     ip_addresses: req.interfaces.map((i) => ({

@@ -2,6 +2,7 @@
 // OpenAPI document names one `Port`, one `Service`… (this file, not schemas.ts, imports the child
 // modules' schemas, which import the host's input schemas).
 import Joi from 'joi';
+import { NAME_SOURCES } from '../discovery/vocabulary.js';
 import { sourceResponse, timestamp, uuid, virtualizationResponse } from '../../http/schemas.js';
 import { interfaceResponse } from '../interfaces/schemas.js';
 import { ipAddressResponse } from '../ipAddresses/schemas.js';
@@ -15,6 +16,8 @@ export const hostResponse = Joi.object({
   credential_assignments: Joi.array().items(Joi.object({ credential_id: uuid() }).unknown(true)),
   // Set by discovery only (issue 25.1): read-only, ignored in a request body.
   hostname_source: Joi.string().valid('ptr', 'mdns', 'snmp').allow(null).description('Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)'),
+  name_source: Joi.string().valid(...NAME_SOURCES).allow(null)
+    .description('Where discovery took `name` from (hostname, certificate, title, service, address): discovery renames such a host when its evidence changes; null for a name a person gave, which discovery never replaces (read-only)'),
   sys_descr: Joi.string().allow(null).description('SNMP sysDescr (read-only, from discovery)'),
   sys_object_id: Joi.string().allow(null).description('SNMP sysObjectID (read-only, from discovery)'),
   sys_location: Joi.string().allow(null).description('SNMP sysLocation (read-only, from discovery)'),

@@ -163,6 +163,9 @@ export const hostService = {
         tags: input.tags, virtualization: input.virtualization,
       };
       if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
+      // A person who writes another name owns it from now on: discovery never renames the host again (issue 38.4).
+      const named = await tx.query<{ name: string }>(`select name from hosts where organization_id = ? and id = ?`, [scope.organizationId, id]);
+      if (named[0] && named[0].name !== input.name) values.name_source = null;
       // The update reads the host locked (404 / 403 first); a bad tag then rolls the transaction back.
       const host = await hostTable.update(tx, scope, id, values, input.expected_updated_at);
       assertSameNetwork(host.network_id, input.network_id, 'a host'); // refused after the locked read: the transaction undoes the update
