@@ -84,6 +84,22 @@ describe('discovery: ingestion of daemon reports', () => {
     expect((await getHost(stored.id)).name).to.equal('first-name');
   });
 
+  it('what a host is (device type and model, OS and version with confidence): stored from the report, kept when a report says nothing, filterable', async () => {
+    const report = webReport({ hostname: null });
+    Object.assign(report.host, { device_type: 'Printer', device_model: 'HP Color LaserJet', os_name: 'Debian Linux', os_version: '12', os_confidence: 'Medium' });
+    const host = await postHost(d, report);
+    const facts = { device_type: 'Printer', device_model: 'HP Color LaserJet', os_name: 'Debian Linux', os_version: '12', os_confidence: 'Medium' };
+    expect(await getHost(host.id)).to.deep.include(facts);
+    const silent = webReport({ hostId: report.host.id, hostname: null, ports: [{ number: 80 }], services: [] });
+    await postHost(d, silent);
+    expect(await getHost(host.id)).to.deep.include(facts);
+    const list = async (query: string) => (expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${net}&${query}`, { auth: t.owner })) as any[]).map((h) => h.id);
+    expect(await list('device_type=printer')).to.deep.equal([host.id]);
+    expect(await list('device_type=NAS')).to.deep.equal([]);
+    expect(await list('os=debian')).to.deep.equal([host.id]);
+    expect(await list('os=%25')).to.deep.equal([]); // a wildcard is a character here
+  });
+
   it('the same report twice: the same answer, no new history state, no duplicate host; only the host’s last_seen_at moves', async () => {
     const report = webReport();
     const first = await postHost(d, report);

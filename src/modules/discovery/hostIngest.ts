@@ -50,7 +50,7 @@ import {
 import { adoptSelfReportedHosts } from './selfReport.js';
 import { followNetworkGrowth, type FollowedTable } from './statistics.js';
 import {
-  discoveryFromDaemon, discoveryToDaemon,
+  discoveryFromDaemon, discoveryToDaemon, HOST_FACT_FIELDS,
   type DaemonHostRequest, type DaemonSource, type DiscoveredPort, type Discovery, type StoredDiscovery,
 } from './vocabulary.js';
 
@@ -444,6 +444,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
       id: hostId,
       name: renamed ? d.host.name : stored.name,
       name_source: renamed ? d.host.name_source : stored.name_source ?? null,
+      // What the host is: the report's word when it has one (null keeps what is stored: update below).
+      ...d.host.facts,
       hostname,
       // A stored name keeps its source; one that had none learns it from a report of the same name.
       hostname_source: hostname === null ? null
@@ -456,7 +458,7 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   } else {
     hostId = facts?.host_taken || d.host.id === NIL ? randomUUID() : d.host.id;
     hostInsert = {
-      id: hostId, ...owned, name: d.host.name, name_source: d.host.name_source, hostname: d.host.hostname, hostname_source: d.host.hostname_source, ...d.host.snmp,
+      id: hostId, ...owned, name: d.host.name, name_source: d.host.name_source, ...d.host.facts, hostname: d.host.hostname, hostname_source: d.host.hostname_source, ...d.host.snmp,
       description: d.host.description, hidden: false, tags: [],
       source: newSource(d.host.source), virtualization: d.host.virtualization ?? null, credential_assignments: [],
       first_discovery_id: discovery, last_discovery_id: discovery, lineage_id: facts?.host_lineage ?? null,
@@ -582,7 +584,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
   }
   if (updates.length) {
     const rows = await db.query(
-      `update hosts h set name = x.name, name_source = x.name_source, hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
+      `update hosts h set name = x.name, name_source = x.name_source, ${HOST_FACT_FIELDS.map((f) => `${f} = coalesce(x.${f}, h.${f})`).join(', ')}, hostname = x.hostname, hostname_source = x.hostname_source, sys_descr = x.sys_descr, sys_object_id = x.sys_object_id,
                           sys_location = x.sys_location, sys_contact = x.sys_contact, chassis_id = x.chassis_id,
                           source = x.source, first_discovery_id = x.first_discovery_id, last_discovery_id = x.last_discovery_id, last_seen_at = now()
        from json_populate_recordset(null::hosts, ?::json) x where h.organization_id = ? and h.id = x.id

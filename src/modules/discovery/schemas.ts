@@ -107,6 +107,11 @@ export const daemonHostRequestBody = StorableJoi.object({
     virtualization: opaque(),
     source: daemonSource().required(),
     ...snmpHostFields,
+    device_type: optionalText(200).description('Our agent: the kind of device (NAS, Printer, Router, Camera…)'),
+    device_model: optionalText(200).description('Our agent: the device\'s maker and model'),
+    os_name: optionalText(200).description('Our agent: the operating system'),
+    os_version: optionalText(200).description('Our agent: its version'),
+    os_confidence: Joi.string().valid('Low', 'Medium', 'High', 'Certain').allow(null).description('Our agent: how sure the OS evidence is'),
     name_source: Joi.string().valid(...NAME_SOURCES).allow(null)
       .description('Our agent: where `name` came from; discovery renames a host it named when this changes, never one a person named'),
   }).required(),

@@ -53,6 +53,8 @@ export type HostnameSource = 'ptr' | 'mdns' | 'snmp';
 export const NAME_SOURCES = ['hostname', 'certificate', 'title', 'service', 'address'] as const;
 export type NameSource = (typeof NAME_SOURCES)[number];
 export const SNMP_HOST_FIELDS = ['sys_descr', 'sys_object_id', 'sys_location', 'sys_contact', 'chassis_id'] as const;
+/** Ours (issue 38.3): what the host is, from all the evidence; a report without them keeps what is stored. */
+export const HOST_FACT_FIELDS = ['device_type', 'device_model', 'os_name', 'os_version', 'os_confidence'] as const;
 
 export interface DaemonInterface {
   id: string;
@@ -137,6 +139,7 @@ export interface DiscoveredHost {
   source: DaemonSource;
   hostname_source: HostnameSource | null;
   name_source: NameSource | null;
+  facts: Record<(typeof HOST_FACT_FIELDS)[number], string | null>;
   snmp: Record<(typeof SNMP_HOST_FIELDS)[number], string | null>;
 }
 export interface DiscoveredIp {
@@ -191,6 +194,7 @@ export function discoveryFromDaemon(req: DaemonHostRequest): Discovery {
       // A hostname_source without a hostname says nothing.
       hostname_source: h.hostname ? h.hostname_source ?? null : null,
       name_source: h.name_source ?? null,
+      facts: Object.fromEntries(HOST_FACT_FIELDS.map((f) => [f, clip((h as unknown as Record<string, string | null | undefined>)[f], 200)])) as DiscoveredHost['facts'],
       snmp: Object.fromEntries(SNMP_HOST_FIELDS.map((f) => [f, clip(h[f], 2000)])) as DiscoveredHost['snmp'],
     },
     ip_addresses: req.interfaces.map((i) => ({

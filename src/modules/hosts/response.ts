@@ -18,6 +18,11 @@ export const hostResponse = Joi.object({
   hostname_source: Joi.string().valid('ptr', 'mdns', 'snmp').allow(null).description('Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)'),
   name_source: Joi.string().valid(...NAME_SOURCES).allow(null)
     .description('Where discovery took `name` from (hostname, certificate, title, service, address): discovery renames such a host when its evidence changes; null for a name a person gave, which discovery never replaces (read-only)'),
+  device_type: Joi.string().allow(null).description('The kind of device the evidence names: NAS, Printer, Router, Camera… (read-only, from discovery)'),
+  device_model: Joi.string().allow(null).description('The device\'s maker and model as the evidence names it (read-only, from discovery)'),
+  os_name: Joi.string().allow(null).description('The operating system the evidence names, e.g. "Debian Linux" (read-only, from discovery)'),
+  os_version: Joi.string().allow(null).description('Its version when the evidence says it (read-only, from discovery)'),
+  os_confidence: Joi.string().valid('Low', 'Medium', 'High', 'Certain').allow(null).description('How sure the OS evidence is (read-only, from discovery)'),
   sys_descr: Joi.string().allow(null).description('SNMP sysDescr (read-only, from discovery)'),
   sys_object_id: Joi.string().allow(null).description('SNMP sysObjectID (read-only, from discovery)'),
   sys_location: Joi.string().allow(null).description('SNMP sysLocation (read-only, from discovery)'),

@@ -101,5 +101,7 @@ export const hostListQuery = listQuery({
   tag_ids: Joi.array().items(uuid()).single().max(100),
   hidden: Joi.boolean(),
   q: Joi.string().max(100),
+  device_type: Joi.string().max(200).description('Hosts whose device_type is this (case-insensitive): NAS, Printer, Router, Camera…'),
+  os: Joi.string().max(200).description('Hosts whose os_name starts with this (case-insensitive), e.g. "Debian"'),
 });
 
