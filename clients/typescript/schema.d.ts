@@ -2503,6 +2503,24 @@ export type components = {
              * @enum {string|null}
              */
             hostname_source: "ptr" | "mdns" | "snmp" | null;
+            /**
+             * @description Where discovery took `name` from (hostname, certificate, title, service, address): discovery renames such a host when its evidence changes; null for a name a person gave, which discovery never replaces (read-only)
+             * @enum {string|null}
+             */
+            name_source: "hostname" | "certificate" | "title" | "service" | "address" | null;
+            /** @description The kind of device the evidence names: NAS, Printer, Router, Camera… (read-only, from discovery) */
+            device_type: string | null;
+            /** @description The device's maker and model as the evidence names it (read-only, from discovery) */
+            device_model: string | null;
+            /** @description The operating system the evidence names, e.g. "Debian Linux" (read-only, from discovery) */
+            os_name: string | null;
+            /** @description Its version when the evidence says it (read-only, from discovery) */
+            os_version: string | null;
+            /**
+             * @description How sure the OS evidence is (read-only, from discovery)
+             * @enum {string|null}
+             */
+            os_confidence: "Low" | "Medium" | "High" | "Certain" | null;
             /** @description SNMP sysDescr (read-only, from discovery) */
             sys_descr: string | null;
             /** @description SNMP sysObjectID (read-only, from discovery) */
@@ -2576,6 +2594,24 @@ export type components = {
              * @enum {string|null}
              */
             hostname_source: "ptr" | "mdns" | "snmp" | null;
+            /**
+             * @description Where discovery took `name` from (hostname, certificate, title, service, address): discovery renames such a host when its evidence changes; null for a name a person gave, which discovery never replaces (read-only)
+             * @enum {string|null}
+             */
+            name_source: "hostname" | "certificate" | "title" | "service" | "address" | null;
+            /** @description The kind of device the evidence names: NAS, Printer, Router, Camera… (read-only, from discovery) */
+            device_type: string | null;
+            /** @description The device's maker and model as the evidence names it (read-only, from discovery) */
+            device_model: string | null;
+            /** @description The operating system the evidence names, e.g. "Debian Linux" (read-only, from discovery) */
+            os_name: string | null;
+            /** @description Its version when the evidence says it (read-only, from discovery) */
+            os_version: string | null;
+            /**
+             * @description How sure the OS evidence is (read-only, from discovery)
+             * @enum {string|null}
+             */
+            os_confidence: "Low" | "Medium" | "High" | "Certain" | null;
             /** @description SNMP sysDescr (read-only, from discovery) */
             sys_descr: string | null;
             /** @description SNMP sysObjectID (read-only, from discovery) */
@@ -6125,6 +6161,10 @@ export interface operations {
                 hidden?: boolean;
                 /** @description Search: name, hostname or IP address (case-insensitive) */
                 q?: string;
+                /** @description Hosts whose device_type is this (case-insensitive): NAS, Printer, Router, Camera… */
+                device_type?: string;
+                /** @description Hosts whose os_name starts with this (case-insensitive), e.g. "Debian" */
+                os?: string;
             };
             header?: never;
             path?: never;
@@ -6862,6 +6902,10 @@ export interface operations {
                 hidden?: boolean;
                 /** @description Search: name, hostname or IP address (case-insensitive) */
                 q?: string;
+                /** @description Hosts whose device_type is this (case-insensitive): NAS, Printer, Router, Camera… */
+                device_type?: string;
+                /** @description Hosts whose os_name starts with this (case-insensitive), e.g. "Debian" */
+                os?: string;
             };
             header?: never;
             path?: never;
@@ -11300,6 +11344,24 @@ export interface operations {
                         sys_contact?: string | null;
                         /** @description The host's own LLDP chassis id (often its base MAC) */
                         chassis_id?: string | null;
+                        /** @description Our agent: the kind of device (NAS, Printer, Router, Camera…) */
+                        device_type?: string | null;
+                        /** @description Our agent: the device's maker and model */
+                        device_model?: string | null;
+                        /** @description Our agent: the operating system */
+                        os_name?: string | null;
+                        /** @description Our agent: its version */
+                        os_version?: string | null;
+                        /**
+                         * @description Our agent: how sure the OS evidence is
+                         * @enum {string|null}
+                         */
+                        os_confidence?: "Low" | "Medium" | "High" | "Certain" | null;
+                        /**
+                         * @description Our agent: where `name` came from; discovery renames a host it named when this changes, never one a person named
+                         * @enum {string|null}
+                         */
+                        name_source?: "hostname" | "certificate" | "title" | "service" | "address" | null;
                     } & {
                         [key: string]: unknown;
                     };
