@@ -1,7 +1,7 @@
 // A host's kind (src/modules/topology/hostKind.ts): one pure function from its services, interfaces
 // and virtualization; and the graph's host and address nodes carry it.
 import { expect } from 'chai';
-import { hostKind, hostKindIn } from '../../src/modules/topology/hostKind.js';
+import { hostKind, hostKindIn, kindOfDeviceType } from '../../src/modules/topology/hostKind.js';
 import { buildGraph, type Snapshot } from '../../src/modules/topology/graph.js';
 
 const svc = (service_definition: string, extra: Record<string, unknown> = {}) => ({ id: `s-${service_definition}`, service_definition, ...extra });
@@ -32,10 +32,41 @@ describe('host kind (pure)', () => {
     expect(hostKind({ name: 'core-sw-01' }, [svc('SSH')], [])).to.equal('server');
   });
 
+  it('takes the device type discovery\'s evidence named (issue 38.3) over every guess from services, interfaces and virtualization', () => {
+    // Nothing else says what these are: the device type alone decides.
+    expect(hostKind({ device_type: 'Printer' }, [], [])).to.equal('printer');
+    expect(hostKind({ device_type: 'NAS' }, [], [])).to.equal('nas');
+    expect(hostKind({ device_type: 'Router' }, [], [])).to.equal('router');
+    expect(hostKind({ device_type: 'Camera' }, [], [])).to.equal('camera');
+    expect(hostKind({ device_type: 'IP Camera' }, [svc('HTTP')], [])).to.equal('camera');
+    expect(hostKind({ device_type: 'WAP' }, [], [])).to.equal('access_point');
+    expect(hostKind({ device_type: 'Switch' }, [svc('SSH')], [])).to.equal('switch');
+    expect(hostKind({ device_type: 'Firewall' }, [svc('SSH')], [])).to.equal('firewall');
+    expect(hostKind({ device_type: 'Multifunction Device' }, [], [])).to.equal('printer');
+    expect(hostKind({ device_type: 'VoIP' }, [], [])).to.equal('phone');
+    expect(hostKind({ device_type: 'Hypervisor' }, [svc('SSH')], [])).to.equal('hypervisor');
+    // The evidence wins over the guess: a NAS running Docker, a router with 24 ports, a printer with SSH,
+    // a camera in a VM, a NAS whose web page looks like a router's.
+    expect(hostKind({ device_type: 'NAS' }, [svc('Docker'), svc('SSH')], [])).to.equal('nas');
+    expect(hostKind({ device_type: 'Router' }, [svc('SNMP')], ifaces(24))).to.equal('router');
+    expect(hostKind({ device_type: 'Printer' }, [svc('SSH')], ifaces(1))).to.equal('printer');
+    expect(hostKind({ device_type: 'Camera', virtualization: { type: 'Proxmox' } }, [svc('Nginx')], [])).to.equal('camera');
+    expect(hostKind({ device_type: 'nas' }, [svc('RouterOS')], [])).to.equal('nas');
+    // Case and spacing as the evidence writes them.
+    expect(hostKind({ device_type: '  broadband   ROUTER ' }, [], [])).to.equal('router');
+    // A device type that names nothing we draw, or none: the guess stands.
+    expect(hostKind({ device_type: 'General' }, [svc('IPP')], [])).to.equal('printer');
+    expect(hostKind({ device_type: 'Power Device' }, [svc('SSH')], [])).to.equal('server');
+    expect(hostKind({ device_type: null }, [svc('RTSP')], [])).to.equal('camera');
+    expect(hostKind({ device_type: '' }, [], [])).to.equal('workstation');
+    expect(kindOfDeviceType(undefined)).to.equal(undefined);
+    expect(kindOfDeviceType('VoIP Gateway')).to.equal(undefined);
+  });
+
   it('is on the host and address nodes of the views that draw hosts', () => {
     const s: Snapshot = {
       subnets: [{ id: 'sub', cidr: '10.0.0.0/24', name: 'lan' }],
-      hosts: [{ id: 'h1', name: 'fw', tags: [] }, { id: 'h2', name: 'ws', tags: [] }],
+      hosts: [{ id: 'h1', name: 'fw', tags: [] }, { id: 'h2', name: 'ws', tags: [] }, { id: 'h3', name: 'storage', tags: [], device_type: 'NAS' }],
       ipAddresses: [{ id: 'ip1', host_id: 'h1', subnet_id: 'sub', ip_address: '10.0.0.1' }],
       ports: [], bindings: [], dependencies: [], tags: [],
       services: [{ id: 's1', host_id: 'h1', name: 'opnsense', service_definition: 'OPNsense', tags: [] }],
@@ -46,6 +77,8 @@ describe('host kind (pure)', () => {
     expect(l3.nodes.find((n) => n.id === 'host:h2')).to.include({ host_kind: 'workstation' });
     expect(buildGraph(s, 'workloads', { maxNodes: 100 }).nodes.find((n) => n.id === 'host:h1')).to.include({ host_kind: 'firewall' });
     expect(buildGraph(s, 'l2', { maxNodes: 100 }).nodes.find((n) => n.id === 'host:h2')).to.include({ host_kind: 'workstation' });
+    expect(buildGraph(s, 'l3', { maxNodes: 100 }).nodes.find((n) => n.id === 'host:h3')).to.include({ host_kind: 'nas' });
+    expect(hostKindIn(s, 'h3')).to.equal('nas');
     expect(hostKindIn(s, 'nobody')).to.equal(undefined);
   });
 });

@@ -9,6 +9,8 @@ import wall from '@tabler/icons/outline/wall.svg' with { type: 'text' };
 import accessPoint from '@tabler/icons/outline/access-point.svg' with { type: 'text' };
 import printer from '@tabler/icons/outline/printer.svg' with { type: 'text' };
 import cctv from '@tabler/icons/outline/device-cctv.svg' with { type: 'text' };
+import database from '@tabler/icons/outline/database.svg' with { type: 'text' };
+import phone from '@tabler/icons/outline/device-mobile.svg' with { type: 'text' };
 import container from '@tabler/icons/outline/container.svg' with { type: 'text' };
 import serverCog from '@tabler/icons/outline/server-cog.svg' with { type: 'text' };
 import cube from '@tabler/icons/outline/cube.svg' with { type: 'text' };
@@ -29,6 +31,8 @@ export const HOST_KINDS: Record<string, { name: string; svg: string }> = {
   access_point: { name: 'Access point', svg: accessPoint },
   printer: { name: 'Printer', svg: printer },
   camera: { name: 'Camera', svg: cctv },
+  nas: { name: 'NAS', svg: database },
+  phone: { name: 'Phone', svg: phone },
   container_host: { name: 'Container host', svg: container },
   hypervisor: { name: 'Hypervisor', svg: serverCog },
   virtual_machine: { name: 'Virtual machine', svg: cube },
