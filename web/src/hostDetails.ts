@@ -1,4 +1,4 @@
-// A host as a person reads it: addresses, ports, services with their bindings, tags, last seen,
+// A host as a person reads it: what it is (device, OS, MAC vendor: hostFacts.ts), addresses, ports, services with their bindings, tags, last seen,
 // its daemon's version status with warnings, and its history (hostHistory.ts: each change of the host
 // or its children).
 // Used by the map's side panel and by the host page; it only reads the API.
@@ -8,6 +8,7 @@ import { navigate } from './main.js';
 import type { Tag } from './apiTypes.js';
 import { memberServiceIds, roleAt, serviceOfBindings } from './hostDependencies.js';
 import { historySection } from './hostHistory.js';
+import { factsLines } from './hostFacts.js';
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
@@ -75,6 +76,7 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       opts.mapLink ? h('p', {}, mapLinkOf(host)) : null,
       h('dl', {},
         h('dt', {}, 'Hostname'), h('dd', {}, host.hostname ?? '—'),
+        factsLines(host),
         h('dt', {}, 'Last seen'), h('dd', {}, when(host.last_seen_at)),
         h('dt', {}, 'Tags'), h('dd', {}, (host.tags ?? []).length ? host.tags.map((t: string) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t)) : '—'),
         host.description ? [h('dt', {}, 'Description'), h('dd', {}, host.description)] : null),
@@ -82,7 +84,7 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
         h('h3', {}, 'Daemon'),
         h('p', {}, `${daemon.name}: version ${daemon.version ?? 'unknown'} — `, h('strong', {}, daemon.version_status?.status ?? 'Unknown'), daemon.is_unreachable ? h('span', { class: 'badge bad' }, 'unreachable') : null),
         (daemon.version_status?.warnings ?? []).map((w: any) => notice(w.severity === 'Critical' ? 'error' : 'info', `${w.severity}: ${w.message}`))) : null,
-      table('IP addresses', ['Address', 'MAC', 'Name'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.name ?? '—']), 'No addresses.'),
+      table('IP addresses', ['Address', 'MAC', 'Vendor', 'Name'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.mac_vendor ?? '—', ip.name ?? '—']), 'No addresses.'),
       table('Ports', ['Port', 'Protocol'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol]), 'No open ports.'),
       table('Services', ['Service', 'Definition', 'Bindings'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—']), 'No services.'),
       dependencies,

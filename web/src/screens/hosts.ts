@@ -1,4 +1,6 @@
-// Hosts (/hosts?q=&network=&tag=&page=): search, network and tag filters, pagination; and one host
+// Hosts (/hosts?q=&network=&tag=&device_type=&os=&page=): search, network, tag, device type (exact)
+// and OS (prefix) filters, pagination; each host's device and OS as discovery's evidence names them
+// (hostFacts.ts); and one host
 // (/hosts/<id>): its details and history (hostDetails.ts). Reads GET /api/v1/hosts and GET
 // /api/v1/hosts/<id>. A tag found on services lists the hosts running such a service (the API's
 // tag_ids filters hosts by their own tags). `ids=<id>,<id>…` lists those hosts only (the Daemons
@@ -10,6 +12,7 @@ import { addMenu, hostActions } from '../editors.js';
 import { navigate, type Route, type Session } from '../main.js';
 import { agentSteps } from '../agentHelp.js';
 import type { Host } from '../apiTypes.js';
+import { DEVICE_TYPES, factsCell } from '../hostFacts.js';
 
 const PAGE_SIZE = 50;
 /** The API's `ids` filter takes at most this many. */
@@ -29,14 +32,24 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
   const network = h('select', { id: 'hosts-network' }, h('option', { value: '' }, 'All networks'),
     session.networks.map((n) => h('option', { value: n.id, selected: n.id === q.get('network') }, n.name)));
   const tag = h('select', { id: 'hosts-tag' }, h('option', { value: '' }, 'All tags'));
+  const deviceType = h('input', { type: 'text', id: 'hosts-device-type', class: 'narrow', list: 'device-types', value: q.get('device_type') ?? '', placeholder: 'Any', autocomplete: 'off' });
+  const os = h('input', { type: 'text', id: 'hosts-os', class: 'narrow', value: q.get('os') ?? '', placeholder: 'Any', autocomplete: 'off' });
   const results = h('div', { 'aria-live': 'polite' });
   const named = idsFilter(q);
   const page = Math.max(0, Number(q.get('page') ?? 0) || 0);
   /** To another page of this list (`ids` kept), or to a new search (a list of named hosts is left). */
-  const go = (p: number, ids?: string[]) =>
-    navigate(`/hosts${query({ q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined, ids, page: p || undefined })}`);
+  const go = (p: number, ids?: string[]) => goTo(`/hosts${query({
+      q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined,
+      device_type: deviceType.value.trim() || undefined, os: os.value.trim() || undefined, ids, page: p || undefined,
+    })}`);
+  // (The same page asked again, e.g. the form submitted unchanged: no second history entry.)
+  const goTo = (to: string) => navigate(to, to === location.pathname + location.search);
   network.addEventListener('change', () => go(0));
   tag.addEventListener('change', () => go(0));
+  // A typed filter applies with the form (Enter or Search), not when it is left: moving from one
+  // to the other must not redraw the page under the typing. A suggestion picked applies at once.
+  for (const input of [deviceType, os]) input.addEventListener('input', (e: Event) => { if ((e as InputEvent).inputType === 'insertReplacementText' || !(e instanceof InputEvent)) go(0); });
+  const byDeviceType = (type: string) => { deviceType.value = type; go(0); };
 
   // After an edit the page is drawn again from the API.
   const edits = { networkId: networkNames.has(q.get('network') ?? '') ? q.get('network')! : session.networks[0]?.id, changed: () => navigate(location.pathname + location.search, true) };
@@ -45,7 +58,9 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
     h('a', { class: 'button', id: 'import-csv', href: importLink, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(importLink); } }, 'Import CSV')),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
       h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
-      h('label', { for: 'hosts-tag' }, 'Tag'), tag, h('button', { type: 'submit' }, 'Search')),
+      h('label', { for: 'hosts-tag' }, 'Tag'), tag,
+      h('label', { for: 'hosts-device-type' }, 'Device'), deviceType, h('datalist', { id: 'device-types' }, DEVICE_TYPES.map((t) => h('option', { value: t }))),
+      h('label', { for: 'hosts-os' }, 'OS'), os, h('button', { type: 'submit' }, 'Search')),
     named ? h('p', { class: 'notice info ids-filter', role: 'status' }, `Only the ${named.length === 1 ? 'host' : `${named.length} hosts`} the link names. `,
       h('a', { href: '/hosts', onclick: (e: MouseEvent) => { e.preventDefault(); go(0); } }, 'Show all hosts')) : null,
     results);
@@ -68,20 +83,25 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
     const hostIds = named && byServiceTag ? named.filter((id) => byServiceTag.includes(id)) : named ?? byServiceTag;
     try {
       const list = hostIds && !hostIds.length ? { items: [], total: 0, limit: PAGE_SIZE, offset: 0 }
-        : await api.list<Host>(`/api/v1/hosts${query({ q: q.get('q') ?? undefined, network_id: networkId, tag_ids: byServiceTag ? undefined : tagId, ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE })}`);
+        : await api.list<Host>(`/api/v1/hosts${query({
+          q: q.get('q') ?? undefined, network_id: networkId, tag_ids: byServiceTag ? undefined : tagId,
+          device_type: q.get('device_type')?.trim() || undefined, os: q.get('os')?.trim() || undefined,
+          ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE,
+        })}`);
       if (!list.items.length) {
-        fill(results, q.get('q') || q.get('tag') || networkId || named ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
+        fill(results, q.get('q') || q.get('tag') || q.get('device_type') || q.get('os') || networkId || named ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
           h('p', {}, 'No hosts yet. Start a discovery agent:'), agentSteps(edits.networkId, { onDaemonsLink: (e) => { e.preventDefault(); navigate('/daemons'); } }),
           h('p', {}, 'Or add hosts by hand (Add, or POST /api/v1/hosts).')));
         return;
       }
       fill(results,
         h('div', { class: 'table-wrap' }, h('table', { class: 'list' },
-          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
+          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
           h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
             h('td', { class: 'network' }, networkNames.get(host.network_id) ?? '—'),
             h('td', {}, host.hostname ?? '—'),
+            h('td', { class: 'facts' }, factsCell(host, byDeviceType)),
             h('td', {}, (host.ip_addresses ?? []).map((ip) => ip.ip_address).join(', ') || '—'),
             h('td', {}, (host.tags ?? []).map((t) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
             h('td', {}, when(host.last_seen_at))))))),
