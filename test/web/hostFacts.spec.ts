@@ -78,7 +78,6 @@ describe('web: what discovery says a host is (device, OS, MAC vendor)', function
       'storage | NAS · Synology DiskStation DS920+ / Linux 4.4.302',
     ]);
     if (process.env.SCREENSHOTS) {
-      await page.fill('#hosts-device-type', '');
       await page.evaluate(() => document.fonts.ready);
       await page.screenshot({ path: `${DOCS}web-host-facts.png` });
     }
@@ -132,13 +131,20 @@ describe('web: what discovery says a host is (device, OS, MAC vendor)', function
     }
   });
 
-  it('the list fits a phone: the page never scrolls sideways, the device and OS cell wraps within its column', async () => {
+  it('the list fits a phone: the page never scrolls sideways, every filter is in sight, the device and OS cell wraps within its column', async () => {
     w = await openPage(world.browser, world.app.url, [], { width: 390, height: 844 });
     const { page } = w;
     await signIn(page, world.app.url, world.user, '/hosts?os=Debian');
     await listed(page, ['office-printer']);
     expect(await pageWidth(page)).to.be.at.most(390);
     expect(await page.inputValue('#hosts-os')).to.equal('Debian');
+    // Every filter in sight (none scrolled out of the row), and the network column left out (one network).
+    for (const id of ['#hosts-search', '#hosts-network', '#hosts-tag', '#hosts-device-type', '#hosts-os']) {
+      const box = (await page.locator(id).boundingBox())!;
+      expect(box.x, id).to.be.at.least(0);
+      expect(box.x + box.width, id).to.be.at.most(390);
+    }
+    expect(await page.locator('table.list th.network').isVisible()).to.equal(false);
     // The long model wraps in its cell (no cell wider than its text's column allows).
     const cell = await page.locator('td.facts').boundingBox();
     expect(cell!.width).to.be.at.most(18 * 16 + 1);

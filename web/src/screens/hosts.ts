@@ -56,11 +56,14 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
   const importLink = `/hosts/import${query({ network: edits.networkId })}`;
   fill(outlet, h('div', { class: 'map-head' }, h('h1', {}, 'Hosts'), addMenu(edits),
     h('a', { class: 'button', id: 'import-csv', href: importLink, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(importLink); } }, 'Import CSV')),
-    h('form', { class: 'toolbar', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
-      h('label', { for: 'hosts-search' }, 'Search'), search, h('label', { for: 'hosts-network' }, 'Network'), network,
-      h('label', { for: 'hosts-tag' }, 'Tag'), tag,
-      h('label', { for: 'hosts-device-type' }, 'Device'), deviceType, h('datalist', { id: 'device-types' }, DEVICE_TYPES.map((t) => h('option', { value: t }))),
-      h('label', { for: 'hosts-os' }, 'OS'), os, h('button', { type: 'submit' }, 'Search')),
+    // Each filter a label and its control (a phone lays them out two by two, every one in sight).
+    h('form', { class: 'toolbar host-filters', role: 'search', onsubmit: (e: SubmitEvent) => { e.preventDefault(); go(0); } },
+      h('span', { class: 'field search' }, h('label', { for: 'hosts-search' }, 'Search'), search),
+      h('span', { class: 'field' }, h('label', { for: 'hosts-network' }, 'Network'), network),
+      h('span', { class: 'field' }, h('label', { for: 'hosts-tag' }, 'Tag'), tag),
+      h('span', { class: 'field' }, h('label', { for: 'hosts-device-type' }, 'Device'), deviceType, h('datalist', { id: 'device-types' }, DEVICE_TYPES.map((t) => h('option', { value: t })))),
+      h('span', { class: 'field' }, h('label', { for: 'hosts-os' }, 'OS'), os),
+      h('button', { type: 'submit' }, 'Search')),
     named ? h('p', { class: 'notice info ids-filter', role: 'status' }, `Only the ${named.length === 1 ? 'host' : `${named.length} hosts`} the link names. `,
       h('a', { href: '/hosts', onclick: (e: MouseEvent) => { e.preventDefault(); go(0); } }, 'Show all hosts')) : null,
     results);
@@ -95,8 +98,9 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
         return;
       }
       fill(results,
-        h('div', { class: 'table-wrap' }, h('table', { class: 'list' },
-          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col' }, x)))),
+        // One network to list (one in all, or one chosen): its column says nothing, and a phone leaves it out.
+        h('div', { class: 'table-wrap' }, h('table', { class: `list hosts${networkId || session.networks.length === 1 ? ' one-network' : ''}` },
+          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col', class: x === 'Network' ? 'network' : x === 'Last seen' ? 'seen' : undefined }, x)))),
           h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
             h('td', { class: 'network' }, networkNames.get(host.network_id) ?? '—'),
@@ -104,7 +108,7 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
             h('td', { class: 'facts' }, factsCell(host, byDeviceType)),
             h('td', {}, (host.ip_addresses ?? []).map((ip) => ip.ip_address).join(', ') || '—'),
             h('td', {}, (host.tags ?? []).map((t) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
-            h('td', {}, when(host.last_seen_at))))))),
+            h('td', { class: 'seen' }, when(host.last_seen_at))))))),
         h('nav', { class: 'pager', 'aria-label': 'Pages' },
           h('span', {}, `${list.offset + 1}–${list.offset + list.items.length} of ${list.total}`),
           h('button', { type: 'button', disabled: page === 0, onclick: () => go(page - 1, named) }, 'Previous'),
