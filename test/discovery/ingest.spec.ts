@@ -98,6 +98,10 @@ describe('discovery: ingestion of daemon reports', () => {
     expect(await list('device_type=NAS')).to.deep.equal([]);
     expect(await list('os=debian')).to.deep.equal([host.id]);
     expect(await list('os=%25')).to.deep.equal([]); // a wildcard is a character here
+    // The map draws it as what it is (a printer), not as the guess its services would give.
+    const topology = expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${net}`, { auth: t.owner }));
+    const kinds = new Set(topology.nodes.filter((n: any) => n.host_id === host.id).map((n: any) => n.host_kind));
+    expect([...kinds]).to.deep.equal(['printer']);
   });
 
   it('the same report twice: the same answer, no new history state, no duplicate host; only the host’s last_seen_at moves', async () => {
