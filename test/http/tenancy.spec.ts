@@ -120,7 +120,15 @@ interface World {
   /** A's webhook endpoint and one of its deliveries (a ping). */
   webhookId: string;
   deliveryId: string;
+  /** A's custom service definition, and B's. */
+  serviceDefinitionId: string;
+  bServiceDefinitionId: string;
 }
+
+/** A custom service definition's body (issue 38.6). */
+const serviceDefinitionBody = (name: string) => ({
+  name, category: 'Web', ports: [8080], probe: { type: 'http', path: '/about' }, match: { field: 'body', pattern: 'acme' },
+});
 
 async function setExpiredInDb(app: TestApp, keyId: string): Promise<void> {
   await app.services.orm.em.fork().execute(`update user_api_keys set expires_at = now() - interval '1 minute' where id = ?`, [keyId]);
@@ -131,12 +139,13 @@ async function buildWorld(app: TestApp): Promise<World> {
   // The independent parts are made concurrently: the world is built before most tests of this file.
   const tenantB = (async () => {
     const b = await registerTenant(url, 'beta');
-    const [bKey, bPlace, bTag] = await Promise.all([
+    const [bKey, bPlace, bTag, bDefinition] = await Promise.all([
       createKey(url, b.owner),
       makePlace(url, b.owner, b.defaultNetworkId, 1),
       call(url, 'POST', '/api/v1/tags', { auth: b.owner, body: { name: 'beta-tag', color: 'Green' } }).then((r) => expectOk(r, 201)),
+      call(url, 'POST', '/api/v1/service_definitions', { auth: b.owner, body: serviceDefinitionBody('beta-definition') }).then((r) => expectOk(r, 201)),
     ]);
-    return { b, bOwner: { id: b.ownerId, auth: b.owner, key: bKey }, bPlace, bTagId: bTag.id as string };
+    return { b, bOwner: { id: b.ownerId, auth: b.owner, key: bKey }, bPlace, bTagId: bTag.id as string, bServiceDefinitionId: bDefinition.id as string };
   })();
   const a = await registerTenant(url, 'alpha');
   const privateNet = await createNetwork(url, a.owner, 'Private');
@@ -176,8 +185,9 @@ async function buildWorld(app: TestApp): Promise<World> {
   // A webhook endpoint (a public address: nothing is sent, no worker runs here) and a ping's delivery.
   const webhook = expectOk(await call(url, 'POST', '/api/v1/webhooks', { auth: a.owner, body: { name: 'alpha-hook', url: 'https://example.com/hook' } }), 201);
   const ping = expectOk(await call(url, 'POST', `/api/v1/webhooks/${webhook.id}/test`, { auth: a.owner }), 202);
+  const definition = expectOk(await call(url, 'POST', '/api/v1/service_definitions', { auth: a.owner, body: serviceDefinitionBody('alpha-definition') }), 201);
   return {
-    webhookId: webhook.id, deliveryId: ping.delivery_id,
+    webhookId: webhook.id, deliveryId: ping.delivery_id, serviceDefinitionId: definition.id,
     a, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer,
     sharedNet: a.defaultNetworkId, privateNet, inside, outside, tagId: tag.id, targetUserId: target.id,
     roleKeys: { Viewer: viewerKey, Member: memberKey, Admin: adminKey }, scopedKey, disabledKey: disabled.key, expiredKey: expired.key,
@@ -187,10 +197,10 @@ async function buildWorld(app: TestApp): Promise<World> {
 
 // ---- One concrete request per protected route -------------------------------------------------
 type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency' | 'daemon' | 'daemonKey';
-type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey' | 'webhook';
+type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey' | 'webhook' | 'serviceDefinition';
 type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency' | 'Daemon';
 /** The ids a request may name: a place's, plus the organization-level ones. */
-type Ids = Place & { tag: string; user: string; apiKey: string; webhook: string; delivery: string };
+type Ids = Place & { tag: string; user: string; apiKey: string; webhook: string; delivery: string; serviceDefinition: string };
 
 interface Fixture {
   /** The lowest role allowed (decisions §2: Viewer reads; Member writes inventory; Admin manages tags, networks, users; Owner the organization). */
@@ -244,7 +254,7 @@ const bulkDelete = (path: string, kind: IdKind, role: Role, outside?: Entity, ex
   check: async (data, { app, w, who, ids }) => {
     expect(data).to.deep.equal({ deleted_count: 1, requested_count: 1 });
     expectError(await call(app.url, 'GET', `${path}/${ids[kind]}`, { auth: who.auth }), 404, 'entity_not_found');
-    const untouched = ({ tag: w.tagId, user: w.targetUserId, webhook: w.webhookId } as Record<string, string>)[kind] ?? w.inside[kind as PlaceKind];
+    const untouched = ({ tag: w.tagId, user: w.targetUserId, webhook: w.webhookId, serviceDefinition: w.serviceDefinitionId } as Record<string, string>)[kind] ?? w.inside[kind as PlaceKind];
     if (untouched) expectOk(await call(app.url, 'GET', `${path}/${untouched}`, { auth: w.owner.auth }));
   },
 });
@@ -493,6 +503,13 @@ const FIXTURES: Record<string, Fixture> = {
   'DELETE /api/v1/webhooks/:id': { role: 'Admin', organizationWide: true, id: 'webhook' },
   'POST /api/v1/webhooks/bulk-delete': bulkDelete('/api/v1/webhooks', 'webhook', 'Admin', undefined, { organizationWide: true }),
   'GET /api/v1/webhooks/export/csv': exportCsv(undefined, { role: 'Admin', organizationWide: true }),
+  'GET /api/v1/service_definitions': { role: 'Viewer' },
+  'POST /api/v1/service_definitions': { role: 'Admin', organizationWide: true, status: 201, creates: 'serviceDefinition', body: () => serviceDefinitionBody(uniq('definition')) },
+  'GET /api/v1/service_definitions/:id': { role: 'Viewer', id: 'serviceDefinition' },
+  'PUT /api/v1/service_definitions/:id': { role: 'Admin', organizationWide: true, id: 'serviceDefinition', body: () => serviceDefinitionBody(uniq('definition')) },
+  'DELETE /api/v1/service_definitions/:id': { role: 'Admin', organizationWide: true, id: 'serviceDefinition' },
+  'POST /api/v1/service_definitions/bulk-delete': bulkDelete('/api/v1/service_definitions', 'serviceDefinition', 'Admin', undefined, { organizationWide: true }),
+  'GET /api/v1/service_definitions/export/csv': exportCsv(),
   'POST /api/v1/webhooks/:id/rotate-secret': { role: 'Admin', organizationWide: true, id: 'webhook', check: (data) => { expect(data.secret).to.match(/^whsec_/); } },
   'POST /api/v1/webhooks/:id/test': { role: 'Admin', organizationWide: true, id: 'webhook', status: 202 },
   'GET /api/v1/webhooks/:id/deliveries': { role: 'Admin', organizationWide: true, id: 'webhook', answersOther: true, check: (data) => { expect(data.length).to.be.greaterThan(0); } },
@@ -545,6 +562,7 @@ async function makeFresh(kind: IdKind, app: TestApp, w: World, who: Person): Pro
     case 'dependency': return post('/api/v1/dependencies', { name: uniq('dep'), network_id: p.network, color: 'Blue', members: { type: 'Services', service_ids: [p.service] } });
     case 'daemon': return expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: w.owner.auth, body: { name: uniq('daemon'), network_id: p.network, url: 'http://10.0.0.2:60073' } }), 201).daemon.id;
     case 'webhook': return post('/api/v1/webhooks', { name: uniq('hook'), url: 'https://example.com/hook' });
+    case 'serviceDefinition': return post('/api/v1/service_definitions', serviceDefinitionBody(uniq('definition')));
     case 'daemonKey': return expectOk(await call(app.url, 'POST', '/api/v1/auth/daemon', { auth: w.owner.auth, body: { name: uniq('dkey'), network_id: p.network } }), 201).api_key.id;
   }
 }
@@ -561,7 +579,7 @@ interface Built {
 
 /** A concrete request for `route`, as `who` would send it (an API key `:id` is `who`'s own key), aimed at `place`. */
 function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place = w.inside, over: Partial<Ids> = {}): Built {
-  const ids: Ids = { ...place, tag: w.tagId, user: w.targetUserId, apiKey: who.key.id, webhook: w.webhookId, delivery: w.deliveryId, ...over };
+  const ids: Ids = { ...place, tag: w.tagId, user: w.targetUserId, apiKey: who.key.id, webhook: w.webhookId, delivery: w.deliveryId, serviceDefinition: w.serviceDefinitionId, ...over };
   const id = fx.id ? ids[fx.id] : undefined;
   const path = route.path.replace(/:(\w+)/g, (_, param: string) => {
     if (param === 'delivery_id') return ids.delivery;
@@ -788,7 +806,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     it('lists of another organization show none of this one’s entities', async () => {
       const aIds = new Set([
         w.tagId, w.sharedNet, w.privateNet, w.owner.id, w.admin.id, w.member.id, w.viewer.id, w.targetUserId,
-        w.owner.key.id, w.admin.key.id, w.member.key.id, w.viewer.key.id, ...Object.values(w.inside), ...Object.values(w.outside),
+        w.owner.key.id, w.admin.key.id, w.member.key.id, w.viewer.key.id, ...Object.values(w.inside), ...Object.values(w.outside), w.serviceDefinitionId,
       ]);
       const lists = protectedRoutes.filter((r) => r.method === 'get' && r.paginated && !r.path.includes(':'));
       expect(lists.map((r) => r.path)).to.include.members(['/api/v1/tags', '/api/v1/networks', '/api/v1/users', '/api/v1/hosts']);
@@ -819,7 +837,7 @@ describe('http/tenancy: credentials, roles and organizations on every route', ()
     // Creates ignore (or refuse alike) a body `id`: a taken one, even another organization's, must
     // answer exactly as a free one, never 500 and never a hint that it exists (decisions §1).
     it('a create carrying another organization’s id in the body answers as for a free id (never 500, never a hint)', async () => {
-      const bIds: Ids = { ...w.bPlace, tag: w.bTagId, user: w.bOwner.id, apiKey: w.bOwner.key.id, webhook: '', delivery: '' };
+      const bIds: Ids = { ...w.bPlace, tag: w.bTagId, user: w.bOwner.id, apiKey: w.bOwner.key.id, webhook: '', delivery: '', serviceDefinition: w.bServiceDefinitionId };
       const creates = protectedRoutes.filter((r) => FIXTURES[routeKey(r)]?.creates);
       expect(creates.length).to.be.greaterThan(10);
       const outcomes: Array<{ route: string; free: number; taken: number; code?: string }> = [];

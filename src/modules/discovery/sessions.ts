@@ -11,6 +11,7 @@ import { maskSecrets } from '../../core/secretFields.js';
 import { isoTimestamp } from '../../core/historyTable.js';
 import { approvedSubnetIds, withApprovedTargets } from '../daemons/targets.js';
 import { AGENT_VERSION_MARK } from '../daemons/view.js';
+import { withServiceDefinitions } from '../serviceDefinitions/work.js';
 import { TERMINAL_PHASES } from './schemas.js';
 import { summarizeSession } from './sessionSummary.js';
 
@@ -99,7 +100,9 @@ export async function nextWork(db: Db, organizationId: string, daemonId: string)
   );
   if (!taken) return [null, false];
   // A Network discovery of "every subnet" goes out with the subnets approved for this daemon.
-  return [workPayload({ ...taken, discovery_type: openSecrets(await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type)) }), false];
+  // With it, the organization's custom service definitions (an extra field our agent reads).
+  const approved = await withApprovedTargets(db, organizationId, daemonId, taken.discovery_type);
+  return [workPayload({ ...taken, discovery_type: openSecrets(await withServiceDefinitions(db, organizationId, approved)) }), false];
 }
 
 /**

@@ -32,6 +32,7 @@ import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import { DAEMON_SERVER_KEY, open, openSecrets } from '../../core/secretBox.js';
 import { maskSecrets } from '../../core/secretFields.js';
 import { DaemonClient, DaemonRequestError, type DaemonStatus, type EntitiesCreated, type PollResponse } from './client.js';
+import { withServiceDefinitions } from '../serviceDefinitions/work.js';
 
 /** Consecutive failed polls after which a daemon is `is_unreachable` (decisions §7). */
 export const UNREACHABLE_AFTER = 5;
@@ -395,7 +396,7 @@ async function dispatchSessions(db: Db, client: DaemonClient, daemon: DaemonRow,
   const next = sessions.find((s) => s.phase === 'Pending' && !s.cancel_requested);
   if (!busy && next) {
     try {
-      const answer = await client.initiate(next.id, openSecrets(await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type)));
+      const answer = await client.initiate(next.id, openSecrets(await withServiceDefinitions(db, daemon.organization_id, await withApprovedTargets(db, daemon.organization_id, daemon.id, next.discovery_type))));
       if (answer === 'started') {
         await db.query(
           `update discovery_sessions set phase = 'Starting', updated_at = now() where organization_id = ? and id = ? and phase = 'Pending'`,
