@@ -6,6 +6,7 @@
 import type { AgentConfig } from './config.js';
 import { ipv4ToInt } from './config.js';
 import type { DiscoveryType, RunReport, WorkPayload } from './protocol/client.js';
+import { customRules, withoutDefinitions } from './fingerprint/custom.js';
 import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
 import { anyDockerAnswers, runDocker, type DockerDeps } from './docker.js';
@@ -100,7 +101,7 @@ export async function runSession(work: { session_id: string; discovery_type: Dis
   let startedAt: string | null = null;
   let progress = 0;
   // The work's SNMP communities came in plaintext; what goes back is redacted (reference §0).
-  const reportedType = redactDiscoveryType(work.discovery_type) as DiscoveryType;
+  const reportedType = redactDiscoveryType(withoutDefinitions(work.discovery_type)) as DiscoveryType;
   const payload = (phase: WorkPayload['phase'], error: string | null = null, finished = false): WorkPayload => ({
     session_id: work.session_id, daemon_id: deps.daemonId, network_id: deps.networkId, phase, discovery_type: reportedType,
     progress: phase === 'Complete' ? 100 : progress, error, started_at: startedAt, finished_at: finished ? now().toISOString() : null,
@@ -191,6 +192,8 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   const now = deps.now ?? (() => new Date());
   const dt = networkDiscoveryType((work.discovery_type as any).subnet_ids ?? null, work.discovery_type as Record<string, unknown>);
   const warnings: string[] = [];
+  const custom = customRules((work.discovery_type as { service_definitions?: unknown }).service_definitions);
+  warnings.push(...custom.refused);
   const targets = await resolveTargets(dt, deps, warnings);
   await steps.start();
   if (!targets.length) {
@@ -226,6 +229,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
       probeRawSocketPorts: (dt as { probe_raw_socket_ports?: boolean }).probe_raw_socket_ports === true || deps.config.probeRawSocketPorts,
       fullRangeSlice: deps.config.fullRangeRuns > 0 ? { index: runIndex % deps.config.fullRangeRuns, of: deps.config.fullRangeRuns } : undefined,
       known,
+      ...(custom.rules.length ? { customRules: custom.rules, extraPorts: custom.ports } : {}),
       snmp: mergeCredentials((dt as { snmp_credentials?: unknown }).snmp_credentials, deps.config.snmp ?? []),
       dnsServer: deps.config.dns ?? undefined,
       mdns: deps.config.mdns,

@@ -1,6 +1,7 @@
 // The contract between the agent's scanner (agent/scan, agent/fingerprint) and the rest of the
 // agent (agent/runner.ts turns a ScanReport into the daemon protocol's entities). Pure data.
 import type { SnmpCredentials } from '../snmp/credentials.js';
+import type { CustomRule } from '../fingerprint/custom.js';
 
 /** One range the agent was told to scan: from --targets, or a subnet approved on the server. */
 export interface ScanTarget {
@@ -165,6 +166,8 @@ export interface ScanOptions {
   dnsServer?: string;
   /** Ask each live host for its name over unicast mDNS (UDP 5353 of the host itself). */
   mdns?: boolean;
+  /** The organization's custom service definitions as rules (agent/fingerprint/custom.ts), tried before ours. */
+  customRules?: CustomRule[];
   signal?: AbortSignal;
   /** 0..100, called when it rises. */
   onProgress?: (percent: number) => void;
