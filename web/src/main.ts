@@ -10,6 +10,7 @@ import { hostsScreen, hostScreen } from './screens/hosts.js';
 import { hostImportScreen } from './screens/hostImport.js';
 import { daemonsScreen } from './screens/daemons.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
+import { serviceDefinitionsScreen } from './screens/serviceDefinitions.js';
 import type { Network, User } from './apiTypes.js';
 
 export interface Session { user: User; networks: Network[] }
@@ -24,6 +25,7 @@ const ROUTES: Array<[RegExp, Screen, string]> = [
   [/^\/hosts\/(?<host>[\w-]+)$/, hostScreen, 'hosts'],
   [/^\/daemons$/, daemonsScreen, 'daemons'],
   [/^\/api-keys$/, apiKeysScreen, 'api-keys'],
+  [/^\/service-definitions$/, serviceDefinitionsScreen, 'service-definitions'],
 ];
 
 const root = document.getElementById('app')!;
@@ -88,7 +90,8 @@ function shell(active: string, s: Session, route: Route): { frame: HTMLElement; 
     h('div', { class: 'menu', id: 'main-menu' },
       h('nav', { 'aria-label': 'Main' },
         network ? link(`/networks/${network}/topology`, 'Map', 'map') : null,
-        link('/hosts', 'Hosts', 'hosts'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys')),
+        link('/hosts', 'Hosts', 'hosts'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys'),
+        link('/service-definitions', 'Service definitions', 'service-definitions')),
       s.networks.length ? switcher : null,
       h('span', { class: 'who' }, s.user.email),
       h('button', { type: 'button', class: 'link', id: 'sign-out', onclick: async () => { await api.post('/api/auth/logout').catch(() => undefined); rememberSignedIn(false); session = undefined; navigate('/signin'); } }, 'Sign out')));
