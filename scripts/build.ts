@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { AGENT_VERSION } from '../agent/config.js';
 import { compactOui } from '../agent/ouiTable.js';
+import { ensureRecogCompiled } from './recogCompile.js';
 import { AGENT_ARTIFACTS, DOWNLOADS_DIR, type DownloadsManifest } from '../src/modules/downloads/artifacts.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -172,6 +173,7 @@ async function injectSea(base: string, blob: string, out: string): Promise<void>
  * kept in .inputs beside them): then nothing is written. Returns whether it built.
  */
 export async function buildAgentArtifacts(): Promise<{ built: boolean }> {
+  ensureRecogCompiled(); // agent/fingerprint/recog/compiled.json, inlined in the bundle: compiled again only when vendor/recog/xml or the compiler changed
   const bundle = await buildAgentBundle();
   const node = projectNode();
   const postject = (JSON.parse(fs.readFileSync(`${ROOT}node_modules/postject/package.json`, 'utf8')) as { version: string }).version;
