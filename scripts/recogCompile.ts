@@ -311,7 +311,7 @@ const parser = new XMLParser({
   // XML's five entities and numeric references (&#13;) only.
   htmlEntities: { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" },
   isArray: (name: string) => name === 'fingerprint' || name === 'example' || name === 'param',
-} as ConstructorParameters<typeof XMLParser>[0]);
+} as unknown as ConstructorParameters<typeof XMLParser>[0]); // its typings say boolean; 5.12 takes the table too
 
 const textOf = (node: unknown): string => (typeof node === 'string' ? node : node && typeof node === 'object' ? String((node as Record<string, unknown>)['#text'] ?? '') : '');
 

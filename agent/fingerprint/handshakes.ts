@@ -182,6 +182,51 @@ export function mikrotikLogin(): Buffer {
   return Buffer.from('\x06/login\x00', 'latin1');
 }
 
+/**
+ * DNS over TCP (RFC 1035 §4.2.2: a 2-byte length, then the message): one question, version.bind
+ * TXT in class CHAOS, the name BIND, dnsmasq, Unbound and Knot answer with their version (or refuse:
+ * still a DNS answer). Id 0x4e49 ("NI"), recursion not asked.
+ */
+export function dnsVersionBind(): Buffer {
+  const question = Buffer.concat([Buffer.from('\x07version\x04bind\x00', 'latin1'), Buffer.from([0x00, 0x10, 0x00, 0x03])]);
+  const message = Buffer.concat([Buffer.from([0x4e, 0x49, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]), question]);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(message.length);
+  return Buffer.concat([length, message]);
+}
+
+/** A DNS answer to dnsVersionBind: its response code, and the TXT it gave (the server's version). */
+export function parseDnsVersionBind(bytes: Buffer): Record<string, string> | null {
+  if (bytes.length < 14 || bytes[2] !== 0x4e || bytes[3] !== 0x49 || !(bytes[4]! & 0x80)) return null;
+  const rcodes = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+  const out: Record<string, string> = { rcode: rcodes[bytes[5]! & 0x0f] ?? String(bytes[5]! & 0x0f) };
+  const answers = bytes.readUInt16BE(8);
+  let at = 14;
+  const skipName = () => {
+    while (at < bytes.length) {
+      const len = bytes[at]!;
+      if (len === 0) return void at++;
+      if ((len & 0xc0) === 0xc0) return void (at += 2);
+      at += len + 1;
+    }
+  };
+  skipName();
+  at += 4; // the question's type and class
+  if (answers > 0 && at < bytes.length) {
+    skipName();
+    const type = at + 2 <= bytes.length ? bytes.readUInt16BE(at) : 0;
+    at += 8;
+    const rdLength = at + 2 <= bytes.length ? bytes.readUInt16BE(at) : 0;
+    at += 2;
+    if (type === 16 && rdLength > 0 && at < bytes.length) {
+      const txtLength = bytes[at]!;
+      const txt = printable(bytes.subarray(at + 1, Math.min(bytes.length, at + 1 + txtLength)).toString('latin1'));
+      if (txt) out.version = txt;
+    }
+  }
+  return out;
+}
+
 export const HANDSHAKE_PROBES: Record<string, ProbeDefinition> = {
   'mqtt-connect': { label: 'MQTT 3.1.1 CONNECT', payload: () => mqttConnect(), tls: false },
   'mqtt-connect-tls': { label: 'TLS handshake + MQTT 3.1.1 CONNECT', payload: () => mqttConnect(), tls: true },
@@ -194,6 +239,7 @@ export const HANDSHAKE_PROBES: Record<string, ProbeDefinition> = {
   'rtsp-options': { label: '"OPTIONS * RTSP/1.0"', payload: () => rtspOptions(), tls: false },
   'sip-options': { label: 'SIP OPTIONS over TCP', payload: sipOptions, tls: false },
   'mikrotik-login': { label: 'MikroTik API "/login"', payload: () => mikrotikLogin(), tls: false },
+  'dns-version-bind': { label: 'DNS over TCP: version.bind CH TXT', payload: () => dnsVersionBind(), tls: false },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -411,6 +457,7 @@ export const HANDSHAKE_PARSERS: Record<string, (bytes: Buffer) => Record<string,
   'ldap-search-result': parseLdapSearch,
   'ldap-search-result-tls': parseLdapSearch,
   'smb2-negotiate': parseSmb2Negotiate,
+  'dns-response': parseDnsVersionBind,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -444,6 +491,13 @@ const SIP_STATUS = /^SIP\/2\.0 (?<status>\d{3})(?=(?:[\s\S]*?\r\n(?:Server|User-
 const MIKROTIK = /^(?:\x05!done|\x05!trap|\x06!fatal)/;
 
 export const HANDSHAKE_RULES: AnswerRule[] = [
+  {
+    evidence: 'answer', id: 'dns-response', name: 'DNS server', definition: 'Dns',
+    probes: ids('dns-version-bind'), ports: [53],
+    // The length, our id "NI", and the QR bit of a response.
+    match: [{ field: 'answer', pattern: /^[\s\S]{2}NI[\x80-\xff]/ }],
+    confidence: 'High',
+  },
   {
     evidence: 'answer', id: 'mqtt-connack', name: 'MQTT broker', definition: 'MQTT',
     probes: ids('mqtt-connect'), ports: [1883],

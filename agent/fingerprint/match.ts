@@ -6,6 +6,7 @@ import type { ProbeBudget } from '../scan/budget.js';
 import type { Confidence, Finding, FoundService, Layer } from '../scan/types.js';
 import { HANDSHAKE_PARSERS } from './handshakes.js';
 import { escapeBytes, PROBES, runHttp, runProbe, type ProbeAnswer, type ProbeId, type ProbeTimeouts } from './probes.js';
+import { recogFindings } from './recogFindings.js';
 import { RULES, type AnswerRule, type Field, type Rule } from './rules.js';
 
 const RANK: Record<Confidence, number> = { Low: 0, Medium: 1, High: 2, Certain: 3 };
@@ -122,6 +123,14 @@ function findingsOf({ rule, facts, shown }: Match): Finding[] {
   return out;
 }
 
+/** "HTTPD" and "Apache httpd", "nginx" and "nginx": one product named twice (a server's stock page). */
+function sameProduct(a: string, b: string): boolean {
+  const [x, y] = [a.toLowerCase(), b.toLowerCase()];
+  const words = (t: string) => new Set(t.split(/[^a-z0-9]+/).filter((w) => w.length > 2));
+  const [wx, wy] = [words(x), words(y)];
+  return x === y || [...wx].some((w) => wy.has(w));
+}
+
 const label = (f: Finding) => `${f.name}${f.version ? ` ${f.version}` : ''}`;
 
 /**
@@ -130,12 +139,13 @@ const label = (f: Finding) => `${f.name}${f.version ? ` ${f.version}` : ''}`;
  * The service is named after the most specific layer found (an application behind nginx is the
  * application); the other findings stay with it. No answer match: the port's rule (Low).
  */
-export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = RULES): Recognition {
+export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = RULES, options: { recog?: boolean } = {}): Recognition {
   const verdicts: Verdict[] = [];
   const best = new Map<Layer, { finding: Finding; match: Match }>();
   let protocol: Match | undefined;
   for (const answer of answers) {
     const layersDone = new Set<Layer>();
+    let answerProtocol: Match | undefined;
     for (const rule of rules) {
       if (rule.evidence !== 'answer') continue;
       const layer = rule.layer ?? 'protocol';
@@ -145,18 +155,35 @@ export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = 
       if (!outcome.matched) continue;
       layersDone.add(layer);
       const match: Match = { rule, answer, facts: outcome.facts, shown: outcome.shown };
+      if (layer === 'protocol') answerProtocol = match;
       if (layer === 'protocol' && (!protocol || RANK[rule.confidence] > RANK[protocol.rule.confidence])) protocol = match;
       for (const finding of findingsOf(match)) {
         const seen = best.get(finding.layer);
         if (!seen || RANK[finding.confidence] > RANK[seen.finding.confidence]) best.set(finding.layer, { finding, match });
       }
     }
+    // Recog's fingerprints on the same answer: a finding replaces a rule's only when more confident.
+    if (options.recog === false) continue;
+    for (const finding of recogFindings(answer, answerProtocol?.rule.definition, answerProtocol?.facts ?? {})) {
+      const seen = best.get(finding.layer);
+      if (seen && RANK[finding.confidence] <= RANK[seen.finding.confidence]) continue;
+      const rule: AnswerRule = {
+        evidence: 'answer', id: finding.rule, name: finding.name, definition: finding.definition ?? answerProtocol?.rule.definition ?? finding.name,
+        probes: [answer.probe], match: [], confidence: finding.confidence, layer: finding.layer,
+      };
+      verdicts.push({ rule: finding.rule, probe: answer.probe, outcome: { matched: true, facts: {}, shown: `${finding.layer} ${finding.name}${finding.version ? ` ${finding.version}` : ''} (${finding.evidence})` } });
+      best.set(finding.layer, { finding: { layer: finding.layer, name: finding.name, rule: finding.rule, confidence: finding.confidence, evidence: finding.evidence, ...(finding.version ? { version: finding.version } : {}), ...(finding.vendor ? { vendor: finding.vendor } : {}), ...(finding.deviceType ? { deviceType: finding.deviceType } : {}) }, match: { rule, answer, facts: {}, shown: finding.evidence } });
+    }
   }
+  // A server's own page ("Welcome to nginx!") names the server again, not an application behind it.
+  const [app, server] = [best.get('application'), best.get('server')];
+  if (app && server && sameProduct(app.finding.name, server.finding.name)) best.delete('application');
   if (best.size) {
     const primaryLayer = SPECIFIC.find((l) => best.has(l) && (l !== 'os' || best.size === 1))!;
     const { finding: primary, match } = best.get(primaryLayer)!;
     // A server or application rule names the product; the protocol rule (HTTP, HTTPS…) its definition when the product has none of its own.
-    const definition = primaryLayer === 'server' && protocol && match.rule.definition === 'HTTP' ? protocol.rule.definition : match.rule.definition;
+    const definition = (primaryLayer === 'server' && protocol && match.rule.definition === 'HTTP') || (primaryLayer === 'device' && protocol)
+      ? protocol!.rule.definition : match.rule.definition;
     const findings = SPECIFIC.flatMap((l) => (best.has(l) ? [best.get(l)!.finding] : []));
     const facts: Record<string, string> = { ...(protocol?.facts ?? {}) };
     for (const { match: m } of best.values()) for (const [k, v] of Object.entries(m.facts)) facts[k] ??= v;
@@ -207,14 +234,17 @@ export async function followHttp(
   let answer = first;
   let at = { port, tls: first.probe === 'tls', path: '/' };
   const redirects: string[] = [];
-  while (answer.http && answer.http.status >= 300 && answer.http.status < 400 && answer.http.headers.location && redirects.length < MAX_REDIRECTS) {
-    const next = sameHostTarget(ip, at, answer.http.headers.location);
+  for (;;) {
+    const page = answer.http;
+    const location = page && redirectOf(page);
+    if (!page || !location || redirects.length >= MAX_REDIRECTS) break;
+    const next = sameHostTarget(ip, at, location);
     if (!next) break;
-    redirects.push(`${answer.http.status} ${next.tls !== at.tls || next.port !== at.port ? `${next.tls ? 'https' : 'http'}://:${next.port}` : ''}${next.path}`);
+    redirects.push(`${page.status} ${next.tls !== at.tls || next.port !== at.port ? `${next.tls ? 'https' : 'http'}://:${next.port}` : ''}${next.path}`);
     const got = await runHttp(ip, next.port, next.tls, next.path, budget, signal, timeouts);
     if (!got.http) break;
     // What the first answer said stays where the page does not say it (a Server header, the certificate).
-    got.http.headers = { ...answer.http.headers, ...got.http.headers };
+    got.http.headers = { ...page.headers, ...got.http.headers };
     got.cert ??= answer.cert;
     got.probe = first.probe;
     got.port = port;
@@ -231,6 +261,18 @@ export async function followHttp(
     }
   }
   return answer;
+}
+
+/**
+ * Where an answer sends the client: a 3xx's Location, or a small page that only sends the browser on
+ * (a meta refresh, `location.href = …`), as OpenWrt's uhttpd and camera UIs do.
+ */
+export function redirectOf(http: NonNullable<ProbeAnswer['http']>): string | undefined {
+  if (http.status >= 300 && http.status < 400) return http.headers.location;
+  if (http.status !== 200 || http.body.length > 4096) return undefined;
+  const refresh = /<meta[^>]{0,200}http-equiv=["']?refresh["']?[^>]{0,200}content=["']?\s*\d+\s*;\s*url=([^"'>\s]{1,300})/i.exec(http.body);
+  if (refresh) return refresh[1];
+  return /(?:window\.|document\.|top\.)?location(?:\.href)?\s*=\s*["']([^"']{1,300})["']|location\.replace\(\s*["']([^"']{1,300})["']/.exec(http.body)?.slice(1).find(Boolean);
 }
 
 /** Where a Location header points, if on the same address (relative, or naming `ip`): port, scheme, path. */
@@ -256,11 +298,12 @@ export async function identifyPort(
   ip: string,
   port: number,
   budget: ProbeBudget,
-  options: { signal?: AbortSignal; timeouts?: ProbeTimeouts; rules?: Rule[] } = {},
+  options: { signal?: AbortSignal; timeouts?: ProbeTimeouts; rules?: Rule[]; listenOnly?: boolean } = {},
 ): Promise<PortIdentity> {
   const rules = options.rules ?? RULES;
   const answers: ProbeAnswer[] = [];
-  for (const probe of probePlan(port, rules)) {
+  // listenOnly: only what the port says by itself (a printer's raw port prints any payload it gets).
+  for (const probe of options.listenOnly ? ['null'] : probePlan(port, rules)) {
     if (options.signal?.aborted) break;
     let answer = await runProbe(ip, port, probe, budget, options.signal, options.timeouts);
     if (answer.http && !answer.tlsOnly) answer = await followHttp(ip, port, answer, budget, options.signal, options.timeouts);

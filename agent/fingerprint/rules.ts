@@ -10,6 +10,7 @@
 // ("SSH", "Redis", "PostgreSQL", "Nginx", …) so the map shows their icons.
 import type { Confidence, Layer } from '../scan/types.js';
 import { HANDSHAKE_RULES } from './handshakes.js';
+import { PRODUCT_RULES } from './products.js';
 import type { ProbeId } from './probes.js';
 
 export type Field =
@@ -176,6 +177,8 @@ export const RULES: Rule[] = [
     match: [{ field: 'title', pattern: /^Grafana\b/ }],
     record: HTTP_FACTS, confidence: 'High', layer: 'application',
   },
+  // Products' web front ends (products.ts): applications and devices, read with the server rules above.
+  ...PRODUCT_RULES,
   // Protocol handshakes (handshakes.ts), before the generic HTTPS / TLS rules that would read an IMAPS greeting as "a certificate".
   ...HANDSHAKE_RULES,
   {

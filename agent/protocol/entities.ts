@@ -4,6 +4,7 @@
 // report, which the server's digest turns into two statements and no history.
 import { createHash } from 'node:crypto';
 import { maskSecrets } from '../../src/core/secretFields.js';
+import { hostFacts } from '../fingerprint/hostFacts.js';
 import type { FoundHost, FoundService, SnmpInterface } from '../scan/types.js';
 import type { DiscoveryType } from './client.js';
 
@@ -204,12 +205,16 @@ export function hostRequest(found: FoundHost, ctx: HostContext): HostRequest {
   const snmp = found.snmp;
   const sys = snmp?.system;
   const named = namedBy(found, (ctx.discoveryType as any).host_naming_fallback);
+  const facts = hostFacts(found);
   const request: HostRequest = {
     host: {
       id: hostId, created_at: ctx.date, updated_at: ctx.date, name: named.name, name_source: named.source,
       hostname: found.hostname, network_id: ctx.networkId, description: ctx.description, source: { type: 'Discovery', metadata: [metadata] },
       virtualization: null, hidden: false, tags: [],
       ...(found.hostnameSource && found.hostname ? { hostname_source: found.hostnameSource } : {}),
+      ...(facts.deviceType ? { device_type: facts.deviceType } : {}),
+      ...(facts.deviceModel ? { device_model: facts.deviceModel } : {}),
+      ...(facts.osName ? { os_name: facts.osName, os_version: facts.osVersion, os_confidence: facts.osConfidence } : {}),
       ...(sys ? { sys_descr: sys.descr, sys_object_id: sys.objectId, sys_location: sys.location, sys_contact: sys.contact, chassis_id: sys.chassisId } : {}),
     },
     interfaces: [{

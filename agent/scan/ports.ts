@@ -14,6 +14,8 @@ export const LIGHT_PORTS: readonly number[] = [
   6443, 6667, 7070, 7443, 8000, 8006, 8008, 8080, 8081, 8086, 8088, 8123, 8200, 8291, 8443, 8500, 8883, 8888,
   9000, 9001, 9042, 9090, 9091, 9200, 9300, 9418, 9443, 10000, 10050, 10051, 11211, 15672, 25565, 27017, 32400,
   49152, 50000, 51820, 80, 81, 8009, 1025,
+  // home media and network appliances: AirPlay, Jellyfin, the MikroTik API
+  7000, 8096, 8728,
 ];
 
 /** Raw printing ports: a printer prints whatever arrives there (ghost pages). Opt-in only. */

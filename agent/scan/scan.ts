@@ -3,7 +3,7 @@
 // one read of the kernel's neighbour table (now filled by the kernel's ARP for those connects),
 // then the ports and fingerprints of the live ones, a few hosts at a time so each is reported as
 // soon as it is done.
-import { identifyPort } from '../fingerprint/match.js';
+import { identifyWithCustom } from '../fingerprint/custom.js';
 import { mdnsName, ptrResolver, type MdnsOptions } from '../names.js';
 import { collectSnmp } from '../snmp/collect.js';
 import { credentialsFor } from '../snmp/credentials.js';
@@ -14,9 +14,9 @@ import { allowProbeListeners, ProbeBudget, type Clock } from './budget.js';
 import { LIVENESS_PORTS, sweepPorts } from './liveness.js';
 import { findMiddleboxes, isValidated } from './middlebox.js';
 import { isOnLink, isRandomMac, onLinkNetworks, readNeighbours } from './neighbours.js';
-import { portsToProbe } from './ports.js';
+import { isRawSocketPort, portsToProbe } from './ports.js';
 import { expandTargets, type ParsedCidr } from './targets.js';
-import type { Evidence, FoundHost, ScanNetwork, ScanOptions, ScanReport, ScanTarget } from './types.js';
+import type { Evidence, FoundHost, FoundService, ScanNetwork, ScanOptions, ScanReport, ScanTarget } from './types.js';
 
 /** Knobs tests and the bench may turn; the defaults are the agent's. */
 export interface ScanTuning {
@@ -126,7 +126,11 @@ async function probeHost(
   const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence, ...(snmp ? [{ kind: 'udp' as const, port: 161 }] : [])]);
   if (!evidence.length) return null; // assume-up probes every port but never invents a host
   const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
-  const identities = await Promise.all(open.map((port) => identifyPort(ip, port, budget, { signal, timeouts: tuning.probeTimeouts })));
+  // Raw printing ports (opted in) come last: a host the other ports show to be a printer gets no payload there.
+  const [raw, others] = [open.filter(isRawSocketPort), open.filter((p) => !isRawSocketPort(p))];
+  const first = await Promise.all(others.map((port) => identifyWithCustom(ip, port, budget, { signal, timeouts: tuning.probeTimeouts }, options.customRules)));
+  const printer = isPrinter(first.flatMap((i) => (i.service ? [i.service] : [])), snmp);
+  const identities = [...first, ...await Promise.all(raw.map((port) => identifyWithCustom(ip, port, budget, { signal, timeouts: tuning.probeTimeouts, listenOnly: printer }, options.customRules)))];
   signal?.throwIfAborted();
   const host: FoundHost = {
     ip, mac, hostname: null, evidence,
@@ -142,6 +146,12 @@ async function probeHost(
 
 const isDevice = (target: ScanTarget) => target.cidr.endsWith('/32');
 
+/** What the host's other answers say of it being a printer: IPP or LPD, a printer finding (Recog), a printer's sysDescr. */
+export function isPrinter(services: FoundService[], snmp: { system: { descr: string | null } } | null): boolean {
+  if (services.some((s) => [631, 515].includes(s.port) || (s.findings ?? []).some((f) => /printer|mfp/i.test(f.deviceType ?? '')))) return true;
+  return /printer|laserjet|officejet|jetdirect|mfp|imagerunner|workcentre|bizhub/i.test(snmp?.system.descr ?? '');
+}
+
 /**
  * This run's slice of the full port range, for a host worth it: probed only after the light set has
  * shown the host is real (validated, or judged with its whole target), so a middlebox range's echoes
@@ -154,7 +164,8 @@ async function addSlice(host: FoundHost, options: ScanOptions, budget: ProbeBudg
   if (!slice.length) return host;
   const sweep = await (tuning.sweep ?? sweepPorts)(host.ip, slice, budget, signal);
   if (!sweep.open.length) return host;
-  const identities = await Promise.all(sweep.open.map((port) => identifyPort(host.ip, port, budget, { signal, timeouts: tuning.probeTimeouts })));
+  const printer = isPrinter(host.services, host.snmp ?? null);
+  const identities = await Promise.all(sweep.open.map((port) => identifyWithCustom(host.ip, port, budget, { signal, timeouts: tuning.probeTimeouts, listenOnly: printer && isRawSocketPort(port) }, options.customRules)));
   signal?.throwIfAborted();
   const tcp = [...host.openPorts.filter((p) => p.protocol === 'Tcp').map((p) => p.port), ...sweep.open].sort((a, b) => a - b);
   host.openPorts = [...tcp.map((port) => ({ port, protocol: 'Tcp' as const })), ...host.openPorts.filter((p) => p.protocol !== 'Tcp')];

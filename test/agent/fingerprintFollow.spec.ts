@@ -114,7 +114,8 @@ describe('agent fingerprint: redirects, favicon, TLS-only ports, several finding
     try {
       const { service, answers } = await identifyPort('127.0.0.1', (server.address() as net.AddressInfo).port, budget(), { timeouts: TIMEOUTS });
       expect(answers.find((a) => a.probe === 'http-get')!.tlsOnly).to.equal(true);
-      expect(service!.definition).to.equal('HTTPS');
+      expect(service!.findings!.find((f) => f.layer === 'protocol')).to.deep.include({ name: 'HTTPS', rule: 'https' });
+      expect(service!.name).to.equal('Proxmox Virtual Environment'); // Recog's html_title, read over TLS
       expect(service!.facts).to.deep.include({ title: 'pve - Proxmox Virtual Environment', subject: 'pve.lab' });
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -140,5 +141,21 @@ describe('agent fingerprint: redirects, favicon, TLS-only ports, several finding
     const text = JSON.stringify(request);
     expect(text).to.not.contain('\\u0000');
     expect(service!.facts).to.deep.include({ major: '\\x00', minor: '\\x09', revision: '\\x01' });
+  });
+});
+
+describe('agent fingerprint: DNS over TCP', () => {
+  it('version.bind CH TXT: a DNS server, its version as a fact, and Recog names the software (dnsmasq)', async () => {
+    const { dnsVersionBind } = await import('../../agent/fingerprint/handshakes.js');
+    // RFC 1035: the query as sent (length 0x001e, id "NI", one question version.bind TXT CH).
+    expect(dnsVersionBind().toString('hex')).to.equal('001e4e49000000010000000000000776657273696f6e0462696e6400001000' + '03');
+    const txt = 'dnsmasq-2.89';
+    const message = Buffer.concat([Buffer.from('4e49840000010001000000000776657273696f6e0462696e64000010000' + '3', 'hex'),
+      Buffer.from([0xc0, 0x0c, 0x00, 0x10, 0x00, 0x03, 0, 0, 0, 0, 0x00, txt.length + 1, txt.length]), Buffer.from(txt, 'latin1')]);
+    const bytes = Buffer.concat([Buffer.from([0, message.length]), message]);
+    const { service } = recognise(53, [{ probe: 'dns-version-bind', port: 53, bytes }]);
+    expect(service).to.deep.include({ definition: 'Dns', confidence: 'High' });
+    expect(service!.facts).to.deep.include({ rcode: 'NOERROR', version: 'dnsmasq-2.89' });
+    expect(service!.name).to.match(/dnsmasq/i);
   });
 });

@@ -61,14 +61,20 @@ describe('agent fingerprint: rules on recorded answers', () => {
   });
 
   it('MySQL and MariaDB handshakes (protocol 10) with their versions', () => {
-    expect(recognise(3306, [answer('null', 3306, MARIADB)]).service).to.deep.include({ rule: 'mariadb-handshake', definition: 'MariaDB', facts: { version: '5.5.5-10.11.19-MariaDB-0+deb12u1' } });
+    const mariadb = recognise(3306, [answer('null', 3306, MARIADB)]).service!;
+    expect(mariadb).to.deep.include({ name: 'MariaDB', definition: 'MariaDB' });
+    expect(mariadb.facts).to.deep.include({ version: '5.5.5-10.11.19-MariaDB-0+deb12u1' });
+    expect(mariadb.findings!.find((f) => f.layer === 'protocol')!.rule).to.equal('mariadb-handshake');
     const mysql = recognise(3307, [answer('null', 3307, MYSQL)]).service!;
-    expect(mysql).to.deep.include({ rule: 'mysql-handshake', definition: 'MySQL', confidence: 'High', facts: { version: '8.0.36' } });
-    expect(mysql.reason).to.equal('rule mysql-handshake: probe NULL (read the greeting) on 3307/tcp answered "J\\x00\\x00\\x00\\n8.0.36\\x00"');
+    expect(mysql).to.deep.include({ name: 'MySQL', definition: 'MySQL', confidence: 'High' });
+    expect(mysql.facts).to.deep.include({ version: '8.0.36' });
+    expect(mysql.findings!.find((f) => f.layer === 'protocol')).to.deep.include({ rule: 'mysql-handshake', evidence: '"J\\x00\\x00\\x00\\n8.0.36\\x00"' });
   });
 
   it('SMTP and FTP greetings; a bare 220 counts only on its port, with less confidence', () => {
-    expect(recognise(2525, [answer('null', 2525, '220 mail.lab ESMTP Postfix (Debian/GNU)\r\n')]).service).to.deep.include({ definition: 'SMTP', confidence: 'High', facts: { greeting: 'mail.lab ESMTP Postfix (Debian/GNU)' } });
+    const postfix = recognise(2525, [answer('null', 2525, '220 mail.lab ESMTP Postfix (Debian/GNU)\r\n')]).service!;
+    expect(postfix).to.deep.include({ name: 'Postfix', definition: 'SMTP', confidence: 'High' }); // the server by Recog's smtp.banner, on the SMTP rule's protocol
+    expect(postfix.facts).to.deep.include({ greeting: 'mail.lab ESMTP Postfix (Debian/GNU)', os: 'Debian Linux' });
     expect(recognise(2121, [answer('null', 2121, '220 (vsFTPd 3.0.3)\r\n')]).service).to.deep.include({ definition: 'FTP', confidence: 'High' });
     expect(recognise(21, [answer('null', 21, '220 Welcome\r\n')]).service).to.deep.include({ rule: 'ftp-220-on-21', confidence: 'Medium' });
     expect(recognise(25, [answer('null', 25, '220 Welcome\r\n')]).service).to.deep.include({ rule: 'smtp-220-on-mail-ports', confidence: 'Medium' });

@@ -282,7 +282,7 @@ describe('agent: the protocol side', function () {
       expect(shapeDiff(webHost.host.source.metadata[0], networkMeta)).to.deep.equal([]);
       expect(shapeDiff(webHost.services[0].source.metadata[0], networkMeta)).to.deep.equal([]);
       // Our documented extensions (the server's schema says "Our agent" for each) are the only extra keys.
-      const ours = /\.(mac_vendor|mac_random|hostname_source|if_entries|collections): not sent by Scanopy$/;
+      const ours = /\.(mac_vendor|mac_random|hostname_source|name_source|device_type|device_model|os_name|os_version|os_confidence|if_entries|collections): not sent by Scanopy$/;
       expect(shapeDiff(webHost, asRecorded(recordedHost)).filter((d) => !ours.test(d))).to.deep.equal([]);
       // The Network work named the approved subnet: only it was scanned, never the agent's own subnet.
       expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: TARGET, subnetId }]]);

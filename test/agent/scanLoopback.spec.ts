@@ -199,6 +199,20 @@ describe('agent scan: loopback', function () {
     expect(on.hosts[0].openPorts.map((p) => p.port)).to.deep.equal([9100]);
   });
 
+  it('opted in to 9100-9107, a host its other ports show to be a printer (IPP on 631) is sent nothing there; another host is probed', async function () {
+    const received: Record<string, number> = { '127.0.0.4': 0, '127.0.0.6': 0 };
+    const raw = (ip: string) => net.createServer((sock) => { sock.on('error', () => undefined); sock.on('data', (d) => (received[ip]! += d.length)); });
+    const cups = net.createServer((sock) => { sock.on('error', () => undefined); sock.once('data', () => sock.end('HTTP/1.1 200 OK\r\nServer: CUPS/2.4 IPP/2.1\r\nContent-Length: 26\r\n\r\n<title>Home - CUPS</title>')); });
+    for (const [server, ip, port] of [[raw('127.0.0.4'), '127.0.0.4', 9100], [cups, '127.0.0.4', 631], [raw('127.0.0.6'), '127.0.0.6', 9100]] as const) {
+      expect(await listen(server, ip, port).catch(() => null), `${ip}:${port} must be free for this test`).to.equal(port);
+    }
+    const printer = await scan({ targets: [{ cidr: '127.0.0.4/32' }], probeRawSocketPorts: true, extraPorts: [9100] }, { ports: [631] });
+    expect(printer.hosts[0].openPorts.map((p) => p.port)).to.deep.equal([631, 9100]);
+    expect(received['127.0.0.4'], 'bytes sent to the printer\'s 9100').to.equal(0);
+    await scan({ targets: [{ cidr: '127.0.0.6/32' }], probeRawSocketPorts: true, extraPorts: [9100] }, { ports: [631] });
+    expect(received['127.0.0.6'], 'bytes sent to a 9100 of a host not known to print').to.be.above(0);
+  });
+
   it('a range where every address answers the same port and nothing validates: one warning, no phantom host', async () => {
     const port = await freePort('127.0.1.1');
     // 127.0.1.1-14 all accept on `port` and say nothing (a middlebox's handshakes); .5 greets like sshd.

@@ -19,11 +19,11 @@ import {
 
 const AGENT_MAIN = path.join(ROOT, 'agent/main.ts');
 /**
- * Measured on the agent as of 10e4f48 (its light port set, before the handshake probes and Recog
- * rules): 18 of 61. The agent in the working tree of 2026-12-01 22:10 (those changes, partly
- * uncommitted) identified 43. Raise the floor to what the committed agent measures.
+ * Issue 38's target is 80 % of the identifiable services (49 of 61); the agent identifies 59
+ * (2026-12-01: redirects, TLS order, several findings per port, Recog, handshakes, product rules).
+ * The floor is the target, so a regression below it fails.
  */
-const IDENTIFIED_FLOOR = 18;
+const IDENTIFIED_FLOOR = Math.ceil(0.8 * 61);
 const RUN_LIMIT_MS = 150_000;
 
 describe('products lab: the agent against real products’ bytes', function () {
@@ -87,7 +87,7 @@ describe('products lab: the agent against real products’ bytes', function () {
     expect(score.phantoms, 'phantom hosts').to.deep.equal([]);
   });
 
-  it(`identifies at least ${IDENTIFIED_FLOOR} services by product (the floor measured on the current agent)`, () => {
+  it(`identifies at least ${IDENTIFIED_FLOOR} services by product (80 % of the 61 identifiable: issue 38)`, () => {
     const missed = score.rows.filter((r) => r.truth.identifiable && !r.ok).map((r) => `${r.truth.product} ${r.truth.ip}:${r.truth.port} → ${r.found ?? 'nothing'}`);
     expect(score.identified, `identified ${score.identified}/${score.identifiable}; missed:\n${missed.join('\n')}`).to.be.at.least(IDENTIFIED_FLOOR);
   });
