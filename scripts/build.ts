@@ -146,6 +146,8 @@ export async function buildAgentBundle(): Promise<Buffer> {
     target: 'node18', // Debian 12's Node is 18.19
     // CommonJS has no import.meta; the bundle is always the program (agent/main.ts's isMain).
     define: { 'import.meta.main': 'true' },
+    // recog.ts reads its table from disk when run from source (import.meta.url); in this bundle that branch is dead (main is true).
+    logOverride: { 'empty-import-meta': 'silent' },
     // ssh2's optional native addons are required in try/catch: left out, its JS code runs.
     external: ['*.node'],
     plugins: [embeddedOuiTable()],
