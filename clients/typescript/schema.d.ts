@@ -2111,6 +2111,77 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/service_definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization’s custom service definitions (what our agent recognises beside its built-in rules) */
+        get: operations["listServiceDefinitions"];
+        put?: never;
+        /** Create a custom service definition: ports, a probe (banner or an HTTP GET of a path) and a pattern its answer must match (a pattern that could backtrack without bound is refused: 400 on match.pattern) */
+        post: operations["createServiceDefinition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service_definitions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a custom service definition */
+        get: operations["getServiceDefinition"];
+        /** Replace a custom service definition */
+        put: operations["updateServiceDefinition"];
+        post?: never;
+        /** Delete a custom service definition */
+        delete: operations["deleteServiceDefinition"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service_definitions/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the listed service definitions, all or none (an unknown id is 404, one out of reach 403, and nothing is deleted) */
+        post: operations["bulkDeleteServiceDefinitions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service_definitions/export/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service definitions as CSV (RFC 4180), with the list's filters; streamed */
+        get: operations["exportServiceDefinitionsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3184,6 +3255,28 @@ export type components = {
             /** @description True when server_url names this machine only (localhost, 127.x, ::1): an agent elsewhere cannot reach it; set PUBLIC_URL */
             server_url_is_loopback: boolean;
             files: components["schemas"]["AgentDownload"][];
+        };
+        ServiceDefinition: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            name: string;
+            category: string;
+            icon: string | null;
+            ports: number[];
+            probe: {
+                /** @enum {string} */
+                type: "banner" | "http";
+                path?: string;
+            };
+            match: {
+                field: string;
+                pattern: string;
+            };
+            enabled: boolean;
+            created_at: string;
+            updated_at: string;
         };
         Meta: {
             api_version: number;
@@ -12502,6 +12595,394 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
+        };
+    };
+    listServiceDefinitions: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description A comma list of ids */
+                ids?: string[] | string;
+                /** @description The enabled */
+                enabled?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ServiceDefinition"][];
+                        meta: components["schemas"]["Meta"] & {
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createServiceDefinition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme console",
+                 *       "category": "Web",
+                 *       "icon": "server",
+                 *       "ports": [
+                 *         8080,
+                 *         8443
+                 *       ],
+                 *       "probe": {
+                 *         "type": "http",
+                 *         "path": "/api/about"
+                 *       },
+                 *       "match": {
+                 *         "field": "body",
+                 *         "pattern": "\"product\":\\s*\"acme-console\""
+                 *       },
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    /** @description The service name shown */
+                    name: string;
+                    /** @description A short word: Web, Database, Monitoring… */
+                    category: string;
+                    /**
+                     * @description One of the icons the web app has
+                     * @enum {string|null}
+                     */
+                    icon?: "server" | "database" | "router" | "switch" | "firewall" | "access_point" | "printer" | "camera" | "nas" | "phone" | "container_host" | "hypervisor" | "virtual_machine" | "workstation" | "nginx" | "postgresql" | "redis" | "docker" | "grafana" | "prometheus" | "proxmox" | "traefik" | "gitea" | "opnsense" | "pfsense" | "home assistant" | "wireguard" | "haproxy" | "nodejs" | "uptime kuma" | "ubiquiti" | "mariadb" | "mongodb" | "rabbitmq" | "elasticsearch" | "pi-hole" | "truenas" | "mikrotik" | "dovecot" | null;
+                    /** @description TCP ports (1..64); added to the ports the agent probes */
+                    ports: number[];
+                    probe: {
+                        /**
+                         * @description banner: connect and read what the service says first; http: a GET of `path` (no credentials)
+                         * @enum {string}
+                         */
+                        type: "banner" | "http";
+                        path?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    };
+                    match: {
+                        /** @description banner (a banner probe's bytes), or of an http probe: status (the status line), header:<name>, title, body */
+                        field: string;
+                        /** @description A regular expression (JS syntax, RE2-like subset): no backreferences, no lookaround, no repeated group holding a quantifier or an alternation, {n} up to 100; `(?i)` first: case-insensitive. See docs/service-definitions.md */
+                        pattern: string;
+                    };
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ServiceDefinition"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getServiceDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ServiceDefinition"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateServiceDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme console",
+                 *       "category": "Web",
+                 *       "icon": "server",
+                 *       "ports": [
+                 *         8080,
+                 *         8443
+                 *       ],
+                 *       "probe": {
+                 *         "type": "http",
+                 *         "path": "/api/about"
+                 *       },
+                 *       "match": {
+                 *         "field": "body",
+                 *         "pattern": "\"product\":\\s*\"acme-console\""
+                 *       },
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    /** @description The service name shown */
+                    name: string;
+                    /** @description A short word: Web, Database, Monitoring… */
+                    category: string;
+                    /**
+                     * @description One of the icons the web app has
+                     * @enum {string|null}
+                     */
+                    icon?: "server" | "database" | "router" | "switch" | "firewall" | "access_point" | "printer" | "camera" | "nas" | "phone" | "container_host" | "hypervisor" | "virtual_machine" | "workstation" | "nginx" | "postgresql" | "redis" | "docker" | "grafana" | "prometheus" | "proxmox" | "traefik" | "gitea" | "opnsense" | "pfsense" | "home assistant" | "wireguard" | "haproxy" | "nodejs" | "uptime kuma" | "ubiquiti" | "mariadb" | "mongodb" | "rabbitmq" | "elasticsearch" | "pi-hole" | "truenas" | "mikrotik" | "dovecot" | null;
+                    /** @description TCP ports (1..64); added to the ports the agent probes */
+                    ports: number[];
+                    probe: {
+                        /**
+                         * @description banner: connect and read what the service says first; http: a GET of `path` (no credentials)
+                         * @enum {string}
+                         */
+                        type: "banner" | "http";
+                        path?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    };
+                    match: {
+                        /** @description banner (a banner probe's bytes), or of an http probe: status (the status line), header:<name>, title, body */
+                        field: string;
+                        /** @description A regular expression (JS syntax, RE2-like subset): no backreferences, no lookaround, no repeated group holding a quantifier or an alternation, {n} up to 100; `(?i)` first: case-insensitive. See docs/service-definitions.md */
+                        pattern: string;
+                    };
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ServiceDefinition"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteServiceDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bulkDeleteServiceDefinitions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    ids: string[];
+                } | string[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkDeleteResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportServiceDefinitionsCsv: {
+        parameters: {
+            query?: {
+                /** @description A comma list of ids */
+                ids?: string[] | string;
+                /** @description The enabled */
+                enabled?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
         };
     };
 }

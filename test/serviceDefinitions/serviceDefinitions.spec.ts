@@ -2,7 +2,7 @@
 // reads), tenancy (another organization neither sees nor changes them), the safe-pattern check (a
 // catastrophic pattern is 400 naming match.pattern) and the ports limit (64 accepted, 65 refused).
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { FIXTURE_BUILDING, startTestApp, type TestApp } from '../support/app.js';
 import { call, expectError, expectOk } from '../support/client.js';
 import { createUser, registerTenant, type Tenant } from '../support/world.js';
 import { postSubnet } from '../discovery/reports.js';
@@ -19,7 +19,7 @@ describe('service definitions', function () {
   let app: TestApp;
   let t: Tenant;
   before(async () => {
-    app = await startTestApp();
+    app = await startTestApp(FIXTURE_BUILDING); // many requests from one address (tenants, 70 writes): not what is tested here
     t = await registerTenant(app.url);
   });
   after(() => app.close());
