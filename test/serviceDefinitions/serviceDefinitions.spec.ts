@@ -18,11 +18,13 @@ describe('service definitions', function () {
   this.timeout(60_000);
   let app: TestApp;
   let t: Tenant;
-  before(async () => {
-    app = await startTestApp(FIXTURE_BUILDING); // many requests from one address (tenants, 70 writes): not what is tested here
+  // A clean app per test: its own rate buckets too (sign-ups and logins are anonymous requests from
+  // one address, 10 at once: the tests together register more tenants than that).
+  beforeEach(async () => {
+    app = await startTestApp(FIXTURE_BUILDING);
     t = await registerTenant(app.url);
   });
-  after(() => app.close());
+  afterEach(() => app.close());
 
   it('creates, lists, gets, replaces and deletes a definition', async () => {
     const created = expectOk(await call(app.url, 'POST', PATH, { auth: t.owner, body: definition() }), 201);
