@@ -48,6 +48,8 @@ export interface AgentConfig {
   fullRangeRuns: number;
   /** SNMP credentials tried on every live host (--snmp-community a,b; --snmp-v3 user:auth:pass:priv:pass,…), after the server's. */
   snmp: SnmpCredential[];
+  /** SNMP v2c `public` on the targets' live hosts besides those (default on; --no-snmp-public: never). */
+  snmpPublic: boolean;
   /** A resolver for PTR names (inside the targets or loopback); null: no PTR lookup (the system resolver is never used). */
   dns: string | null;
   /** Ask each live host for its name over unicast mDNS. */
@@ -74,7 +76,7 @@ const FLAGS = {
   server: 'string', key: 'string', 'key-file': 'string', network: 'string', mode: 'string', listen: 'string', targets: 'string', once: 'boolean',
   'pairing-code': 'string', 'tls-cert': 'string', 'tls-key': 'string', 'tls-self-signed': 'boolean',
   state: 'string', name: 'string', pps: 'string', sockets: 'string', interval: 'string', explain: 'string',
-  'snmp-community': 'string', 'snmp-v3': 'string', dns: 'string', mdns: 'boolean',
+  'snmp-community': 'string', 'snmp-v3': 'string', 'no-snmp-public': 'boolean', dns: 'string', mdns: 'boolean',
   'probe-raw-socket-ports': 'boolean', 'full-range-runs': 'string', docker: 'string', help: 'boolean',
 } as const;
 type Flag = keyof typeof FLAGS;
@@ -82,17 +84,18 @@ type Flag = keyof typeof FLAGS;
 export const USAGE = `Usage: netinventory-agent --server <url> --key-file <file> [--network <uuid>] [--mode daemon_poll|server_poll]
        [--listen <addr:port>] [--targets <cidr,…>] [--once] [--state <file>] [--name <name>]
        [--pps N] [--sockets N] [--interval <seconds>] [--full-range-runs N] [--probe-raw-socket-ports] [--explain <address>]
-       [--snmp-community <c,…>] [--snmp-v3 <user[:authproto:authpass[:privproto:privpass]],…>] [--dns <resolver ip[:port]>] [--mdns]
+       [--snmp-community <c,…>] [--snmp-v3 <user[:authproto:authpass[:privproto:privpass]],…>] [--no-snmp-public] [--dns <resolver ip[:port]>] [--mdns]
        [--docker <socket path or http(s) URL,…|none>]
        server_poll: [--pairing-code <code>] [--tls-cert <pem> --tls-key <pem> | --tls-self-signed]
 The key (scp_d_…): --key-file <file> (its first line) or AGENT_KEY; --key <key> works too, but shows it in the process list.
 server_poll: the agent's API listens on ${DEFAULT_LISTEN} unless --listen names an address (0.0.0.0:60073: every one).
 Without a key it waits to be paired: POST /api/initialize {network_id, api_key, pairing_code} with the pairing code it
 logs at start (or the one given by --pairing-code), or provision the daemon on the server with that pairing_code.
-SNMP, PTR and mDNS go only to live hosts of the targets (PTR: only to the --dns resolver).
+SNMP, PTR and mDNS go only to live hosts of the targets (PTR: only to the --dns resolver). SNMP tries v2c 'public' after the
+given credentials unless --no-snmp-public (or the server's approval of a subnet) says not to.
 Each flag is also an environment variable: AGENT_SERVER, AGENT_KEY, AGENT_KEY_FILE, AGENT_NETWORK, AGENT_MODE, AGENT_LISTEN,
 AGENT_TARGETS, AGENT_ONCE=1, AGENT_STATE, AGENT_NAME, AGENT_PPS, AGENT_SOCKETS, AGENT_INTERVAL, AGENT_FULL_RANGE_RUNS,
-AGENT_EXPLAIN, AGENT_DOCKER, AGENT_SNMP_COMMUNITY, AGENT_SNMP_V3, AGENT_DNS, AGENT_MDNS=1, AGENT_PAIRING_CODE,
+AGENT_EXPLAIN, AGENT_DOCKER, AGENT_SNMP_COMMUNITY, AGENT_SNMP_V3, AGENT_NO_SNMP_PUBLIC=1, AGENT_DNS, AGENT_MDNS=1, AGENT_PAIRING_CODE,
 AGENT_TLS_CERT, AGENT_TLS_KEY, AGENT_TLS_SELF_SIGNED=1.
 The agent probes only the targets it is given (--targets, or subnets approved for it on the server).
 From a checkout of the server's repository: npm run agent -- <the same flags>.`;
@@ -294,6 +297,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     probeRawSocketPorts: given.get('probe-raw-socket-ports') === true,
     fullRangeRuns: fullRangeRuns(str('full-range-runs')),
     snmp: snmpCredentials(str('snmp-community'), str('snmp-v3')),
+    snmpPublic: given.get('no-snmp-public') !== true,
     dns: dnsServer(str('dns')),
     mdns: given.get('mdns') === true,
     docker: dockerEndpoints(str('docker')),

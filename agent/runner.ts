@@ -40,7 +40,7 @@ export interface RunnerDeps extends DockerDeps {
   scanNetwork: ScanNetwork;
   state: AgentState;
   saveState: () => void;
-  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'> & Partial<Pick<AgentConfig, 'docker' | 'snmp' | 'dns' | 'mdns'>>;
+  config: Pick<AgentConfig, 'targets' | 'pps' | 'sockets' | 'probeRawSocketPorts' | 'fullRangeRuns'> & Partial<Pick<AgentConfig, 'docker' | 'snmp' | 'snmpPublic' | 'dns' | 'mdns'>>;
   networkId: string;
   daemonId: string;
   log: Log;
@@ -167,23 +167,35 @@ interface Steps {
   setProgress(p: number): void;
 }
 
+/** `target_options` of a Network work (src/modules/daemons/targets.ts withApprovedTargets), the well-formed entries. */
+function targetOptionsOf(discoveryType: object): Array<{ subnet_id: string; snmp_public?: boolean; probe_raw_socket_ports?: boolean }> {
+  const list = (discoveryType as { target_options?: unknown }).target_options;
+  return Array.isArray(list) ? list.filter((o) => o && typeof o === 'object' && typeof o.subnet_id === 'string') : [];
+}
+
 /** The targets of a Network work: the server's subnets it names (subnet_ids) plus --targets; nothing else. */
-async function resolveTargets(dt: DiscoveryType & { subnet_ids?: string[] | null }, deps: RunnerDeps, warnings: string[]): Promise<ScanTarget[]> {
+async function resolveTargets(
+  dt: DiscoveryType & { subnet_ids?: string[] | null }, work: object, deps: RunnerDeps, warnings: string[],
+): Promise<ScanTarget[]> {
   const targets = new Map<string, ScanTarget>();
+  // What each approval allows (SNMP `public`, the raw printing ports); --no-snmp-public wins over the server.
+  const options = new Map(targetOptionsOf(work).map((o) => [o.subnet_id, o]));
+  const snmpPublic = deps.config.snmpPublic !== false;
   if (Array.isArray(dt.subnet_ids) && dt.subnet_ids.length) {
     const subnets = await deps.transport.listSubnets();
     for (const id of dt.subnet_ids) {
       const subnet = subnets.find((s) => s.id === id);
+      const o = options.get(id);
       if (!subnet) warnings.push(`subnet ${id} named by the work is not on the server`);
       else if (!/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(subnet.cidr)) warnings.push(`subnet ${subnet.cidr}: only IPv4 subnets are scanned`);
-      else targets.set(subnet.cidr, { cidr: subnet.cidr, subnetId: subnet.id });
+      else targets.set(subnet.cidr, { cidr: subnet.cidr, subnetId: subnet.id, snmpPublic: snmpPublic && o?.snmp_public !== false, probeRawSocketPorts: o?.probe_raw_socket_ports === true });
     }
   }
   for (const cidr of deps.config.targets) {
     if (targets.has(cidr)) continue;
     const date = (deps.now ?? (() => new Date()))().toISOString();
     const stored = await deps.transport.postSubnet(subnetBody({ cidr, networkId: deps.networkId, daemonId: deps.daemonId, discoveryType: dt, date }));
-    targets.set(cidr, { cidr, subnetId: stored.id });
+    targets.set(cidr, { cidr, subnetId: stored.id, snmpPublic });
   }
   return [...targets.values()];
 }
@@ -194,7 +206,7 @@ async function runNetwork(work: { session_id: string; discovery_type: DiscoveryT
   const warnings: string[] = [];
   const custom = customRules((work.discovery_type as { service_definitions?: unknown }).service_definitions);
   warnings.push(...custom.refused);
-  const targets = await resolveTargets(dt, deps, warnings);
+  const targets = await resolveTargets(dt, work.discovery_type as object, deps, warnings);
   await steps.start();
   if (!targets.length) {
     warnings.push('nothing to scan: no subnet approved for this agent on the server and no --targets (the agent never scans its own subnets unasked)');

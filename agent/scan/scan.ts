@@ -6,7 +6,7 @@
 import { identifyWithCustom } from '../fingerprint/custom.js';
 import { mdnsName, ptrResolver, type MdnsOptions } from '../names.js';
 import { collectSnmp } from '../snmp/collect.js';
-import { credentialsFor } from '../snmp/credentials.js';
+import { credentialsFor, type SnmpCredential } from '../snmp/credentials.js';
 import type { SnmpLimits } from '../snmp/session.js';
 import { ouiTable, vendorOf } from '../vendors.js';
 import type { ProbeTimeouts } from '../fingerprint/probes.js';
@@ -116,19 +116,22 @@ async function probeHost(
 ): Promise<FoundHost | null> {
   // The full range's slice comes later (addSlice), once the host is known not to be a middlebox's echo.
   const ports = portsToProbe({
-    extraPorts: options.extraPorts, known: options.known?.[ip], probeRawSocketPorts: options.probeRawSocketPorts,
+    extraPorts: options.extraPorts, known: options.known?.[ip], probeRawSocketPorts: rawSocketPortsOn(target, options),
   }, tuning.ports).filter((p) => !LIVENESS_PORTS.includes(p));
   // A device target (/32) with no liveness evidence gets SNMP only (a switch may answer nothing else).
   const portsToo = livenessEvidence.length > 0 || target.assumeUp === true;
   const sweep = portsToo ? await (tuning.sweep ?? sweepPorts)(ip, ports, budget, signal) : { evidence: [], open: [] };
-  const credentials = credentialsFor(options.snmp, ip);
-  const snmp = credentials.length ? await collectSnmp(ip, credentials, { budget, signal, limits: tuning.snmpLimits }) : null;
-  const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence, ...(snmp ? [{ kind: 'udp' as const, port: 161 }] : [])]);
-  if (!evidence.length) return null; // assume-up probes every port but never invents a host
+  const credentials = snmpCredentialsOn(target, options, ip);
   const open = [...livenessOpen, ...sweep.open].sort((a, b) => a - b);
   // Raw printing ports (opted in) come last: a host the other ports show to be a printer gets no payload there.
   const [raw, others] = [open.filter(isRawSocketPort), open.filter((p) => !isRawSocketPort(p))];
-  const first = await Promise.all(others.map((port) => identifyWithCustom(ip, port, budget, { signal, timeouts: tuning.probeTimeouts }, options.customRules)));
+  // SNMP beside the fingerprints: a host that does not answer it costs its timeouts once, not before every port.
+  const [snmp, first] = await Promise.all([
+    credentials.length ? collectSnmp(ip, credentials, { budget, signal, limits: tuning.snmpLimits }) : null,
+    Promise.all(others.map((port) => identifyWithCustom(ip, port, budget, { signal, timeouts: tuning.probeTimeouts }, options.customRules))),
+  ]);
+  const evidence = firstOfEachKind([...livenessEvidence, ...sweep.evidence, ...(snmp ? [{ kind: 'udp' as const, port: 161 }] : [])]);
+  if (!evidence.length) return null; // assume-up probes every port but never invents a host
   const printer = isPrinter(first.flatMap((i) => (i.service ? [i.service] : [])), snmp);
   const identities = [...first, ...await Promise.all(raw.map((port) => identifyWithCustom(ip, port, budget, { signal, timeouts: tuning.probeTimeouts, listenOnly: printer }, options.customRules)))];
   signal?.throwIfAborted();
@@ -146,6 +149,17 @@ async function probeHost(
 
 const isDevice = (target: ScanTarget) => target.cidr.endsWith('/32');
 
+const rawSocketPortsOn = (target: ScanTarget, options: ScanOptions) => options.probeRawSocketPorts === true || target.probeRawSocketPorts === true;
+
+const PUBLIC = { version: 'v2c', community: 'public' } as const satisfies SnmpCredential;
+
+/** The SNMP credentials for one address: the given ones, then `public` where the target allows it. */
+export function snmpCredentialsOn(target: ScanTarget, options: Pick<ScanOptions, 'snmp'>, ip: string): SnmpCredential[] {
+  const given = credentialsFor(options.snmp, ip);
+  const hasPublic = given.some((c) => c.version === 'v2c' && c.community === PUBLIC.community);
+  return target.snmpPublic && !hasPublic ? [...given, PUBLIC] : given;
+}
+
 /** What the host's other answers say of it being a printer: IPP or LPD, a printer finding (Recog), a printer's sysDescr. */
 export function isPrinter(services: FoundService[], snmp: { system: { descr: string | null } } | null): boolean {
   if (services.some((s) => [631, 515].includes(s.port) || (s.findings ?? []).some((f) => /printer|mfp/i.test(f.deviceType ?? '')))) return true;
@@ -159,8 +173,9 @@ export function isPrinter(services: FoundService[], snmp: { system: { descr: str
  */
 async function addSlice(host: FoundHost, options: ScanOptions, budget: ProbeBudget, signal: AbortSignal | undefined, tuning: ScanTuning): Promise<FoundHost> {
   if (!options.fullRangeSlice) return host;
-  const probed = new Set([...LIVENESS_PORTS, ...portsToProbe({ extraPorts: options.extraPorts, known: options.known?.[host.ip], probeRawSocketPorts: options.probeRawSocketPorts }, tuning.ports)]);
-  const slice = portsToProbe({ fullRangeSlice: options.fullRangeSlice, probeRawSocketPorts: options.probeRawSocketPorts }, []).filter((p) => !probed.has(p));
+  const raw = rawSocketPortsOn(host.target, options);
+  const probed = new Set([...LIVENESS_PORTS, ...portsToProbe({ extraPorts: options.extraPorts, known: options.known?.[host.ip], probeRawSocketPorts: raw }, tuning.ports)]);
+  const slice = portsToProbe({ fullRangeSlice: options.fullRangeSlice, probeRawSocketPorts: raw }, []).filter((p) => !probed.has(p));
   if (!slice.length) return host;
   const sweep = await (tuning.sweep ?? sweepPorts)(host.ip, slice, budget, signal);
   if (!sweep.open.length) return host;

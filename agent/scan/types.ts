@@ -11,6 +11,10 @@ export interface ScanTarget {
   subnetId?: string;
   /** Probe every address's ports even without liveness evidence (nmap's -Pn); never invents a host. */
   assumeUp?: boolean;
+  /** Ask live hosts over SNMP v2c with the community `public` too (after the given credentials). */
+  snmpPublic?: boolean;
+  /** Probe 9100–9107 on this target (a printer prints what it receives: opt-in). */
+  probeRawSocketPorts?: boolean;
 }
 
 /** Why a host is believed alive: every host carries at least one. */

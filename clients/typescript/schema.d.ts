@@ -1628,7 +1628,8 @@ export type paths = {
         delete: operations["revokeDaemonTarget"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change what an approval lets the daemon do on that subnet: SNMP `public`, the raw printing ports (404 when it is not approved) */
+        patch: operations["updateDaemonTarget"];
         trace?: never;
     };
     "/api/v1/daemons/bulk-delete": {
@@ -3021,6 +3022,10 @@ export type components = {
              * @description The user who approved it (null: no user, or a removed one)
              */
             approved_by: string | null;
+            /** @description Ask the subnet’s live hosts over SNMP v2c with the community `public` (default true) */
+            snmp_public: boolean;
+            /** @description Probe the raw printing ports 9100–9107 there (default false: a printer prints what it receives; a host known to be a printer is never sent a payload) */
+            probe_raw_socket_ports: boolean;
         };
         DaemonSuggestedTarget: {
             /** Format: uuid */
@@ -10814,6 +10819,10 @@ export interface operations {
                     subnet_id?: string;
                     /** @description Or the CIDR of a subnet of the daemon’s network (the subnet must exist) */
                     cidr?: string;
+                    /** @description Ask the subnet’s live hosts over SNMP v2c with the community `public` (default true) */
+                    snmp_public?: boolean;
+                    /** @description Probe the raw printing ports 9100–9107 there (default false: a printer prints what it receives; a host known to be a printer is never sent a payload) */
+                    probe_raw_socket_ports?: boolean;
                 };
             };
         };
@@ -10872,6 +10881,60 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateDaemonTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description Only items of this subnet
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                subnet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @description Ask the subnet’s live hosts over SNMP v2c with the community `public` (default true) */
+                    snmp_public?: boolean;
+                    /** @description Probe the raw printing ports 9100–9107 there (default false: a printer prints what it receives; a host known to be a printer is never sent a payload) */
+                    probe_raw_socket_ports?: boolean;
+                } | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DaemonApprovedTarget"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

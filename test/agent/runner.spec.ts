@@ -124,6 +124,23 @@ describe('agent: the session runner', () => {
     expect(asked).to.deep.equal([{ index: 0, of: 64 }, { index: 1, of: 64 }, { index: 2, of: 64 }, undefined]);
   });
 
+  it('each approved subnet carries its options to the scanner (SNMP public on unless the approval or --no-snmp-public says not; 9100–9107 only where opted in)', async () => {
+    const subnets = [{ id: 'aaaaaaaa-0000-4000-8000-000000000001', cidr: '198.18.40.0/24' }, { id: 'aaaaaaaa-0000-4000-8000-000000000002', cidr: '198.18.41.0/24' }];
+    const transport = { ...recordingTransport().transport, listSubnets: async () => subnets };
+    const asked: ScanOptions['targets'][] = [];
+    const scan: ScanNetwork = async (o) => { asked.push(o.targets); return report(); };
+    const type = {
+      ...networkDiscoveryType(subnets.map((s) => s.id)),
+      target_options: [{ subnet_id: subnets[0]!.id, snmp_public: true, probe_raw_socket_ports: true }, { subnet_id: subnets[1]!.id, snmp_public: false, probe_raw_socket_ports: false }],
+    };
+    const config = { targets: ['198.18.42.0/24'], pps: 10, sockets: 2, probeRawSocketPorts: false, fullRangeRuns: 0 };
+    await runSession(work(type), new AbortController().signal, deps(transport, scan, { config }));
+    expect(asked[0]!.map((t) => [t.cidr, t.snmpPublic, t.probeRawSocketPorts ?? false])).to.deep.equal([
+      ['198.18.40.0/24', true, true], ['198.18.41.0/24', false, false], ['198.18.42.0/24', true, false]]);
+    await runSession(work(type), new AbortController().signal, deps(transport, scan, { config: { ...config, snmpPublic: false } }));
+    expect(asked[1]!.map((t) => t.snmpPublic)).to.deep.equal([false, false, false]);
+  });
+
   it('SNMP communities never leave the agent in reports (metadata redacted)', () => {
     const dt = networkDiscoveryType(null, { snmp_credentials: { default_credential: { version: 'V2c', community: 's3cret' }, ip_overrides: [{ ip: '198.18.10.5', credential: { version: 'V2c', community: 'other' } }] } });
     const redacted = redactDiscoveryType(dt) as any;

@@ -199,6 +199,17 @@ describe('agent scan: loopback', function () {
     expect(on.hosts[0].openPorts.map((p) => p.port)).to.deep.equal([9100]);
   });
 
+  it('a target that opts in to 9100-9107 gets them probed; another target of the same run does not', async function () {
+    const connects: Record<string, number> = { '127.0.0.7': 0, '127.0.0.8': 0 };
+    for (const ip of Object.keys(connects)) {
+      expect(await listen(silentServer(() => connects[ip]!++), ip, 9100).catch(() => null), `${ip}:9100 must be free for this test`).to.equal(9100);
+    }
+    const both = await scan({ targets: [{ cidr: '127.0.0.7/32', probeRawSocketPorts: true }, { cidr: '127.0.0.8/32' }], extraPorts: [9100] }, { ports: [] });
+    expect(connects['127.0.0.7'], 'the opted-in target').to.be.above(0);
+    expect(connects['127.0.0.8'], 'the other target').to.equal(0);
+    expect(both.hosts.find((h) => h.ip === '127.0.0.7')?.openPorts.map((p) => p.port)).to.deep.equal([9100]);
+  });
+
   it('opted in to 9100-9107, a host its other ports show to be a printer (IPP on 631) is sent nothing there; another host is probed', async function () {
     const received: Record<string, number> = { '127.0.0.4': 0, '127.0.0.6': 0 };
     const raw = (ip: string) => net.createServer((sock) => { sock.on('error', () => undefined); sock.on('data', (d) => (received[ip]! += d.length)); });

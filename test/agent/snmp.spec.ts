@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { parseConfig, UsageError } from '../../agent/config.js';
 import { hostRequest, metadataEntry, networkDiscoveryType, redactDiscoveryType } from '../../agent/protocol/entities.js';
-import { runScan } from '../../agent/scan/scan.js';
+import { runScan, snmpCredentialsOn } from '../../agent/scan/scan.js';
 import type { FoundHost } from '../../agent/scan/types.js';
 import { collectSnmp } from '../../agent/snmp/collect.js';
 import { credentialsFor, mergeCredentials, parseV3, type SnmpCredential } from '../../agent/snmp/credentials.js';
@@ -188,6 +188,17 @@ describe('agent SNMP: the simulated switch on loopback', function () {
     expect(probed).to.not.include('198.18.99.9');
     expect(probed.filter((ip) => ip === '127.0.0.1')).to.have.length(1); // liveness only: a device without evidence gets SNMP, not a port sweep
     expect(found.map((h) => h.ip)).to.have.members(['127.0.0.1', '127.31.0.1']);
+  });
+
+  it('a target with SNMP public on asks `public` after the given credentials, and a device answering it is read; off, nothing is asked', async () => {
+    await start({ communities: ['public'] });
+    const run = (snmpPublic: boolean) => runScan({
+      budget: { probesPerSecond: 500, maxOpenSockets: 8 }, targets: [{ cidr: '127.0.0.1/32', snmpPublic }], snmp: { all: [{ version: 'v2c', community: COMMUNITY }] },
+    }, { onLink: [], snmpLimits: { port, ...FAST }, sweep: async () => ({ evidence: [], open: [] }) });
+    const on = (await run(true)).hosts.find((h) => h.ip === '127.0.0.1');
+    expect(on?.snmp?.system.descr).to.equal('Lab switch');
+    expect((await run(false)).hosts.find((h) => h.ip === '127.0.0.1')).to.equal(undefined);
+    expect(snmpCredentialsOn({ cidr: '127.0.0.1/32', snmpPublic: true }, { snmp: { all: [{ version: 'v2c', community: 'public' }] } }, '127.0.0.1')).to.have.length(1); // never twice
   });
 
   it('a cut walk reaches the run report as an incomplete line naming device and table', async () => {

@@ -86,6 +86,24 @@ describe('daemons: approved targets', () => {
     expect(await sql(app, `select id from daemon_targets where subnet_id = ?`, [lan.id])).to.have.length(2);
   });
 
+  it('an approval says what else the daemon may do there: SNMP public (on by default), 9100–9107 (off by default); an Admin changes it, and the work carries it', async () => {
+    const update = (subnetId: string, body: unknown, auth = t.owner) => call(app.url, 'PATCH', `/api/v1/daemons/${d.id}/targets/${subnetId}`, { auth, body });
+    expect(expectOk(await approve({ subnet_id: lan.id }))).to.include({ snmp_public: true, probe_raw_socket_ports: false });
+    expect(expectOk(await approve({ subnet_id: dmz.id, snmp_public: false, probe_raw_socket_ports: true }))).to.include({ snmp_public: false, probe_raw_socket_ports: true });
+    const changed = expectOk(await update(lan.id, { probe_raw_socket_ports: true }));
+    expect(changed).to.include({ subnet_id: lan.id, snmp_public: true, probe_raw_socket_ports: true });
+    expectError(await update(lan.id, {}), 400, 'validation_failed');
+    expectError(await update(lan.id, { snmp_public: 'yes please' }), 400, 'validation_failed');
+    expectError(await update(randomUUID(), { snmp_public: false }), 404, 'entity_not_found');
+    const member = await createUser(app.url, t.owner, 'Member', [t.defaultNetworkId]);
+    expectError(await update(lan.id, { snmp_public: false }, member.auth), 403, 'auth_permission_denied');
+    const [selfReport] = expectOk(await requestWork());
+    await complete(selfReport);
+    const [work] = expectOk(await requestWork());
+    expect(work.discovery_type.target_options).to.deep.equal([
+      { subnet_id: lan.id, snmp_public: true, probe_raw_socket_ports: true }, { subnet_id: dmz.id, snmp_public: false, probe_raw_socket_ports: true }]);
+  });
+
   it('no Network discovery is queued before a subnet is approved; the first approval queues one, which goes out with the approved subnets', async () => {
     const [selfReport] = expectOk(await requestWork());
     expect(selfReport.discovery_type.type).to.equal('SelfReport');
@@ -105,7 +123,10 @@ describe('daemons: approved targets', () => {
     expect(queued[0].discovery_type.subnet_ids).to.equal(null);
     const [work] = expectOk(await requestWork());
     expect(work.session_id).to.equal(queued[0].id);
-    expect(work.discovery_type).to.deep.equal({ ...queued[0].discovery_type, subnet_ids: [dmz.id, lan.id] });
+    const defaults = { snmp_public: true, probe_raw_socket_ports: false };
+    expect(work.discovery_type).to.deep.equal({
+      ...queued[0].discovery_type, subnet_ids: [dmz.id, lan.id], target_options: [{ subnet_id: dmz.id, ...defaults }, { subnet_id: lan.id, ...defaults }],
+    });
     const stored = await sql(app, `select discovery_type from discovery_sessions where id = ?`, [work.session_id]);
     expect(stored[0]!.discovery_type.subnet_ids).to.equal(null); // the approvals count when it is handed out
     await complete(work);

@@ -7,7 +7,7 @@ import { bulkRoutes } from '../../http/resourceRoutes.js';
 import { at, idParams } from '../../http/schemas.js';
 import { anyUuid, heartbeatBody, capabilities, registerBody, requestWorkBody, startupBody } from '../discovery/schemas.js';
 import {
-  approvedTargetResponse, daemonKeyNetworkResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, sessionParams, targetBody, targetParams,
+  approvedTargetResponse, daemonKeyNetworkResponse, daemonListQuery, discoverySessionResponse, daemonResponse, daemonUpdateBody, provisionBody, provisionResponse, sessionParams, targetBody, targetParams, targetUpdateBody,
   targetsResponse,
 } from './schemas.js';
 import { daemonProtocol } from './protocol.js';
@@ -122,6 +122,12 @@ const daemonRoutesDeclared = defineRoutes([
     summary: 'Approve a subnet of the daemon’s network for it to scan (by subnet_id or cidr; approving it again changes nothing). The daemon’s first approved subnet also queues its first Network discovery',
     params: idParams, body: targetBody, response: approvedTargetResponse,
     handler: ({ db, scope, params, body }) => daemonTargets.approve(db, scope, params.id, body),
+  },
+  {
+    operationId: 'updateDaemonTarget', method: 'patch', path: '/api/v1/daemons/:id/targets/:subnet_id', group: 'Daemons', auth: 'Admin',
+    summary: 'Change what an approval lets the daemon do on that subnet: SNMP `public`, the raw printing ports (404 when it is not approved)',
+    params: targetParams, body: targetUpdateBody, response: approvedTargetResponse,
+    handler: ({ db, scope, params, body }) => daemonTargets.update(db, scope, params.id, params.subnet_id, body),
   },
   {
     operationId: 'revokeDaemonTarget', method: 'delete', path: '/api/v1/daemons/:id/targets/:subnet_id', group: 'Daemons', auth: 'Admin',

@@ -88,16 +88,25 @@ export const daemonKeyNetworkResponse = Joi.object({
 }).label('DaemonKeyNetwork');
 
 // ---- Approved targets (./targets.ts) ----------------------------------------------------------
+const targetOptions = {
+  snmp_public: Joi.boolean().description('Ask the subnet’s live hosts over SNMP v2c with the community `public` (default true)'),
+  probe_raw_socket_ports: Joi.boolean().description('Probe the raw printing ports 9100–9107 there (default false: a printer prints what it receives; a host known to be a printer is never sent a payload)'),
+};
+
 export const targetBody = body({
   subnet_id: uuid().description('A subnet of the daemon’s network'),
   cidr: networkCidr().description('Or the CIDR of a subnet of the daemon’s network (the subnet must exist)'),
+  ...targetOptions,
 }).xor('subnet_id', 'cidr');
+
+export const targetUpdateBody = body(targetOptions).or('snmp_public', 'probe_raw_socket_ports');
 
 export const targetParams = Joi.object({ id: uuid().required(), subnet_id: uuid().required() });
 
 export const approvedTargetResponse = Joi.object({
   subnet_id: uuid(), cidr: Joi.string(), name: Joi.string(), approved_at: timestamp(),
   approved_by: uuid().allow(null).description('The user who approved it (null: no user, or a removed one)'),
+  snmp_public: targetOptions.snmp_public, probe_raw_socket_ports: targetOptions.probe_raw_socket_ports,
 }).label('DaemonApprovedTarget');
 
 export const targetsResponse = Joi.object({

@@ -12,18 +12,29 @@ import type { Scope } from '../../core/scope.js';
 import { queueScanOfFirstTarget, type DaemonRef } from '../discovery/sessions.js';
 import { daemonTable } from './table.js';
 
-export interface TargetInput {
+/** What an approval lets the daemon do there besides its port scan (both sent with its work). */
+export interface TargetOptions {
+  /** SNMP v2c with the community `public` on the subnet's live hosts (default on). */
+  snmp_public?: boolean;
+  /** Probe the raw printing ports 9100–9107 (default off: a printer prints what it receives). */
+  probe_raw_socket_ports?: boolean;
+}
+
+export interface TargetInput extends TargetOptions {
   subnet_id?: string;
   cidr?: string;
 }
 
-interface ApprovedRow { subnet_id: string; cidr: string; name: string; approved_at: unknown; approved_by: string | null }
+interface ApprovedRow { subnet_id: string; cidr: string; name: string; approved_at: unknown; approved_by: string | null; snmp_public: boolean; probe_raw_socket_ports: boolean }
 
-const approvedView = (r: ApprovedRow) => ({ subnet_id: r.subnet_id, cidr: r.cidr, name: r.name, approved_at: isoTimestamp(r.approved_at), approved_by: r.approved_by });
+const approvedView = (r: ApprovedRow) => ({
+  subnet_id: r.subnet_id, cidr: r.cidr, name: r.name, approved_at: isoTimestamp(r.approved_at), approved_by: r.approved_by,
+  snmp_public: r.snmp_public, probe_raw_socket_ports: r.probe_raw_socket_ports,
+});
 
 /** Live approvals of a daemon whose subnet still exists on the daemon's network, oldest first (every table named by organization: one partition each). */
 const APPROVED_SQL = `
-  select t.subnet_id, s.cidr::text as cidr, s.name, t.approved_at, t.approved_by
+  select t.subnet_id, s.cidr::text as cidr, s.name, t.approved_at, t.approved_by, t.snmp_public, t.probe_raw_socket_ports
   from daemon_targets t join daemons d on d.organization_id = ? and d.id = t.daemon_id
     join subnets s on s.organization_id = ? and s.id = t.subnet_id and s.network_id = d.network_id
   where t.organization_id = ? and t.daemon_id = ? and t.revoked_at is null
@@ -77,13 +88,31 @@ export const daemonTargets = {
       const subnet = await resolveSubnet(tx, daemon, input);
       const hadNone = !(await approvedSubnetIds(tx, scope.organizationId, daemonId)).length;
       await tx.query(
-        `insert into daemon_targets (id, organization_id, network_id, daemon_id, subnet_id, approved_by) values (?, ?, ?, ?, ?, ?)
+        `insert into daemon_targets (id, organization_id, network_id, daemon_id, subnet_id, approved_by, snmp_public, probe_raw_socket_ports)
+         values (?, ?, ?, ?, ?, ?, ?, ?)
          on conflict (daemon_id, subnet_id, organization_id) where revoked_at is null do nothing`,
-        [randomUUID(), daemon.organization_id, daemon.network_id, daemonId, subnet.id, scope.userId || null],
+        [randomUUID(), daemon.organization_id, daemon.network_id, daemonId, subnet.id, scope.userId || null, input.snmp_public ?? true, input.probe_raw_socket_ports ?? false],
       );
       const approved = await tx.query<ApprovedRow>(APPROVED_SQL, approvedParams(scope.organizationId, daemonId));
       if (hadNone && approved.length) await queueScanOfFirstTarget(tx, daemon as unknown as DaemonRef);
       return approvedView(approved.find((a) => a.subnet_id === subnet.id)!);
+    });
+  },
+
+  /** Changes what a live approval lets the daemon do (404 when the subnet is not approved). */
+  async update(db: Db, scope: Scope, daemonId: string, subnetId: string, options: TargetOptions) {
+    return db.transaction(async (tx) => {
+      await daemonTable.get(tx, scope, daemonId, undefined, true);
+      const changed = await tx.query(
+        `update daemon_targets set snmp_public = coalesce(?, snmp_public), probe_raw_socket_ports = coalesce(?, probe_raw_socket_ports)
+         where organization_id = ? and daemon_id = ? and subnet_id = ? and revoked_at is null returning id`,
+        [options.snmp_public ?? null, options.probe_raw_socket_ports ?? null, scope.organizationId, daemonId, subnetId],
+      );
+      if (!changed.length) throw notFound('DaemonTarget', subnetId);
+      const approved = await tx.query<ApprovedRow>(APPROVED_SQL, approvedParams(scope.organizationId, daemonId));
+      const row = approved.find((a) => a.subnet_id === subnetId);
+      if (!row) throw notFound('DaemonTarget', subnetId); // approved, but its subnet is gone from the daemon's network
+      return approvedView(row);
     });
   },
 
@@ -115,7 +144,11 @@ export async function approvedSubnetIds(db: Db, organizationId: string, daemonId
  */
 export async function withApprovedTargets<T>(db: Db, organizationId: string, daemonId: string, discoveryType: T): Promise<T> {
   const type = discoveryType as Record<string, unknown> | null;
-  if (!type || type.type !== 'Network' || type.subnet_ids != null) return discoveryType;
-  const ids = await approvedSubnetIds(db, organizationId, daemonId);
-  return (ids.length ? { ...type, subnet_ids: ids } : discoveryType) as T;
+  if (!type || type.type !== 'Network') return discoveryType;
+  const approved = await db.query<ApprovedRow>(APPROVED_SQL, approvedParams(organizationId, daemonId));
+  // Each approved subnet's options (our agent reads them; Scanopy daemons ignore the field).
+  const targetOptions = approved.map((a) => ({ subnet_id: a.subnet_id, snmp_public: a.snmp_public, probe_raw_socket_ports: a.probe_raw_socket_ports }));
+  const withOptions = targetOptions.length ? { ...type, target_options: targetOptions } : type;
+  if (type.subnet_ids != null || !approved.length) return withOptions as T;
+  return { ...withOptions, subnet_ids: approved.map((a) => a.subnet_id) } as T;
 }
