@@ -423,7 +423,7 @@ class IdAllocator {
  * of a stored host to update, and the planned children. A stored host keeps what a user may have set
  * (reference §2.2.4): only an empty hostname is filled, and a Manual host keeps its source.
  */
-function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts: NewFacts | undefined, ids: IdAllocator) {
+function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts: NewFacts | undefined, ids: IdAllocator, pruneFor: string | null = null) {
   const { r: { d }, stored } = m;
   const discovery = ctx.discoveryId ?? null;
   const owned = { organization_id: ctx.organizationId, network_id: ctx.networkId };
@@ -549,8 +549,12 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
   const reportedBindings = d.services.flatMap((svc, k) => svc.bindings
     .map((b) => bindingFacts(b, servicePlan[k]!.row.id as string, resolver(portIdOf, stored?.ports), resolver(ipIdOf, stored?.ip_addresses)))
     .filter((b): b is BindingFact => b !== null));
-  const storedBindings = new Set<BindingFact>(stored?.bindings ?? []);
-  const accepted = [...new Set(acceptBindings(stored?.bindings ?? [], reportedBindings).filter((b): b is BindingFact => b !== null))];
+  // The bindings of services this report shows stopped (deleted once the round is written) bind no
+  // port any more: a port whose service changed (HTTP, then a product's rule) goes to the new one.
+  const stopped = new Set(pruneFor ? stoppedServiceIds(m, pruneFor) : []);
+  const liveBindings = (stored?.bindings ?? []).filter((b) => !stopped.has(b.service_id));
+  const storedBindings = new Set<BindingFact>(liveBindings);
+  const accepted = [...new Set(acceptBindings(liveBindings, reportedBindings).filter((b): b is BindingFact => b !== null))];
   /** Binding ids of a report of known children only, not yet checked against other owners. */
   const uncheckedBindingIds = m.question ? [] : accepted.filter((b) => !storedBindings.has(b)).map(byId);
   const planBindings = (): Planned[] => accepted.map((b) => {
@@ -662,13 +666,16 @@ function onlyFoundByNetworkScansOf(source: DaemonSource | null | undefined, daem
  * before the round's digests are remembered (the delete's trigger forgets the host's old digest).
  */
 async function deleteStoppedServices(db: Db, ctx: IngestContext, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
-  const stopped = matched.flatMap((m) => {
-    const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
-    if (!m.stored || !reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId)) return [];
-    const listed = new Set(m.serviceMatch.flatMap((s) => (s ? [s.id] : [])));
-    return m.stored.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
-  });
+  const stopped = matched.flatMap((m) => stoppedServiceIds(m, daemonId));
   if (stopped.length) await db.query(`delete from services where organization_id = ? and id = any(?::uuid[])`, [ctx.organizationId, stopped]);
+}
+
+/** The stored services of a matched report that deleteStoppedServices deletes (planReport leaves their bindings out). */
+function stoppedServiceIds(m: ReturnType<typeof matchReport>, daemonId: string): string[] {
+  const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
+  if (!m.stored || !reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId)) return [];
+  const listed = new Set(m.serviceMatch.flatMap((s) => (s ? [s.id] : [])));
+  return m.stored.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
 }
 
 /**
@@ -771,7 +778,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       }
       const facts = await newFacts(tx, ctx, matched.flatMap((m) => (m.question ? [m.question] : [])));
       for (const f of facts.values()) ids.exclude(f.taken);
-      const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids));
+      const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids, pruneFor));
       countNewRows(newRows, plans, matched);
       const written = await writeRound(tx, ctx, plans, ids);
       if (pruneFor) await deleteStoppedServices(tx, ctx, matched, pruneFor);
