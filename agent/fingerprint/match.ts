@@ -6,6 +6,7 @@ import type { ProbeBudget } from '../scan/budget.js';
 import type { Confidence, Finding, FoundService, Layer } from '../scan/types.js';
 import { HANDSHAKE_PARSERS } from './handshakes.js';
 import { escapeBytes, PROBES, runHttp, runProbe, type ProbeAnswer, type ProbeId, type ProbeTimeouts } from './probes.js';
+import { pathPlan, pathProbeId } from './appProbes.js';
 import { recogFindings } from './recogFindings.js';
 import { RULES, type AnswerRule, type Field, type Rule } from './rules.js';
 
@@ -212,7 +213,8 @@ export function recognise(port: number, answers: ProbeAnswer[], rules: Rule[] = 
 
 /** The probes for `port`: those of the rules that hint this port first, then the fallbacks. */
 export function probePlan(port: number, rules: Rule[] = RULES): ProbeId[] {
-  const hinted = rules.flatMap((r) => (r.evidence === 'answer' && r.ports?.includes(port) ? [r.probes[0]!] : []));
+  // A rule whose probe is a path GET (appProbes.ts) is asked after the plan, by identifyPort.
+  const hinted = rules.flatMap((r) => (r.evidence === 'answer' && r.ports?.includes(port) && PROBES[r.probes[0]!] ? [r.probes[0]!] : []));
   return [...new Set([...hinted, ...FALLBACK_PROBES])];
 }
 
@@ -312,5 +314,23 @@ export async function identifyPort(
     const { service } = recognise(port, [answer], rules);
     if (service && RANK[service.confidence] >= RANK.High) break;
   }
-  return { ...recognise(port, answers, rules), answers };
+  const found = recognise(port, answers, rules);
+  if (options.listenOnly || options.signal?.aborted || namesProduct(found.service)) return { ...found, answers };
+  // A web port whose first page named nothing: its well-known paths (appProbes.ts), until one names it.
+  const web = answers.find((a) => a.http && !a.tlsOnly);
+  if (!web || answers.some((a) => a.error === 'refused')) return { ...found, answers };
+  const answerRules = rules.filter((r): r is AnswerRule => r.evidence === 'answer');
+  let result = found;
+  for (const path of pathPlan(port, answerRules)) {
+    if (options.signal?.aborted) break;
+    const got = await runHttp(ip, port, web.probe === 'tls', path, budget, options.signal, options.timeouts);
+    answers.push({ ...got, probe: pathProbeId(path) });
+    if (got.error === 'refused') break;
+    result = recognise(port, answers, rules);
+    if (namesProduct(result.service)) break;
+  }
+  return { ...result, answers };
 }
+
+/** A service named after an application or a device (not only its protocol or web server). */
+const namesProduct = (service: FoundService | null) => (service?.findings ?? []).some((f) => f.layer === 'application' || f.layer === 'device');

@@ -9,6 +9,7 @@
 // `definition` is the service_definition sent to the server: names it and the web app know
 // ("SSH", "Redis", "PostgreSQL", "Nginx", …) so the map shows their icons.
 import type { Confidence, Layer } from '../scan/types.js';
+import { PATH_RULES } from './appProbes.js';
 import { HANDSHAKE_RULES } from './handshakes.js';
 import { PRODUCT_RULES } from './products.js';
 import type { ProbeId } from './probes.js';
@@ -179,6 +180,8 @@ export const RULES: Rule[] = [
   },
   // Products' web front ends (products.ts): applications and devices, read with the server rules above.
   ...PRODUCT_RULES,
+  // Well-known health and identity paths (appProbes.ts): read only the answers of their own GETs.
+  ...PATH_RULES,
   // Protocol handshakes (handshakes.ts), before the generic HTTPS / TLS rules that would read an IMAPS greeting as "a certificate".
   ...HANDSHAKE_RULES,
   {

@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
+import { MAX_PATH_PROBES, PATH_RULES, pathPlan, pathProbeId } from '../../agent/fingerprint/appProbes.js';
 import { identifyPort, recognise, sameHostTarget } from '../../agent/fingerprint/match.js';
 import { parseHttp, type ProbeAnswer } from '../../agent/fingerprint/probes.js';
 import { hostRequest } from '../../agent/protocol/entities.js';
@@ -71,14 +72,38 @@ describe('agent fingerprint: redirects, favicon, TLS-only ports, several finding
     const away = await httpServer({ '/': hop('http://198.18.99.1/login') });
     try {
       await identifyPort('127.0.0.1', chain.port, budget(), { timeouts: TIMEOUTS });
-      expect(chain.asked.filter((p) => p !== '/favicon.ico')).to.deep.equal(['/', '/a', '/b', '/c']);
+      const followed = (asked: string[]) => asked.filter((p) => p !== '/favicon.ico' && !PATH_RULES.some((r) => r.probes.includes(pathProbeId(p))));
+      expect(followed(chain.asked)).to.deep.equal(['/', '/a', '/b', '/c']);
       await identifyPort('127.0.0.1', away.port, budget(), { timeouts: TIMEOUTS });
-      expect(away.asked.filter((p) => p !== '/favicon.ico')).to.deep.equal(['/']);
+      expect(followed(away.asked)).to.deep.equal(['/']);
       expect(sameHostTarget('127.0.0.1', { port: 5000, tls: false }, 'https://127.0.0.1:5001/')).to.deep.equal({ port: 5001, tls: true, path: '/' });
       expect(sameHostTarget('127.0.0.1', { port: 80, tls: false }, '//198.18.99.1/x')).to.equal(null);
     } finally {
       await chain.close();
       await away.close();
+    }
+  });
+
+  it('a web port whose first page names nothing gets its well-known paths, at most 3, until one names it (etcd\'s /version); a named one gets none', async () => {
+    // etcd answers / with Go's plain 404 and /version with its versions.
+    const goNotFound = page('404 Not Found', ['Content-Type: text/plain; charset=utf-8', 'X-Content-Type-Options: nosniff'], '404 page not found\n');
+    const etcd = await httpServer({ '/': goNotFound, '/version': page('200 OK', ['Content-Type: application/json'], '{"etcdserver":"3.5.9","etcdcluster":"3.5.0"}') });
+    const nothing = await httpServer({ '/': page('200 OK', ['Server: nginx'], '<title>Welcome</title>') });
+    const grafana = await httpServer(GRAFANA);
+    try {
+      const { service } = await identifyPort('127.0.0.1', etcd.port, budget(), { timeouts: TIMEOUTS });
+      expect(service).to.deep.include({ rule: 'etcd-version', name: 'etcd', definition: 'etcd', confidence: 'High' });
+      expect(service!.reason).to.match(/^rule etcd-version: probe GET \/version on \d+\/tcp answered/);
+      expect(service!.findings?.find((f) => f.layer === 'application')?.version).to.equal('3.5.9');
+      expect(etcd.asked.filter((p) => p !== '/favicon.ico')).to.deep.equal(['/', '/api/health', '/version']); // stops at the one that named it
+      await identifyPort('127.0.0.1', nothing.port, budget(), { timeouts: TIMEOUTS });
+      const pathsAsked = nothing.asked.filter((p) => p !== '/' && p !== '/favicon.ico');
+      expect(pathsAsked).to.have.length(MAX_PATH_PROBES);
+      expect(pathPlan(5000, PATH_RULES)[0]).to.equal('/v2/'); // the product listening there is asked first
+      await identifyPort('127.0.0.1', grafana.port, budget(), { timeouts: TIMEOUTS });
+      expect(grafana.asked.filter((p) => p !== '/favicon.ico')).to.deep.equal(['/', '/login']);
+    } finally {
+      await Promise.all([etcd.close(), nothing.close(), grafana.close()]);
     }
   });
 

@@ -25,7 +25,8 @@ export type ProductId =
   | 'gitea' | 'jenkins' | 'elasticsearch' | 'kibana' | 'cups' | 'hp-ews' | 'hp-ews-tls' | 'raw9100'
   | 'hikvision-web' | 'hikvision-rtsp' | 'hikvision-sdk' | 'nginx-vaultwarden' | 'vault'
   | 'iis' | 'rdp' | 'apple-vnc' | 'apple-ssh' | 'airplay' | 'tigervnc' | 'rabbitmq-amqp' | 'rabbitmq-mgmt'
-  | 'mongodb' | 'postfix' | 'dovecot-imap' | 'dovecot-pop3' | 'dovecot-imaps' | 'mariadb' | 'slapd' | 'apache-default';
+  | 'mongodb' | 'postfix' | 'dovecot-imap' | 'dovecot-pop3' | 'dovecot-imaps' | 'mariadb' | 'slapd' | 'apache-default'
+  | 'etcd' | 'docker-registry' | 'spring-boot';
 
 export interface EmulatedService { port: number; product: ProductId; cert?: { cert: string; key: string } }
 export interface ServiceHostSpec { ip: string; hostname: string; services: EmulatedService[] }
@@ -663,6 +664,31 @@ const PRODUCTS: Record<ProductId, Handler> = {
     routes: { '/': APACHE_DEFAULT, '/index.html': APACHE_DEFAULT },
     fallback: (req) => ({ status: 'HTTP/1.1 404 Not Found', headers: [['Date', '$date'], ['Server', 'Apache/2.4.62 (Debian)'], ['Content-Length', '$len'], ['Content-Type', 'text/html; charset=iso-8859-1']],
       body: `<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>404 Not Found</title>\n</head><body>\n<h1>Not Found</h1>\n<p>The requested URL was not found on this server.</p>\n<hr>\n<address>Apache/2.4.62 (Debian) Server at ${hostOnly(req)} Port ${req.port}</address>\n</body></html>\n` }),
+  })),
+  // etcd 3.5 (Go net/http): no handler for / (Go's NotFound: "404 page not found\n", text/plain, nosniff); /version as
+  // etcd's versionHandler writes it (etcd docs, "Version": curl http://…:2379/version).
+  etcd: http(() => ({
+    routes: { '/version': { status: 'HTTP/1.1 200 OK', headers: [['Content-Type', 'application/json'], ['Date', '$date'], ['Content-Length', '$len']], body: '{"etcdserver":"3.5.9","etcdcluster":"3.5.0"}' } },
+    fallback: { status: 'HTTP/1.1 404 Not Found', headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ['Date', '$date'], ['Content-Length', '$len']], body: '404 page not found\n' },
+  })),
+  // Docker Registry 2.8 (distribution): / answers 200 with an empty body; /v2/ the API's base, `{}` with its version header
+  // (distribution's docs, "API Version Check": Docker-Distribution-API-Version: registry/2.0).
+  'docker-registry': http(() => ({
+    routes: {
+      '/': { status: 'HTTP/1.1 200 OK', headers: [['Cache-Control', 'no-cache'], ['Date', '$date'], ['Content-Length', '0']] },
+      '/v2/': { status: 'HTTP/1.1 200 OK', headers: [['Content-Length', '$len'], ['Content-Type', 'application/json; charset=utf-8'], ['Docker-Distribution-Api-Version', 'registry/2.0'], ['X-Content-Type-Options', 'nosniff'], ['Date', '$date']], body: '{}' },
+    },
+    fallback: { status: 'HTTP/1.1 404 Not Found', headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ['Date', '$date'], ['Content-Length', '$len']], body: '404 page not found\n' },
+  })),
+  // A Spring Boot 3 application (embedded Tomcat, no Server header by default) serving its own static index; the Actuator's
+  // health endpoint, exposed by default, answers in its own media type (Spring Boot docs, "Actuator API: health").
+  'spring-boot': http(() => ({
+    routes: {
+      '/': { status: 'HTTP/1.1 200 ', headers: [['Vary', 'Origin'], ['Last-Modified', 'Mon, 02 Sep 2024 10:12:00 GMT'], ['Accept-Ranges', 'bytes'], ['Content-Type', 'text/html'], ['Content-Language', 'en-US'], ['Content-Length', '$len'], ['Date', '$date']], body: html('Orders') },
+      '/actuator/health': { status: 'HTTP/1.1 200 ', headers: [['Content-Type', 'application/vnd.spring-boot.actuator.v3+json'], ['Transfer-Encoding', 'chunked'], ['Date', '$date']], body: 'f\r\n{"status":"UP"}\r\n0\r\n\r\n' },
+    },
+    fallback: (req) => ({ status: 'HTTP/1.1 404 ', headers: [['Vary', 'Origin'], ['Content-Type', 'application/json'], ['Content-Length', '$len'], ['Date', '$date']],
+      body: JSON.stringify({ timestamp: new Date().toISOString().replace('Z', '+00:00'), status: 404, error: 'Not Found', path: req.path }) }),
   })),
 };
 

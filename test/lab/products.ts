@@ -1,6 +1,6 @@
 /**
- * The "products" lab: a home / small-office network of 27 hosts on one L2 segment, 198.18.30.0/24,
- * 65 services of 55 products,
+ * The "products" lab: a home / small-office network of 28 hosts on one L2 segment, 198.18.30.0/24,
+ * 68 services of 58 products (and an HP printer's snmpd answering `public`),
  * each host a network namespace with a real vendor's MAC, running real Debian daemons (OpenSSH,
  * Redis, PostgreSQL, Mosquitto) and emulations of real products (test/lab/productServices.ts: one
  * Node process per host, answering with the product's own bytes). PRODUCT_TRUTH says what each
@@ -23,6 +23,7 @@ import path from 'node:path';
 import {
   addNamespace, assertIsolated, attach, cidrInside, claimServerLink, counterPackets, LAB_SPACE, labUnavailable, NODE, removeNamespaces, ROOT, sh, STATE_DIR,
 } from './lab.js';
+import { ensurePackages, SNMP_PACKAGES } from './packages.js';
 import type { EmulatedService, ProductId, ServiceHostSpec } from './productServices.js';
 
 export const PRODUCTS_SUBNET = '198.18.30.0/24';
@@ -33,7 +34,10 @@ const RAW_PORTS = '9100-9107';
 type Real = 'openssh' | 'redis' | 'postgresql' | 'mosquitto';
 /** [port, emulation or real daemon, product, regex a correct name matches, identifiable (default true)] */
 type Svc = [number, ProductId | Real, string, RegExp, boolean?];
-interface HostDef { name: string; octet: number; mac: string; device: string; os?: string; services: Svc[]; quiet?: boolean }
+/** snmpPublic: the host runs Debian's snmpd answering v2c `public` with this sysDescr (UDP 161; not in the TCP truth). */
+interface HostDef { name: string; octet: number; mac: string; device: string; os?: string; services: Svc[]; quiet?: boolean; snmpPublic?: string }
+/** An HP printer's JetDirect sysDescr as HP's firmware writes it (Recog snmp_sysdescr: HP JetDirect). */
+export const HP_SYS_DESCR = 'HP ETHERNET MULTI-ENVIRONMENT,ROM none,JETDIRECT,JD153,EEPROM JSI23900013,CIDATE 05/10/2016';
 
 const SSH = /ssh/i;
 const SMB = /smb|samba|microsoft-ds|cifs/i;
@@ -75,7 +79,7 @@ const HOSTS: HostDef[] = [
     [9200, 'elasticsearch', 'Elasticsearch', /elasticsearch/i], [5601, 'kibana', 'Kibana', /kibana/i]] },
   { name: 'printserver', octet: 23, mac: 'b8:27:eb:30:00:23', device: 'Raspberry Pi', os: 'Debian', services: [
     [631, 'cups', 'CUPS', /cups|ipp/i], [22, 'openssh', 'OpenSSH', SSH]] },
-  { name: 'laserjet', octet: 24, mac: 'a0:d3:c1:30:00:24', device: 'HP Color LaserJet MFP M477fdw', services: [
+  { name: 'laserjet', octet: 24, mac: 'a0:d3:c1:30:00:24', device: 'HP Color LaserJet MFP M477fdw', snmpPublic: HP_SYS_DESCR, services: [
     [80, 'hp-ews', 'HP LaserJet EWS', /\bhp\b|laserjet|jetdirect/i], [443, 'hp-ews-tls', 'HP LaserJet EWS (TLS)', /\bhp\b|laserjet|jetdirect/i],
     [9100, 'raw9100', 'HP JetDirect raw printing', /jetdirect|raw|print/i, false]] },
   { name: 'camera', octet: 25, mac: 'c0:56:e3:30:00:25', device: 'Hikvision IP camera', services: [
@@ -97,6 +101,9 @@ const HOSTS: HostDef[] = [
   { name: 'db', octet: 33, mac: '0c:c4:7a:30:00:33', device: 'Supermicro server', os: 'Debian', services: [
     [5432, 'postgresql', 'PostgreSQL', /postgres/i], [3306, 'mariadb', 'MariaDB', /mariadb|mysql/i], [389, 'slapd', 'OpenLDAP slapd', /ldap/i]] },
   { name: 'www', octet: 34, mac: '3c:7c:3f:30:00:34', device: 'PC', os: 'Debian', services: [[80, 'apache-default', 'Apache httpd', /apache/i]] },
+  // Web services whose first page names nothing: only a well-known path does (the agent's application probes).
+  { name: 'devops', octet: 36, mac: '8c:8c:aa:30:00:36', device: 'PC', os: 'Linux', services: [
+    [2379, 'etcd', 'etcd', /etcd/i], [5000, 'docker-registry', 'Docker Registry', /registry/i], [8080, 'spring-boot', 'Spring Boot application', /spring/i]] },
   // A phone: answers ARP only (no open port, drops every IP packet).
   { name: 'iphone', octet: 35, mac: 'f0:18:98:30:00:35', device: 'Apple iPhone', os: 'iOS', services: [], quiet: true },
 ];
@@ -117,7 +124,7 @@ export const PRODUCT_TRUTH: ProductTruth[] = HOSTS.flatMap((h) => h.services.map
   real: ['openssh', 'redis', 'postgresql', 'mosquitto'].includes(impl),
 })));
 /** Every host, with the device / OS its bytes state (where they do). */
-export const PRODUCT_HOSTS = HOSTS.map((h) => ({ name: h.name, ip: ipOf(h.octet), mac: h.mac, device: h.device, os: h.os, quiet: h.quiet ?? false }));
+export const PRODUCT_HOSTS = HOSTS.map((h) => ({ name: h.name, ip: ipOf(h.octet), mac: h.mac, device: h.device, os: h.os, quiet: h.quiet ?? false, snmpPublic: h.snmpPublic ?? null }));
 /** Every open port of the lab (the printer's 9100 included). */
 export const PRODUCT_PORTS = [...new Set(PRODUCT_TRUTH.map((t) => t.port))].sort((a, b) => a - b);
 
@@ -245,6 +252,7 @@ function makeCert(dir: string, name: string, subject: string, san: string): { ce
 export async function createProductsLab(): Promise<ProductsLab> {
   const why = labUnavailable();
   if (why) throw new Error(why);
+  ensurePackages(SNMP_PACKAGES); // snmpd for the hosts that answer `public`, snmpget to see it ready
   sweepStaleProductsLabs();
   const id = randomBytes(2).toString('hex');
   const labId = `np${id}`;
@@ -345,6 +353,13 @@ export async function createProductsLab(): Promise<ProductsLab> {
           emulated.push({ port, product: impl, ...(certs[impl] ? { cert: certs[impl] } : {}) });
         }
       }
+      if (h.snmpPublic) {
+        const conf = path.join(dir, `snmpd-${h.name}.conf`);
+        fs.writeFileSync(conf, [`agentAddress udp:${ip}:161`, 'rocommunity public', `sysDescr ${h.snmpPublic}`, `sysName ${h.name}`, ''].join('\n'), { mode: 0o644 });
+        const persist = path.join(dir, `snmp-var-${h.name}`);
+        fs.mkdirSync(persist, { recursive: true, mode: 0o700 });
+        spawnIn(ns, '/usr/sbin/snmpd', ['-f', '-Lo', '-C', '-c', conf, '-p', path.join(dir, `snmpd-${h.name}.pid`), '-I', '-smux'], { env: { ...process.env, SNMP_PERSISTENT_DIR: persist } });
+      }
       if (emulated.length) {
         const spec: ServiceHostSpec = { ip, hostname: h.name, services: emulated };
         spawnIn(ns, NODE, ['--import', 'tsx', path.join(ROOT, 'test/lab/productServices.ts'), JSON.stringify(spec)], { cwd: ROOT });
@@ -407,6 +422,15 @@ export async function createProductsLab(): Promise<ProductsLab> {
     const ready = spawnSync('ip', ['netns', 'exec', agentNs, NODE, '-e', READY_SCRIPT, JSON.stringify({ targets, waitMs: 30_000 })], { encoding: 'utf8', timeout: 60_000 });
     const down = JSON.parse(ready.stdout || '[]') as unknown[];
     if (ready.status !== 0 || down.length) throw new Error(`products lab: services not ready: ${JSON.stringify(down)} ${ready.stderr} (logs in ${dir})`);
+    // snmpd asked from its own host's namespace (nothing from the agent's side before the agent runs).
+    for (const h of HOSTS.filter((x) => x.snmpPublic)) {
+      const ask = () => spawnSync('ip', ['netns', 'exec', nsOf(h.name), 'snmpget', '-v2c', '-c', 'public', '-t', '1', '-r', '0', ipOf(h.octet), '1.3.6.1.2.1.1.1.0'], { encoding: 'utf8' }).status === 0;
+      const until = Date.now() + 15_000;
+      while (!ask()) {
+        if (Date.now() > until) throw new Error(`products lab: snmpd on ${h.name} does not answer (logs in ${dir})`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
     return lab;
   } catch (err) {
     process.off('exit', onExit);
