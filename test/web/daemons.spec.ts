@@ -122,6 +122,21 @@ describe('web application: the Daemons page (Chromium)', function () {
     expect(await c.locator('.targets.suggested code').allTextContents()).to.deep.equal(['198.18.2.0/24']);
     const targets = expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/targets`, { auth: session }));
     expect(targets.approved.map((t: any) => t.subnet_id)).to.deep.equal([lan.id]);
+    // What the approval allows: SNMP public on, the raw printing ports off; the operator opts the subnet in to 9100–9107.
+    const snmpPublic = c.getByRole('checkbox', { name: 'SNMP public' });
+    const rawPorts = c.getByRole('checkbox', { name: 'Ports 9100–9107' });
+    expect([await snmpPublic.isChecked(), await rawPorts.isChecked()]).to.deep.equal([true, false]);
+    await rawPorts.check();
+    await c.locator('.targets.approved input:checked').nth(1).waitFor();
+    const optedIn = expectOk(await call(world.app.url, 'GET', `/api/v1/daemons/${d.id}/targets`, { auth: session }));
+    expect(optedIn.approved[0]).to.include({ snmp_public: true, probe_raw_socket_ports: true });
+    if (process.env.DAEMON_SHOTS) {
+      for (const [width, height] of [[1440, 900], [390, 844]] as const) {
+        await page.setViewportSize({ width, height });
+        await page.screenshot({ path: `${process.env.DAEMON_SHOTS}/daemons-approved-${width}.png` });
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
 
     // The first approval queued the scan.
     await c.locator('.session[data-phase="Pending"]').waitFor();
@@ -228,6 +243,7 @@ describe('web application: the Daemons page (Chromium)', function () {
     expect(await c.locator('.targets.approved code').allTextContents()).to.deep.equal(['198.18.1.0/24']);
     expect(await c.locator('.daemon-report dd[data-field="addresses_tried"]').textContent()).to.equal('254');
     expect(await w.page.locator('#outlet button').count()).to.equal(0); // no Approve, Revoke, Scan now, Cancel, nor Create key
+    expect(await c.locator('.targets.approved input[type=checkbox]:not([disabled])').count()).to.equal(0); // the options are shown, not changeable
     expectNoProblems(w);
   });
 

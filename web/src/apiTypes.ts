@@ -18,6 +18,7 @@ export type UserApiKey = Schemas['UserApiKey'];
 export type UserApiKeyCreated = Schemas['UserApiKeyCreated'];
 export type VersionWarning = Schemas['VersionStatus']['warnings'][number];
 export type DaemonTargets = Schemas['DaemonTargets'];
+export type DaemonApprovedTarget = Schemas['DaemonApprovedTarget'];
 export type DiscoverySession = Schemas['DiscoverySession'];
 export type DiscoveryReport = NonNullable<Schemas['DiscoveryReport']>;
 export type DiscoverySessionSummary = NonNullable<Schemas['DiscoverySessionSummary']>;

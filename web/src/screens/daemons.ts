@@ -11,7 +11,7 @@ import { api, apiPath, ApiError } from '../api.js';
 import { fill, h, notice, when } from '../dom.js';
 import { agentSteps, installBlock } from '../agentHelp.js';
 import { navigate, type Route, type Session } from '../main.js';
-import type { Daemon, DaemonApiKeyCreated, DaemonTargets, DiscoverySession, DiscoverySessionSummary } from '../apiTypes.js';
+import type { Daemon, DaemonApiKeyCreated, DaemonApprovedTarget as ApprovedTarget, DaemonTargets, DiscoverySession, DiscoverySessionSummary } from '../apiTypes.js';
 
 const POLL_ACTIVE_MS = 2_000;
 const POLL_IDLE_MS = 10_000;
@@ -208,6 +208,7 @@ interface Actions {
   busy: (key: string) => boolean;
   approve(d: Daemon, subnetId: string): void;
   revoke(d: Daemon, subnetId: string): void;
+  setOption(d: Daemon, subnetId: string, options: { snmp_public?: boolean; probe_raw_socket_ports?: boolean }): void;
   scan(d: Daemon): void;
   cancel(d: Daemon, s: DiscoverySession): void;
 }
@@ -233,11 +234,24 @@ function targetsPart(e: DaemonEntry, act: Actions) {
     act.canManage ? h('button', {
       type: 'button', class: cls, 'aria-label': `${label} ${t.cidr}`, disabled: act.busy(`target:${d.id}:${t.subnet_id}`), onclick,
     }, label) : null);
+  // What an approval lets it do there besides the port scan: SNMP `public` (on by default), the raw printing ports (opt-in).
+  const option = (t: ApprovedTarget, field: 'snmp_public' | 'probe_raw_socket_ports', text: string, title: string) => h('label', { class: 'target-option', title },
+    h('input', {
+      type: 'checkbox', checked: t[field] === true, disabled: !act.canManage || act.busy(`target:${d.id}:${t.subnet_id}`),
+      onchange: (ev: Event) => act.setOption(d, t.subnet_id, { [field]: (ev.target as HTMLInputElement).checked }),
+    }), ` ${text}`);
+  const approvedRow = (t: ApprovedTarget) => {
+    const li = row(t, 'Revoke', () => act.revoke(d, t.subnet_id), 'danger');
+    li.append(h('span', { class: 'target-options' },
+      option(t, 'snmp_public', 'SNMP public', 'Ask its live hosts over SNMP v2c with the community "public"'),
+      option(t, 'probe_raw_socket_ports', 'Ports 9100–9107', 'Probe the raw printing ports (a printer prints what it receives; a host known to be a printer is never sent a payload)')));
+    return li;
+  };
   return [
     h('h3', {}, 'Targets'),
     h('p', { class: 'part-label' }, 'Approved: it scans these and nothing else'),
     e.targets.approved.length
-      ? h('ul', { class: 'targets approved' }, e.targets.approved.map((t) => row(t, 'Revoke', () => act.revoke(d, t.subnet_id), 'danger')))
+      ? h('ul', { class: 'targets approved' }, e.targets.approved.map(approvedRow))
       : h('p', { class: 'muted' }, 'None yet: approve a subnet it suggests.'),
     h('p', { class: 'part-label' }, 'Suggested: subnets it is on'),
     e.targets.suggested.length
@@ -375,6 +389,7 @@ export function daemonsScreen(outlet: HTMLElement, _route: Route, session: Sessi
     busy: (key) => state.busy.has(key),
     approve: (d, subnetId) => void act(d, `target:${d.id}:${subnetId}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/targets`, { subnet_id: subnetId })),
     revoke: (d, subnetId) => void act(d, `target:${d.id}:${subnetId}`, () => api.delete(apiPath`/api/v1/daemons/${d.id}/targets/${subnetId}`)),
+    setOption: (d, subnetId, options) => void act(d, `target:${d.id}:${subnetId}`, () => api.patch(apiPath`/api/v1/daemons/${d.id}/targets/${subnetId}`, options)),
     scan: (d) => void act(d, `scan:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions`)),
     cancel: (d, s) => void act(d, `cancel:${s.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions/${s.id}/cancel`)),
   };
