@@ -11,8 +11,9 @@
 //  - changed: other found hosts whose own columns, or a child (address, port, service, binding,
 //    interface) the session wrote, differ from their state when the session began, or that lost a
 //    service while it ran (a stopped service). Provenance is left out of the comparison (source
-//    metadata, discovery ids, timestamps): a Scanopy daemon dates every report, which gives each
-//    host and service a new state per run without anything of it changing;
+//    metadata, discovery ids, timestamps): a Scanopy daemon dates every report, and another session
+//    or daemon adds its own metadata entry, without anything of the host changing (nor does it make
+//    a history state: source is volatile, migration 20261202000002);
 //  - unchanged: the rest of the found hosts;
 //  - gone: hosts of the network with an address in the subnets the session scanned that the
 //    daemon's previous Network sessions found (its last Complete one before this, and any since)
