@@ -21,10 +21,11 @@ import { eventRoutes } from './modules/events/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { downloadRoutes } from './modules/downloads/routes.js';
 import { serviceDefinitionRoutes } from './modules/serviceDefinitions/routes.js';
+import { scheduleRoutes } from './modules/schedules/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes, ...hostImportRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
-  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes,
+  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes,
 ];

@@ -6,6 +6,7 @@
 //   version-status  periodic re-evaluation of version statuses   workers/versionStatus.ts
 //   topology-layout elkjs layouts of topology graphs, cached      workers/topologyLayout.ts
 //   webhook-delivery signed webhook POSTs, and their dispatcher   workers/webhookDelivery.ts
+//   discovery-schedule one scheduler per discovery schedule        workers/discoverySchedule.ts
 //
 // Metrics: this process serves no HTTP. Each job's duration and the version-status change count are
 // added to Redis hashes (src/core/queues.ts SharedMetricsStore) and exposed by the API's /metrics,
@@ -19,6 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/core/logger.js';
 import { loadQueueSettings } from '../src/core/queues.js';
 import { closeWorkerServices, createWorkerServices } from './context.js';
+import { startDiscoverySchedule } from './discoverySchedule.js';
 import { startDiscoverySync } from './discoverySync.js';
 import { startMaintenance } from './maintenance.js';
 import { startServerPoll } from './serverPoll.js';
@@ -39,7 +41,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 const starting = (async () => {
-  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery]) {
+  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery, startDiscoverySchedule]) {
     if (stopping) return;
     const worker = await start(services);
     worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));

@@ -2183,6 +2183,43 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/daemons/{id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A daemon’s discovery schedules (at most 20), oldest first: how each runs, next and last run, the last outcome and error */
+        get: operations["listDaemonSchedules"];
+        put?: never;
+        /** Schedule the daemon’s Network discovery: every_minutes, or cron in timezone; a jitter; optionally a subset of its approved subnets. Each interval queues a session as Scan now does (a pending or running one: skipped); after max_failures failures in a row it disables itself (disabled_reason) */
+        post: operations["createDaemonSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemons/{id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a discovery schedule */
+        get: operations["getDaemonSchedule"];
+        put?: never;
+        post?: never;
+        /** Delete a discovery schedule (its sessions stay) */
+        delete: operations["deleteDaemonSchedule"];
+        options?: never;
+        head?: never;
+        /** Change a discovery schedule (the fields given): enable or disable it (enabling clears its failures and disabled_reason), re-time it, change its jitter or subnets */
+        patch: operations["updateDaemonSchedule"];
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3280,6 +3317,42 @@ export type components = {
                 pattern: string;
             };
             enabled: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        DiscoverySchedule: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            daemon_id: string;
+            /** Format: uuid */
+            network_id: string;
+            subnet_ids: string[] | null;
+            every_minutes: number | null;
+            cron: string | null;
+            timezone: string;
+            jitter_seconds: number;
+            /** @description How it runs, in words: "every 15 minutes", "cron 0 3 * * * (Europe/Paris)" */
+            description: string;
+            enabled: boolean;
+            max_failures: number;
+            consecutive_failures: number;
+            /** @description Why the schedule disabled itself (null when a person disabled it, or it is enabled) */
+            disabled_reason: string | null;
+            /** @description When it runs next (null while disabled) */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            /**
+             * @description queued: a Network session was queued; skipped: one was already pending or running (not a failure); failed: see last_error
+             * @enum {string|null}
+             */
+            last_outcome: "queued" | "skipped" | "failed" | null;
+            /**
+             * Format: uuid
+             * @description The session its last queued run made
+             */
+            last_session_id: string | null;
+            last_error: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -13043,6 +13116,284 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listDaemonSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySchedule"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createDaemonSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "every_minutes": 60,
+                 *       "jitter_seconds": 30
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    /** @description Run every N minutes (the first run one interval after it is set) */
+                    every_minutes?: number | null;
+                    /** @description A cron expression (minute hour day-of-month month day-of-week), read in `timezone` */
+                    cron?: string | null;
+                    /**
+                     * @description IANA time zone the cron expression is read in (default UTC)
+                     * @default UTC
+                     */
+                    timezone?: string;
+                    /**
+                     * @description Each run starts up to this many seconds after its interval begins (the same delay whichever worker runs it)
+                     * @default 0
+                     */
+                    jitter_seconds?: number;
+                    /** @description Scan only these of the daemon’s approved subnets (null: every subnet approved when it runs; those no longer approved are left out, none left is a failure) */
+                    subnet_ids?: string[] | null;
+                    /**
+                     * @description A disabled schedule does not run; enabling it again clears its failures and disabled_reason
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /**
+                     * @description After this many consecutive failures the schedule disables itself and says why (default 3)
+                     * @default 3
+                     */
+                    max_failures?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySchedule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getDaemonSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description The schedule id
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySchedule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteDaemonSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description The schedule id
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateDaemonSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description The schedule id
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Run every N minutes (the first run one interval after it is set) */
+                    every_minutes?: number | null;
+                    /** @description A cron expression (minute hour day-of-month month day-of-week), read in `timezone` */
+                    cron?: string | null;
+                    /** @description IANA time zone the cron expression is read in (default UTC) */
+                    timezone?: string;
+                    /** @description Each run starts up to this many seconds after its interval begins (the same delay whichever worker runs it) */
+                    jitter_seconds?: number;
+                    /** @description Scan only these of the daemon’s approved subnets (null: every subnet approved when it runs; those no longer approved are left out, none left is a failure) */
+                    subnet_ids?: string[] | null;
+                    /** @description A disabled schedule does not run; enabling it again clears its failures and disabled_reason */
+                    enabled?: boolean;
+                    /** @description After this many consecutive failures the schedule disables itself and says why (default 3) */
+                    max_failures?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DiscoverySchedule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -20,6 +20,7 @@ export const QUEUE_NAMES = {
   versionStatus: 'version-status',
   topologyLayout: 'topology-layout',
   webhookDelivery: 'webhook-delivery',
+  discoverySchedule: 'discovery-schedule',
 } as const;
 
 export type QueueKey = keyof typeof QUEUE_NAMES;
@@ -78,6 +79,13 @@ export interface QueueSettings {
    * kill or stop the worker mid-job. Ignored when NODE_ENV=production.
    */
   discoverySyncTestDelayMs: number;
+  /** DISCOVERY_SCHEDULE_RECONCILE_MS: how often discovery schedules' job schedulers are matched to the table (5 min). */
+  scheduleReconcileMs: number;
+  /**
+   * DISCOVERY_SCHEDULE_MINUTE_MS: test-only, the length of a schedule's "minute" (every_minutes) and
+   * jitter second ×60, so a test runs many intervals quickly. Always 60 000 when NODE_ENV=production.
+   */
+  scheduleMinuteMs: number;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -105,6 +113,8 @@ export function loadQueueSettings(env: NodeJS.ProcessEnv = process.env, override
     lockDurationMs: positiveInt(env, 'WORKER_LOCK_DURATION_MS', 30_000),
     stalledIntervalMs: positiveInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000),
     discoverySyncTestDelayMs: env.NODE_ENV === 'production' ? 0 : positiveInt(env, 'DISCOVERY_SYNC_TEST_DELAY_MS', 0),
+    scheduleReconcileMs: positiveInt(env, 'DISCOVERY_SCHEDULE_RECONCILE_MS', 300_000),
+    scheduleMinuteMs: env.NODE_ENV === 'production' ? 60_000 : positiveInt(env, 'DISCOVERY_SCHEDULE_MINUTE_MS', 60_000) || 60_000,
     ...overrides,
   };
 }
@@ -238,6 +248,8 @@ export interface Queues {
   topologyLayout: Queue;
   /** Webhook deliveries to attempt (src/modules/webhooks/delivery.ts DeliveryJob). */
   webhookDelivery: Queue;
+  /** Discovery schedules' runs (`run` jobs of one scheduler per schedule) and `sync` / `reconcile` of those schedulers (workers/discoverySchedule.ts). */
+  discoverySchedule: Queue;
   close(): Promise<void>;
 }
 
@@ -287,6 +299,7 @@ export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisClusterNod
     versionStatus: byName[QUEUE_NAMES.versionStatus],
     topologyLayout: byName[QUEUE_NAMES.topologyLayout],
     webhookDelivery: byName[QUEUE_NAMES.webhookDelivery],
+    discoverySchedule: byName[QUEUE_NAMES.discoverySchedule],
     async close() {
       await Promise.allSettled(Object.values(byName).map((q) => q.close()));
       sharedClient?.disconnect();

@@ -245,6 +245,11 @@ interface Fixture {
 const net = (p: Ids) => `?network_id=${p.network}`;
 /** Daemons of the cancel fixture → the scan queued for them. */
 const scanOf = new Map<string, string>();
+/** Daemons of the schedule fixtures → the schedule made for them. */
+const scheduleOf = new Map<string, string>();
+const makeSchedule = async (id: string, app: TestApp, w: World) => {
+  scheduleOf.set(id, expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/schedules`, { auth: w.owner.auth, body: { every_minutes: 60 } }), 201).id as string);
+};
 /** Networks deleted for the restore fixture → an instant at which they existed. */
 const deletedAt = new Map<string, string>();
 
@@ -455,11 +460,24 @@ const FIXTURES: Record<string, Fixture> = {
   },
   'GET /api/v1/daemons/:id/targets': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/targets': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, body: (p) => ({ subnet_id: p.subnet }) },
+  'PATCH /api/v1/daemons/:id/targets/:subnet_id': {
+    role: 'Admin', id: 'daemon', fresh: 'daemon', outside: 'Daemon', answersOther: true, body: () => ({ snmp_public: false }),
+    // The allowed call changes the approval of the place's subnet for a fresh daemon.
+    afterFresh: async (id, app, w) => { expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/targets`, { auth: w.owner.auth, body: { subnet_id: w.inside.subnet } })); },
+  },
   'DELETE /api/v1/daemons/:id/targets/:subnet_id': {
     role: 'Admin', id: 'daemon', outside: 'Daemon',
     // The allowed call revokes the approval of the place's subnet for a fresh daemon.
     afterFresh: async (id, app, w) => { expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/targets`, { auth: w.owner.auth, body: { subnet_id: w.inside.subnet } })); },
   },
+  // Discovery schedules (issue 39.1): read like the daemon, written like its other settings.
+  'GET /api/v1/daemons/:id/schedules': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
+  'POST /api/v1/daemons/:id/schedules': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, status: 201, body: () => ({ every_minutes: 60 }) },
+  'GET /api/v1/daemons/:id/schedules/:schedule_id': { role: 'Viewer', id: 'daemon', fresh: 'daemon', outside: 'Daemon', answersOther: true, afterFresh: makeSchedule },
+  'PATCH /api/v1/daemons/:id/schedules/:schedule_id': {
+    role: 'Admin', id: 'daemon', fresh: 'daemon', outside: 'Daemon', answersOther: true, afterFresh: makeSchedule, body: () => ({ enabled: false }),
+  },
+  'DELETE /api/v1/daemons/:id/schedules/:schedule_id': { role: 'Admin', id: 'daemon', fresh: 'daemon', outside: 'Daemon', answersOther: true, afterFresh: makeSchedule },
 
   // Daemon API keys: a signed-in Admin.
   'POST /api/v1/auth/daemon': { role: 'Admin', sessionOnly: true, status: 201, creates: 'daemonKey', body: (p) => ({ name: uniq('dkey'), network_id: p.network }) },
@@ -585,6 +603,7 @@ function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place
     if (param === 'delivery_id') return ids.delivery;
     if (param === 'subnet_id') return ids.subnet;
     if (param === 'session_id') return scanOf.get(ids.daemon) ?? randomUUID();
+    if (param === 'schedule_id') return scheduleOf.get(ids.daemon) ?? randomUUID();
     // Consolidation: the place's host absorbs `ids.host` (a fresh one for the allowed call).
     if (param === 'destination') return place.host;
     if (param === 'other') return ids.host;

@@ -214,7 +214,7 @@ export async function listDaemonSessions(db: Db, organizationId: string, daemonI
 // cancelled never races a hand-out of the same daemon's work.
 
 /** The daemon's Network session that is pending or running, if any: one at a time. */
-async function activeNetworkSession(db: Db, daemon: DaemonRef) {
+export async function activeNetworkSession(db: Db, daemon: Pick<DaemonRef, 'id' | 'organization_id'>) {
   return db.one<{ id: string; phase: string }>(
     `select id, phase from discovery_sessions where organization_id = ? and daemon_id = ? and discovery_type->>'type' = 'Network' and phase = any(?::text[])
      order by created_at limit 1`,
@@ -222,10 +222,12 @@ async function activeNetworkSession(db: Db, daemon: DaemonRef) {
   );
 }
 
-async function insertNetworkSession(db: Db, daemon: DaemonRef) {
+/** A Network session of the daemon: of `subnetIds` (a schedule's subset), else of every approved subnet (null: filled in at hand-out). */
+export async function insertNetworkSession(db: Db, daemon: Pick<DaemonRef, 'id' | 'organization_id' | 'network_id'>, subnetIds: string[] | null = null) {
+  const type = { ...networkDiscovery(), subnet_ids: subnetIds };
   const [row] = await db.query<SessionListRow>(
     `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type) values (?, ?, ?, ?, ?::jsonb) returning ${SESSION_COLUMNS}`,
-    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(sealSecrets(networkDiscovery()))],
+    [randomUUID(), daemon.organization_id, daemon.network_id, daemon.id, JSON.stringify(sealSecrets(type))],
   );
   return sessionView(row!);
 }
