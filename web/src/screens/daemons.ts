@@ -2,9 +2,10 @@
 // asking for work is "not running"), version and last contact; the subnets it suggests (Approve) and
 // the ones it may scan (Revoke); "Scan now", the running session's phase and progress (Cancel), and
 // the last finished run: the server's summary (hosts found, new, changed, unchanged, gone, with links
-// to the new and gone hosts on the map and in the hosts list) and our agent's report. With no
-// daemon, how to start one.
-// Reads GET /api/v1/daemons, …/:id/targets and …/:id/sessions; the state is kept apart from the
+// to the new and gone hosts on the map and in the hosts list) and our agent's report; its discovery
+// schedules (every N minutes or cron, next and last run, last error; Admins add, enable, disable and
+// delete them). With no daemon, how to start one.
+// Reads GET /api/v1/daemons, …/:id/targets, …/:id/sessions and …/:id/schedules; the state is kept apart from the
 // drawing, and a poll (every 2 s while a session is pending or runs, else every 10 s) redraws only
 // the parts of a daemon whose data changed, so a button being used is not replaced under the pointer.
 import { api, apiPath, ApiError } from '../api.js';
@@ -12,6 +13,9 @@ import { fill, h, notice, when } from '../dom.js';
 import { agentSteps, installBlock } from '../agentHelp.js';
 import { navigate, type Route, type Session } from '../main.js';
 import type { Daemon, DaemonApiKeyCreated, DaemonApprovedTarget as ApprovedTarget, DaemonTargets, DiscoverySession, DiscoverySessionSummary } from '../apiTypes.js';
+import type { components } from '../../../clients/typescript/schema.js';
+
+type DiscoverySchedule = components['schemas']['DiscoverySchedule'];
 
 const POLL_ACTIVE_MS = 2_000;
 const POLL_IDLE_MS = 10_000;
@@ -24,6 +28,7 @@ interface DaemonEntry {
   daemon: Daemon;
   targets: DaemonTargets;
   sessions: DiscoverySession[];
+  schedules: DiscoverySchedule[];
 }
 
 interface PageState {
@@ -41,11 +46,12 @@ interface PageState {
 async function loadEntries(): Promise<DaemonEntry[]> {
   const daemons = await api.get<Daemon[]>('/api/v1/daemons?limit=1000');
   return Promise.all(daemons.map(async (daemon) => {
-    const [targets, sessions] = await Promise.all([
+    const [targets, sessions, schedules] = await Promise.all([
       api.get<DaemonTargets>(apiPath`/api/v1/daemons/${daemon.id}/targets`),
       api.get<DiscoverySession[]>(apiPath`/api/v1/daemons/${daemon.id}/sessions`),
+      api.get<DiscoverySchedule[]>(apiPath`/api/v1/daemons/${daemon.id}/schedules`),
     ]);
-    return { daemon, targets, sessions };
+    return { daemon, targets, sessions, schedules };
   }));
 }
 
@@ -211,6 +217,9 @@ interface Actions {
   setOption(d: Daemon, subnetId: string, options: { snmp_public?: boolean; probe_raw_socket_ports?: boolean }): void;
   scan(d: Daemon): void;
   cancel(d: Daemon, s: DiscoverySession): void;
+  addSchedule(d: Daemon, everyMinutes: number): void;
+  setScheduleEnabled(d: Daemon, s: DiscoverySchedule, enabled: boolean): void;
+  deleteSchedule(d: Daemon, s: DiscoverySchedule): void;
 }
 
 function headerPart(d: Daemon) {
@@ -291,20 +300,66 @@ function runPart(e: DaemonEntry, act: Actions) {
   ];
 }
 
+const OUTCOME_TEXT: Record<string, string> = { queued: 'scan queued', skipped: 'skipped (a scan was already queued or running)', failed: 'failed' };
+
+function scheduleRow(d: Daemon, s: DiscoverySchedule, act: Actions) {
+  const key = `schedule:${d.id}:${s.id}`;
+  return h('li', { class: `session schedule${s.enabled ? '' : ' disabled'}`, 'data-schedule-id': s.id },
+    h('div', { class: 'session-line schedule-line' },
+      h('span', {}, h('strong', {}, s.description), s.jitter_seconds ? h('span', { class: 'muted' }, ` (± up to ${s.jitter_seconds} s)`) : null,
+        s.subnet_ids ? h('span', { class: 'muted' }, ` · ${s.subnet_ids.length} of its subnets`) : null,
+        h('span', { class: 'schedule-state' }, s.enabled ? ' · enabled' : ' · disabled')),
+      act.canManage ? h('span', { class: 'schedule-actions' },
+        h('button', {
+          type: 'button', 'aria-label': `${s.enabled ? 'Disable' : 'Enable'} the schedule ${s.description}`, disabled: act.busy(key),
+          onclick: () => act.setScheduleEnabled(d, s, !s.enabled),
+        }, s.enabled ? 'Disable' : 'Enable'),
+        h('button', {
+          type: 'button', class: 'danger', 'aria-label': `Delete the schedule ${s.description}`, disabled: act.busy(key), onclick: () => act.deleteSchedule(d, s),
+        }, 'Delete')) : null),
+    h('small', { class: 'muted schedule-runs' },
+      s.enabled && s.next_run_at ? ['next ', when(s.next_run_at)] : 'not running',
+      ' · last ', s.last_run_at ? [when(s.last_run_at), s.last_outcome ? `: ${OUTCOME_TEXT[s.last_outcome] ?? s.last_outcome}` : ''] : 'never'),
+    s.disabled_reason ? h('p', { class: 'notice error schedule-disabled' }, s.disabled_reason)
+      : s.last_error ? h('p', { class: 'warning schedule-error' }, `Last error: ${s.last_error}`) : null);
+}
+
+function schedulesPart(e: DaemonEntry, act: Actions) {
+  const d = e.daemon;
+  const minutes = h('input', { type: 'number', min: 1, max: 527040, step: 1, value: 60, required: true, id: `schedule-every-${d.id}`, class: 'schedule-every' }) as HTMLInputElement;
+  return [
+    h('h3', {}, 'Schedules'),
+    e.schedules.length
+      ? h('ul', { class: 'sessions schedules' }, e.schedules.map((s) => scheduleRow(d, s, act)))
+      : h('p', { class: 'muted' }, act.canManage ? 'None: it scans when someone presses Scan now.' : 'None: an Admin can schedule its scans.'),
+    act.canManage ? h('form', {
+      class: 'part-actions schedule-form',
+      onsubmit: (ev: SubmitEvent) => {
+        ev.preventDefault();
+        act.addSchedule(d, Number(minutes.value));
+      },
+    }, h('label', { for: minutes.id }, 'Scan every '), minutes, ' minutes ',
+    h('button', { type: 'submit', disabled: act.busy(`schedule-add:${d.id}`) }, 'Add schedule')) : null,
+  ];
+}
+
 type Child = Parameters<typeof fill>[1];
 
 /** One daemon's card, whose parts are redrawn only when what they show changed. */
 interface Card {
   el: HTMLElement;
-  parts: Record<'header' | 'targets' | 'run' | 'report' | 'error', { el: HTMLElement; key: string }>;
+  parts: Record<'header' | 'targets' | 'run' | 'schedules' | 'report' | 'error', { el: HTMLElement; key: string }>;
 }
 
 function newCard(d: Daemon): Card {
   const part = (cls: string, tag: 'div' | 'section' = 'section') => ({ el: h(tag, { class: cls }), key: '(not drawn)' });
-  const parts = { header: part('daemon-head', 'div'), error: part('daemon-error', 'div'), targets: part('daemon-targets'), run: part('daemon-run'), report: part('daemon-report') };
+  const parts = {
+    header: part('daemon-head', 'div'), error: part('daemon-error', 'div'), targets: part('daemon-targets'), run: part('daemon-run'),
+    schedules: part('daemon-schedules'), report: part('daemon-report'),
+  };
   parts.error.el.setAttribute('aria-live', 'polite');
   const el = h('article', { class: 'daemon-card', 'data-daemon-id': d.id, 'aria-label': `Daemon ${d.name}` },
-    parts.header.el, parts.error.el, h('div', { class: 'daemon-parts' }, parts.targets.el, parts.run.el, parts.report.el));
+    parts.header.el, parts.error.el, h('div', { class: 'daemon-parts' }, parts.targets.el, parts.run.el, parts.schedules.el, parts.report.el));
   return { el, parts };
 }
 
@@ -318,6 +373,7 @@ function drawCard(card: Card, e: DaemonEntry, state: PageState, act: Actions) {
     error: [error?.message, () => [error ? notice('error', error.message, error.code) : null]],
     targets: [[e.targets, busyKeys], () => targetsPart(e, act)],
     run: [[activeSessions(e.sessions), networkBusy(e.sessions), e.targets.approved.length, busyKeys], () => runPart(e, act)],
+    schedules: [[e.schedules, busyKeys], () => schedulesPart(e, act)],
     report: [[run, e.daemon.version, e.targets.approved.length], () => reportPart(e)],
   };
   for (const [name, [data, draw]] of Object.entries(want) as Array<[keyof Card['parts'], [unknown, () => Child]]>) {
@@ -392,6 +448,9 @@ export function daemonsScreen(outlet: HTMLElement, _route: Route, session: Sessi
     setOption: (d, subnetId, options) => void act(d, `target:${d.id}:${subnetId}`, () => api.patch(apiPath`/api/v1/daemons/${d.id}/targets/${subnetId}`, options)),
     scan: (d) => void act(d, `scan:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions`)),
     cancel: (d, s) => void act(d, `cancel:${s.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions/${s.id}/cancel`)),
+    addSchedule: (d, everyMinutes) => void act(d, `schedule-add:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/schedules`, { every_minutes: everyMinutes })),
+    setScheduleEnabled: (d, s, enabled) => void act(d, `schedule:${d.id}:${s.id}`, () => api.patch(apiPath`/api/v1/daemons/${d.id}/schedules/${s.id}`, { enabled })),
+    deleteSchedule: (d, s) => void act(d, `schedule:${d.id}:${s.id}`, () => api.delete(apiPath`/api/v1/daemons/${d.id}/schedules/${s.id}`)),
   };
 
   function draw() {
