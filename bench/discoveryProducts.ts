@@ -1,6 +1,6 @@
 // Products bench (`npm run bench:products`, or `node --import tsx bench/discoveryProducts.ts`). Root
 // only (network namespaces): elsewhere it says why and exits 0.
-// In the products lab (test/lab/products.ts: 27 hosts on 198.18.30.0/24, 63 services of real
+// In the products lab (test/lab/products.ts: 28 hosts on 198.18.30.0/24, 68 services of real
 // products, real Debian daemons and byte-faithful emulations), in one run, both from the agent's
 // namespace (no default route; asserted before each tool starts):
 //  1. our agent from source (`node --import tsx agent/main.ts --once --targets 198.18.30.0/24

@@ -34,6 +34,7 @@ import { Migration20261201000002HostFacts } from '../migrations/Migration2026120
 import { Migration20261201000003ServiceDefinitions } from '../migrations/Migration20261201000003ServiceDefinitions.js';
 import { Migration20261202000001DaemonTargetOptions } from '../migrations/Migration20261202000001DaemonTargetOptions.js';
 import { Migration20261202000002ProvenanceIsNoChange } from '../migrations/Migration20261202000002ProvenanceIsNoChange.js';
+import { Migration20261202000003HostPresence } from '../migrations/Migration20261202000003HostPresence.js';
 import { Migration20261202000010DiscoverySchedules } from '../migrations/Migration20261202000010DiscoverySchedules.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
@@ -73,6 +74,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261201000003ServiceDefinitions', class: Migration20261201000003ServiceDefinitions },
   { name: 'Migration20261202000001DaemonTargetOptions', class: Migration20261202000001DaemonTargetOptions },
   { name: 'Migration20261202000002ProvenanceIsNoChange', class: Migration20261202000002ProvenanceIsNoChange },
+  { name: 'Migration20261202000003HostPresence', class: Migration20261202000003HostPresence },
   { name: 'Migration20261202000010DiscoverySchedules', class: Migration20261202000010DiscoverySchedules },
 ];
 

@@ -2277,6 +2277,8 @@ export type components = {
             name: string;
             description: string | null;
             tags: string[];
+            /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+            host_expiry_days: number;
             /** Format: uuid */
             lineage_id: string | null;
             created_at: string;
@@ -2292,6 +2294,8 @@ export type components = {
             name: string;
             description: string | null;
             tags: string[];
+            /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+            host_expiry_days: number;
             /** Format: uuid */
             lineage_id: string | null;
             created_at: string;
@@ -2640,6 +2644,15 @@ export type components = {
             sys_contact: string | null;
             /** @description LLDP chassis id of the host itself (read-only, from discovery) */
             chassis_id: string | null;
+            /** @description Since when completed scans of its subnet have not seen it (null: online; read-only, from discovery) */
+            offline_at: string | null;
+            /** @description A person said to ignore it: never alerted on, hidden, and kept ignored whatever discovery finds */
+            ignored: boolean;
+            /**
+             * @description online; offline (a completed scan of its subnet missed it); stale (offline for longer than its network's host_expiry_days); ignored (read-only, derived)
+             * @enum {string}
+             */
+            status: "online" | "offline" | "stale" | "ignored";
             ip_addresses?: components["schemas"]["IPAddress"][];
             ports?: components["schemas"]["Port"][];
             services?: components["schemas"]["Service"][];
@@ -2731,6 +2744,15 @@ export type components = {
             sys_contact: string | null;
             /** @description LLDP chassis id of the host itself (read-only, from discovery) */
             chassis_id: string | null;
+            /** @description Since when completed scans of its subnet have not seen it (null: online; read-only, from discovery) */
+            offline_at: string | null;
+            /** @description A person said to ignore it: never alerted on, hidden, and kept ignored whatever discovery finds */
+            ignored: boolean;
+            /**
+             * @description online; offline (a completed scan of its subnet missed it); stale (offline for longer than its network's host_expiry_days); ignored (read-only, derived)
+             * @enum {string}
+             */
+            status: "online" | "offline" | "stale" | "ignored";
             ip_addresses?: components["schemas"]["IPAddress"][];
             ports?: components["schemas"]["Port"][];
             services?: components["schemas"]["Service"][];
@@ -4671,6 +4693,8 @@ export interface operations {
                     description?: string | null;
                     /** @default [] */
                     tags?: string[];
+                    /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+                    host_expiry_days?: number;
                     expected_updated_at?: string | null;
                 };
             };
@@ -4773,6 +4797,8 @@ export interface operations {
                     description?: string | null;
                     /** @default [] */
                     tags?: string[];
+                    /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+                    host_expiry_days?: number;
                     expected_updated_at?: string | null;
                 };
             };
@@ -4868,6 +4894,8 @@ export interface operations {
                     name?: string | null;
                     description?: string | null;
                     tags?: string[] | null;
+                    /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+                    host_expiry_days?: number | null;
                     expected_updated_at?: string | null;
                 };
                 /**
@@ -4885,6 +4913,8 @@ export interface operations {
                     name?: string | null;
                     description?: string | null;
                     tags?: string[] | null;
+                    /** @description How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged) */
+                    host_expiry_days?: number | null;
                     expected_updated_at?: string | null;
                 };
             };
@@ -6336,6 +6366,8 @@ export interface operations {
                 device_type?: string;
                 /** @description Hosts whose os_name starts with this (case-insensitive), e.g. "Debian" */
                 os?: string;
+                /** @description Hosts with this status (online, offline, stale, ignored), as of `at` when given */
+                status?: "online" | "offline" | "stale" | "ignored";
             };
             header?: never;
             path?: never;
@@ -6415,6 +6447,8 @@ export interface operations {
                     description?: string | null;
                     /** @default false */
                     hidden?: boolean;
+                    /** @description Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged */
+                    ignored?: boolean;
                     /** @default [] */
                     tags?: string[];
                     virtualization?: {
@@ -6581,6 +6615,8 @@ export interface operations {
                     id: string;
                     name: string;
                     hidden: boolean;
+                    /** @description Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged */
+                    ignored?: boolean;
                     tags: string[];
                     hostname?: string | null;
                     description?: string | null;
@@ -6738,6 +6774,8 @@ export interface operations {
                     id?: string | null;
                     name?: string | null;
                     hidden?: boolean | null;
+                    /** @description Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged */
+                    ignored?: boolean | null;
                     tags?: string[] | null;
                     hostname?: string | null;
                     description?: string | null;
@@ -6821,6 +6859,8 @@ export interface operations {
                     id?: string | null;
                     name?: string | null;
                     hidden?: boolean | null;
+                    /** @description Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged */
+                    ignored?: boolean | null;
                     tags?: string[] | null;
                     hostname?: string | null;
                     description?: string | null;
@@ -7077,6 +7117,8 @@ export interface operations {
                 device_type?: string;
                 /** @description Hosts whose os_name starts with this (case-insensitive), e.g. "Debian" */
                 os?: string;
+                /** @description Hosts with this status (online, offline, stale, ignored), as of `at` when given */
+                status?: "online" | "offline" | "stale" | "ignored";
             };
             header?: never;
             path?: never;
@@ -7151,6 +7193,8 @@ export interface operations {
                     description?: string | null;
                     /** @default false */
                     hidden?: boolean;
+                    /** @description Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged */
+                    ignored?: boolean;
                     /** @default [] */
                     tags?: string[];
                     virtualization?: {

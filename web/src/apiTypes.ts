@@ -34,6 +34,8 @@ export type GraphNode = Schemas['TopologyNode'] & {
   workload?: string;
   services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
   counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
+  /** A host completed scans no longer see (hosts.offline_at). */
+  offline?: boolean;
   /** A summary node's folded hosts (l3: quiet hosts of a subnet). */
   hosts?: Array<{ id: string; name: string; hostname?: string | null; ip_address: string }>;
 };

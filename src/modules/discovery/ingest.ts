@@ -11,6 +11,7 @@ import { subnetTable } from '../subnets/table.js';
 import { assertOwnNetwork, idsOfOtherOrganizations, json, LOCKS, NIL, type IngestContext } from './hostIngest.js';
 import { newSource } from './plan.js';
 import { TERMINAL_PHASES } from './schemas.js';
+import { markPresence } from './presence.js';
 import { scannedSubnetIds, summarizeSession } from './sessionSummary.js';
 import { subnetToDaemon, type DaemonSource, type DaemonSubnet } from './vocabulary.js';
 
@@ -117,6 +118,7 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
     // A row comes back only when this update was applied: a terminal phase then is the session's end.
     if (applied && TERMINAL_PHASES.includes(applied.phase)) {
       await summarizeSession(tx, ctx.organizationId, payload.session_id, scannedSubnetIds(payload.discovery_type));
+      await markPresence(tx, ctx.organizationId, payload.session_id);
     }
   });
 }

@@ -21,6 +21,7 @@ import { portTable } from '../ports/table.js';
 import { serviceTable } from '../services/table.js';
 import { hostResponse } from './response.js';
 import { hostTable } from './table.js';
+import { DEFAULT_HOST_EXPIRY_DAYS, hostStatus } from './presence.js';
 
 /** Each entry carries the host's children (~56 KB for a host with 100 ports): 100 entries is ~6 MB (bench/README.md). */
 export const HOST_HISTORY_MAX = 100;
@@ -207,6 +208,9 @@ export async function hostHistory(db: Db, scope: Scope, hostId: string, q: { lim
     const loaded = await Promise.all([...HOST_KINDS, BINDINGS].map((k) => childStates(tx, scope.organizationId, k, hostId, from, to)));
     const all = Object.fromEntries([...HOST_KINDS, BINDINGS].map((k, i) => [k.entity, loaded[i]!])) as Record<Kind['entity'], States>;
     const label = labeller(all);
+    const network = await tx.one<{ host_expiry_days: number }>(
+      `select host_expiry_days from networks where organization_id = ? and id = ?`, [scope.organizationId, hostStates.at(hostId, to)?.network_id ?? null]);
+    const expiry = network?.host_expiry_days ?? DEFAULT_HOST_EXPIRY_DAYS;
 
     // Who owned a child's state at `t`: its host_id, or for a binding the host of its service then
     // (`ending`: the service's state that was valid just before `t`).
@@ -264,6 +268,7 @@ export async function hostHistory(db: Db, scope: Scope, hostId: string, q: { lim
       const bindings = all.binding.rows.filter((b) => validAt(b, t) && serviceIds.has(b.service_id as string));
       return {
         ...host,
+        status: hostStatus(host, expiry, new Date(t)), // as it was then
         interfaces: pick(HOST_KINDS[3]!),
         ip_addresses: pick(HOST_KINDS[0]!),
         ports: pick(HOST_KINDS[1]!),

@@ -8,6 +8,7 @@ import { interfaceResponse } from '../interfaces/schemas.js';
 import { ipAddressResponse } from '../ipAddresses/schemas.js';
 import { portResponse } from '../ports/schemas.js';
 import { serviceResponse } from '../services/schemas.js';
+import { HOST_STATUSES } from './presence.js';
 
 const ts = () => timestamp().allow(null);
 export const hostResponse = Joi.object({
@@ -28,6 +29,10 @@ export const hostResponse = Joi.object({
   sys_location: Joi.string().allow(null).description('SNMP sysLocation (read-only, from discovery)'),
   sys_contact: Joi.string().allow(null).description('SNMP sysContact (read-only, from discovery)'),
   chassis_id: Joi.string().allow(null).description('LLDP chassis id of the host itself (read-only, from discovery)'),
+  offline_at: ts().description('Since when completed scans of its subnet have not seen it (null: online; read-only, from discovery)'),
+  ignored: Joi.boolean().description('A person said to ignore it: never alerted on, hidden, and kept ignored whatever discovery finds'),
+  status: Joi.string().valid(...HOST_STATUSES)
+    .description('online; offline (a completed scan of its subnet missed it); stale (offline for longer than its network\'s host_expiry_days); ignored (read-only, derived)'),
   // Children as of the same instant as the host (now, `at`, or a history entry's valid_from).
   ip_addresses: Joi.array().items(ipAddressResponse).optional(),
   ports: Joi.array().items(portResponse).optional(),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { body, readOnlyNetworkId, SCANOPY_IGNORED, description, entityId, ipAddress, listQuery, name, orderQuery, SERVER_OWNED, tagIds, timestamp, uuid } from '../../http/schemas.js';
+import { HOST_STATUSES } from './presence.js';
 
 export const HOST_ORDER_FIELDS = ['name', 'hostname', 'created_at', 'updated_at', 'last_seen_at'] as const;
 
@@ -60,6 +61,12 @@ const children = {
   services: Joi.array().items(serviceInput).max(1000).allow(null),
 };
 
+/** What a host's GET carries that a write sends back and the server ignores: its presence is discovery's (offline_at) or derived (status). */
+const HOST_READ_ONLY = [...SERVER_OWNED, ...SCANOPY_IGNORED.host, 'offline_at', 'status'];
+
+/** Ignoring a host also hides it; left out of a write, it is kept. */
+const ignored = () => Joi.boolean().description('Ignore the host: never alerted on, hidden (hidden is set with it), and kept ignored whatever discovery finds; left out: unchanged');
+
 export const hostCreate = body({
   id: Joi.any().strip(), // the server names new hosts
   name: name().required(),
@@ -67,12 +74,13 @@ export const hostCreate = body({
   hostname: Joi.string().max(253).allow(null, '').empty('').default(null),
   description: description(),
   hidden: Joi.boolean().default(false),
+  ignored: ignored(),
   tags: tagIds().default([]),
   virtualization: virtualization(),
   credential_assignments: credentialAssignments().allow(null).default([]),
   ...children,
   interfaces: Joi.any().strip(),
-}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]).example({
+}, HOST_READ_ONLY).example({
   network_id: '3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b', name: 'web-01', hostname: 'web-01.lan', description: 'Front web server',
   ip_addresses: [{ subnet_id: '9b2d4e61-0c3a-4f7e-8d15-2a6b7c8d9e0f', ip_address: '192.168.1.10' }],
   ports: [{ number: 443, protocol: 'Tcp' }],
@@ -84,6 +92,7 @@ export const hostUpdate = body({
   id: uuid().required(),
   name: name().required(),
   hidden: Joi.boolean().required(),
+  ignored: ignored(),
   tags: tagIds().required(),
   hostname: Joi.string().max(253).allow(null, '').empty('').default(null),
   description: description(),
@@ -93,7 +102,7 @@ export const hostUpdate = body({
   ...children,
   network_id: readOnlyNetworkId('a host'), // a host never moves to another network: another one is 400
   interfaces: Joi.any().strip(), // discovered (SNMP); managed through /api/v1/interfaces
-}, [...SERVER_OWNED, ...SCANOPY_IGNORED.host]);
+}, HOST_READ_ONLY);
 
 export const hostListQuery = listQuery({
   ...orderQuery(HOST_ORDER_FIELDS),
@@ -103,5 +112,6 @@ export const hostListQuery = listQuery({
   q: Joi.string().max(100),
   device_type: Joi.string().max(200).description('Hosts whose device_type is this (case-insensitive): NAS, Printer, Router, Camera…'),
   os: Joi.string().max(200).description('Hosts whose os_name starts with this (case-insensitive), e.g. "Debian"'),
+  status: Joi.string().valid(...HOST_STATUSES).description('Hosts with this status (online, offline, stale, ignored), as of `at` when given'),
 });
 

@@ -18,6 +18,7 @@ import { serviceTable } from '../services/table.js';
 import { tagService } from '../tags/service.js';
 import { planIpAddresses, planPorts, planServices, withServerIds, type IpAddressInput, type OwnChildIds, type PortInput, type ServiceInput } from './hostSync.js';
 import { hostHistory } from './historyWithChildren.js';
+import { statusClause } from './presence.js';
 import { withChildren } from './hostView.js';
 import { hostSearchClause } from './search.js';
 import { hostTable } from './table.js';
@@ -29,6 +30,7 @@ export interface HostInput {
   hostname: string | null;
   description: string | null;
   hidden: boolean;
+  ignored?: boolean;
   tags: string[];
   virtualization: object | null;
   credential_assignments?: object[] | null;
@@ -132,6 +134,7 @@ export const hostService = {
     if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
     if (q.device_type) where.push(['lower(t.device_type) = lower(?)', [q.device_type]]);
     if (q.os) where.push([`t.os_name ilike ? || '%'`, [String(q.os).replace(/[\\%_]/g, '\\$&')]]);
+    if (q.status) where.push(statusClause(q.status, q.at ?? new Date().toISOString()));
     if (q.q) where.push(hostSearchClause(scope.organizationId, String(q.q), q.at));
     const { rows, total } = await hostTable.list(db, scope, {
       where, ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
@@ -149,7 +152,7 @@ export const hostService = {
       await tagService.assertTagsExist(tx, scope, input.tags);
       const host = await hostTable.insert(tx, {
         id: randomUUID(), organization_id: scope.organizationId, network_id: input.network_id, name: input.name,
-        hostname: input.hostname, description: input.description, hidden: input.hidden, tags: input.tags, source: MANUAL,
+        hostname: input.hostname, description: input.description, hidden: input.hidden || input.ignored === true, ignored: input.ignored === true, tags: input.tags, source: MANUAL,
         virtualization: input.virtualization, credential_assignments: input.credential_assignments ?? [],
       });
       await syncChildren(tx, scope, host, input);
@@ -165,6 +168,8 @@ export const hostService = {
         tags: input.tags, virtualization: input.virtualization,
       };
       if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
+      if (input.ignored !== undefined) values.ignored = input.ignored;
+      if (input.ignored) values.hidden = true;
       // A person who writes another name owns it from now on: discovery never renames the host again (issue 38.4).
       const named = await tx.query<{ name: string }>(`select name from hosts where organization_id = ? and id = ?`, [scope.organizationId, id]);
       if (named[0] && named[0].name !== input.name) values.name_source = null;

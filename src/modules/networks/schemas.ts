@@ -5,17 +5,21 @@ export const NETWORK_ORDER_FIELDS = ['name', 'created_at', 'updated_at'] as cons
 
 export const networkListQuery = listQuery(orderQuery(NETWORK_ORDER_FIELDS));
 
+const hostExpiryDays = Joi.number().integer().min(1).max(3650)
+  .description('How long a host may be offline before it counts as stale (days; default 30; omitted on a write: unchanged)');
+
 export const networkWrite = body({
   id: entityId(),
   name: name().required(),
   description: description(),
   tags: tagIds().default([]),
+  host_expiry_days: hostExpiryDays,
   expected_updated_at: timestamp().allow(null),
 }, [...SERVER_OWNED, ...SCANOPY_IGNORED.network]);
 
 export const networkResponse = Joi.object({
   id: uuid(), organization_id: uuid(), name: Joi.string(), description: Joi.string().allow(null),
-  tags: Joi.array().items(uuid()), lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(),
+  tags: Joi.array().items(uuid()), host_expiry_days: hostExpiryDays, lineage_id: uuid().allow(null), created_at: timestamp(), updated_at: timestamp(),
   valid_from: timestamp(), valid_to: timestamp().allow(null),
 }).label('Network');
 

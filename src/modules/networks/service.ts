@@ -13,7 +13,7 @@ const SINGULAR: Record<string, string> = { hosts: 'host', subnets: 'subnet', dep
 export const networkTable = new HistoryTable({
   table: 'networks',
   entity: 'Network',
-  columns: ['id', 'organization_id', 'name', 'description', 'tags', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
+  columns: ['id', 'organization_id', 'name', 'description', 'tags', 'host_expiry_days', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
   networkColumn: 'id', // a network is in scope when it is one of the caller's networks
 });
 
@@ -22,6 +22,7 @@ export interface NetworkInput {
   name: string;
   description: string | null;
   tags: string[];
+  host_expiry_days?: number;
   expected_updated_at?: string | null;
 }
 
@@ -42,6 +43,7 @@ export const networkService = {
       await tagService.assertTagsExist(tx, scope, input.tags);
       return networkTable.insert(tx, {
         id: randomUUID(), organization_id: scope.organizationId, name: input.name, description: input.description, tags: input.tags,
+        ...(input.host_expiry_days ? { host_expiry_days: input.host_expiry_days } : {}),
       });
     });
   },
@@ -50,7 +52,8 @@ export const networkService = {
     assertSameId(id, input.id);
     return db.transaction(async (tx) => {
       await tagService.assertTagsExist(tx, scope, input.tags);
-      return networkTable.update(tx, scope, id, { name: input.name, description: input.description, tags: input.tags }, input.expected_updated_at);
+      const values = { name: input.name, description: input.description, tags: input.tags, ...(input.host_expiry_days ? { host_expiry_days: input.host_expiry_days } : {}) };
+      return networkTable.update(tx, scope, id, values, input.expected_updated_at);
     });
   },
 

@@ -608,8 +608,19 @@ export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forc
   const counted = emptyFilteredOut();
   const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
   const drawn = BUILDERS[view](s, hosts, o);
+  markOffline(drawn.nodes, hosts);
   const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
   return { nodes, edges, filtered_out };
+}
+
+/** The nodes of a host that completed scans no longer see (hosts.offline_at) say so: the map greys them. */
+function markOffline(nodes: GraphNode[], hosts: Row[]): void {
+  const offline = new Set(hosts.filter((h) => h.offline_at != null).map((h) => h.id as string));
+  if (!offline.size) return;
+  for (const n of nodes) {
+    const hostId = (n.host_id as string | undefined) ?? (n.kind === 'host' ? n.entity_id as string : undefined);
+    if (hostId && offline.has(hostId)) n.offline = true;
+  }
 }
 
 /** A short hash of what is drawn: equal graphs, equal digests (the layout cache's key). */

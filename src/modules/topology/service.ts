@@ -20,7 +20,7 @@ import type { HeavyReadBudget } from './heavyReadBudget.js';
 /** What each table contributes (only the columns a view draws). */
 const COLUMNS = {
   subnets: 'id, cidr, name, subnet_type',
-  hosts: 'id, name, hostname, hidden, tags, virtualization, chassis_id, device_type',
+  hosts: 'id, name, hostname, hidden, tags, virtualization, chassis_id, device_type, offline_at',
   ip_addresses: 'id, host_id, subnet_id, ip_address, position, mac_address',
   ports: 'id, host_id, number, protocol',
   services: 'id, host_id, name, service_definition, position, tags, virtualization',

@@ -1,5 +1,5 @@
-// Hosts (/hosts?q=&network=&tag=&device_type=&os=&page=): search, network, tag, device type (exact)
-// and OS (prefix) filters, pagination; each host's device and OS as discovery's evidence names them
+// Hosts (/hosts?q=&network=&tag=&device_type=&os=&status=&page=): search, network, tag, device type
+// (exact), OS (prefix) and status (online, offline, stale, ignored) filters, pagination; each host's device and OS as discovery's evidence names them
 // (hostFacts.ts); and one host
 // (/hosts/<id>): its details and history (hostDetails.ts). Reads GET /api/v1/hosts and GET
 // /api/v1/hosts/<id>. A tag found on services lists the hosts running such a service (the API's
@@ -25,6 +25,15 @@ export function idsFilter(q: URLSearchParams): string[] | undefined {
   return ids.length ? [...new Set(ids)].slice(0, IDS_MAX) : undefined;
 }
 
+const STATUSES = ['online', 'offline', 'stale', 'ignored'] as const;
+const STATUS_TEXT: Record<(typeof STATUSES)[number], string> = { online: 'Online', offline: 'Offline', stale: 'Stale', ignored: 'Ignored' };
+
+/** A host's status as a badge; offline and stale say since when. */
+export function statusBadge(host: Pick<Host, 'status' | 'offline_at'>) {
+  const status = host.status ?? 'online';
+  return h('span', { class: `badge status-${status}`, title: host.offline_at ? `Not seen by a completed scan since ${when(host.offline_at)}` : undefined }, STATUS_TEXT[status]);
+}
+
 export function hostsScreen(outlet: HTMLElement, route: Route, session: Session) {
   const q = route.query;
   const networkNames = new Map(session.networks.map((n) => [n.id, n.name]));
@@ -34,18 +43,21 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
   const tag = h('select', { id: 'hosts-tag' }, h('option', { value: '' }, 'All tags'));
   const deviceType = h('input', { type: 'text', id: 'hosts-device-type', class: 'narrow', list: 'device-types', value: q.get('device_type') ?? '', placeholder: 'Any', autocomplete: 'off' });
   const os = h('input', { type: 'text', id: 'hosts-os', class: 'narrow', value: q.get('os') ?? '', placeholder: 'Any', autocomplete: 'off' });
+  const status = h('select', { id: 'hosts-status' }, h('option', { value: '' }, 'Any'),
+    STATUSES.map((x) => h('option', { value: x, selected: x === q.get('status') }, STATUS_TEXT[x])));
   const results = h('div', { 'aria-live': 'polite' });
   const named = idsFilter(q);
   const page = Math.max(0, Number(q.get('page') ?? 0) || 0);
   /** To another page of this list (`ids` kept), or to a new search (a list of named hosts is left). */
   const go = (p: number, ids?: string[]) => goTo(`/hosts${query({
       q: search.value.trim() || undefined, network: network.value || undefined, tag: tag.value || undefined,
-      device_type: deviceType.value.trim() || undefined, os: os.value.trim() || undefined, ids, page: p || undefined,
+      device_type: deviceType.value.trim() || undefined, os: os.value.trim() || undefined, status: status.value || undefined, ids, page: p || undefined,
     })}`);
   // (The same page asked again, e.g. the form submitted unchanged: no second history entry.)
   const goTo = (to: string) => navigate(to, to === location.pathname + location.search);
   network.addEventListener('change', () => go(0));
   tag.addEventListener('change', () => go(0));
+  status.addEventListener('change', () => go(0));
   // A typed filter applies with the form (Enter or Search), not when it is left: moving from one
   // to the other must not redraw the page under the typing. A suggestion picked applies at once.
   for (const input of [deviceType, os]) input.addEventListener('input', (e: Event) => { if ((e as InputEvent).inputType === 'insertReplacementText' || !(e instanceof InputEvent)) go(0); });
@@ -63,6 +75,7 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
       h('span', { class: 'field' }, h('label', { for: 'hosts-tag' }, 'Tag'), tag),
       h('span', { class: 'field' }, h('label', { for: 'hosts-device-type' }, 'Device'), deviceType, h('datalist', { id: 'device-types' }, DEVICE_TYPES.map((t) => h('option', { value: t })))),
       h('span', { class: 'field' }, h('label', { for: 'hosts-os' }, 'OS'), os),
+      h('span', { class: 'field' }, h('label', { for: 'hosts-status' }, 'Status'), status),
       h('button', { type: 'submit' }, 'Search')),
     named ? h('p', { class: 'notice info ids-filter', role: 'status' }, `Only the ${named.length === 1 ? 'host' : `${named.length} hosts`} the link names. `,
       h('a', { href: '/hosts', onclick: (e: MouseEvent) => { e.preventDefault(); go(0); } }, 'Show all hosts')) : null,
@@ -89,10 +102,11 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
         : await api.list<Host>(`/api/v1/hosts${query({
           q: q.get('q') ?? undefined, network_id: networkId, tag_ids: byServiceTag ? undefined : tagId,
           device_type: q.get('device_type')?.trim() || undefined, os: q.get('os')?.trim() || undefined,
+          status: (STATUSES as readonly string[]).includes(q.get('status') ?? '') ? q.get('status')! as Host['status'] : undefined,
           ids: hostIds, limit: PAGE_SIZE, offset: page * PAGE_SIZE,
         })}`);
       if (!list.items.length) {
-        fill(results, q.get('q') || q.get('tag') || q.get('device_type') || q.get('os') || networkId || named ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
+        fill(results, q.get('q') || q.get('tag') || q.get('device_type') || q.get('os') || q.get('status') || networkId || named ? notice('info', 'No host matches.') : h('div', { class: 'notice info', role: 'status' },
           h('p', {}, 'No hosts yet. Start a discovery agent:'), agentSteps(edits.networkId, { onDaemonsLink: (e) => { e.preventDefault(); navigate('/daemons'); } }),
           h('p', {}, 'Or add hosts by hand (Add, or POST /api/v1/hosts).')));
         return;
@@ -100,9 +114,10 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
       fill(results,
         // One network to list (one in all, or one chosen): its column says nothing, and a phone leaves it out.
         h('div', { class: 'table-wrap' }, h('table', { class: `list hosts${networkId || session.networks.length === 1 ? ' one-network' : ''}` },
-          h('thead', {}, h('tr', {}, ['Name', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col', class: x === 'Network' ? 'network' : x === 'Last seen' ? 'seen' : undefined }, x)))),
+          h('thead', {}, h('tr', {}, ['Name', 'Status', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col', class: x === 'Network' ? 'network' : x === 'Last seen' ? 'seen' : undefined }, x)))),
           h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
+            h('td', { class: 'status' }, statusBadge(host)),
             h('td', { class: 'network' }, networkNames.get(host.network_id) ?? '—'),
             h('td', {}, host.hostname ?? '—'),
             h('td', { class: 'facts' }, factsCell(host, byDeviceType)),

@@ -322,8 +322,16 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     renderContainers();
     performance.mark('map-lists-rendered');
     const f = (state.graph as any)?.filtered_out;
-    const extra = f && (f.collapsed_containers || f.hidden_hosts || f.hosts_without_tag)
-      ? ` — ${[f.collapsed_containers ? `${f.collapsed_containers} containers collapsed (double-click to open)` : '', f.hidden_hosts ? `${f.hidden_hosts} hidden hosts` : '', f.hosts_without_tag ? `${f.hosts_without_tag} hosts without the tag` : ''].filter(Boolean).join(', ')}` : '';
+    const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    // Hosts completed scans no longer see (greyed on the map).
+    const offline = new Set(g.nodes.filter((n) => n.offline).map((n) => n.host_id ?? n.entity_id)).size;
+    const parts = [
+      offline ? plural(offline, 'host offline', 'hosts offline') : '',
+      f?.collapsed_containers ? `${plural(f.collapsed_containers, 'container', 'containers')} collapsed (double-click to open)` : '',
+      f?.hidden_hosts ? plural(f.hidden_hosts, 'hidden host', 'hidden hosts') : '',
+      f?.hosts_without_tag ? plural(f.hosts_without_tag, 'host without the tag', 'hosts without the tag') : '',
+    ].filter(Boolean);
+    const extra = parts.length ? ` — ${parts.join(', ')}` : '';
     {
       status.textContent = state.timeline && state.tick !== undefined ? `As of ${when(state.timeline.ticks[state.tick])}` : state.diff ? `From ${when(state.diff.from)} to ${when(state.diff.to)}` : state.at ? `As of ${when(state.at)}` : `Live — ${g.nodes.length} nodes${extra}`;
       if (!canvas.hasAttribute('data-ready')) {

@@ -1,0 +1,84 @@
+// Online, offline, stale and ignored hosts in the web app (issue 39.2), in real headless Chromium
+// against a real app: a daemon's completed scan that missed two hosts marks them offline; one is
+// then offline for longer than the network's expiry (stale) and a person ignores another. The hosts
+// list shows a Status column and filters by status (kept in the address); the map greys the offline
+// hosts' nodes and says how many in its header.
+// SCREENSHOTS=1 writes docs/web-host-status.png and docs/web-map-offline.png (1440×900) and their
+// -phone twins (390×844).
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { expectNoProblems, mapSnapshot, openPage, signIn, waitForMap, webWorld, type WatchedPage } from './browser.js';
+import { createDaemonKey, daemonClient, registerDaemon, sql } from '../daemons/world.js';
+import { hostReport, postHost, postSubnet } from '../discovery/reports.js';
+import { call, expectOk } from '../support/client.js';
+import { login } from '../support/world.js';
+import { waitFor } from '../workers/support.js';
+
+const DOCS = 'docs/';
+const HOSTS = [['web', '10.4.0.10'], ['db', '10.4.0.11'], ['printer', '10.4.0.12'], ['old-nas', '10.4.0.13'], ['guest-phone', '10.4.0.14']] as const;
+
+describe('web: online, offline, stale and ignored hosts', function () {
+  this.timeout(90_000);
+  const ids = new Map<string, string>();
+  const world = webWorld({
+    perFile: true,
+    ready: async ({ app, user }) => {
+      const net = user.networkId;
+      const owner = await login(app.url, user.email, user.password);
+      const d = daemonClient(app.url, (await createDaemonKey(app.url, owner, net)).key);
+      await registerDaemon(d, net);
+      const lan = await postSubnet(d, net, '10.4.0.0/24');
+      const type = { type: 'Network', subnet_ids: [lan.id], host_naming_fallback: 'BestService', snmp_credentials: { default_credential: null, ip_overrides: [] }, probe_raw_socket_ports: false };
+      const session = async (names: readonly string[]) => {
+        const id = randomUUID();
+        const update = { session_id: id, daemon_id: d.id, network_id: net, phase: 'Scanning', discovery_type: type, progress: 10, error: null, started_at: new Date().toISOString(), finished_at: null };
+        expectOk(await d.post(`/api/v1/discovery/${id}/update`, update));
+        for (const [name, ip] of HOSTS.filter(([n]) => names.includes(n))) {
+          const stored = await postHost(d, hostReport(d, net, { hostId: ids.get(name) ?? randomUUID(), name, hostname: null, interfaces: [{ subnet_id: lan.id, ip_address: ip }], ports: [{ number: 22 }], services: [{ name: 'SSH', ports: [22] }] }));
+          ids.set(name, stored.id);
+        }
+        expectOk(await d.post(`/api/v1/discovery/${id}/update`, { ...update, phase: 'Complete', progress: 100, finished_at: new Date().toISOString() }));
+      };
+      await session(HOSTS.map(([n]) => n));
+      await session(['web', 'db', 'guest-phone']); // printer and old-nas missed
+      await sql(app, `update hosts set offline_at = now() - interval '45 days' where id = ?`, [ids.get('old-nas')]);
+      expectOk(await call(app.url, 'PATCH', `/api/v1/hosts/${ids.get('guest-phone')}`, { auth: owner, body: { ignored: true } }));
+    },
+  });
+  let w: WatchedPage | undefined;
+  afterEach(async () => {
+    await w?.close();
+    w = undefined;
+  });
+
+  /** "name | status" per row of the hosts list. */
+  const rows = (page: Page) => page.$$eval('table.list tbody tr', (trs) => trs.map((tr) => `${tr.querySelector('td a')!.textContent} | ${tr.querySelector('td.status')!.textContent}`));
+
+  for (const [width, height, suffix] of [[1440, 900, ''], [390, 844, '-phone']] as const) {
+    it(`the hosts list shows each host's status and filters by it; the map greys offline hosts and counts them (${width} px)`, async () => {
+      w = await openPage(world.browser, world.app.url, [], { width, height });
+      const { page } = w;
+      await signIn(page, world.app.url, world.user, '/hosts');
+      await waitFor('the hosts listed', async () => (await rows(page)).length === HOSTS.length + 1); // and the daemon's own host
+      expect((await rows(page)).filter((r) => !r.startsWith('scanopy-daemon')).sort()).to.deep.equal(
+        ['db | Online', 'guest-phone | Ignored', 'old-nas | Stale', 'printer | Offline', 'web | Online']);
+      if (process.env.SCREENSHOTS) await page.screenshot({ path: `${DOCS}web-host-status${suffix}.png`, fullPage: true });
+      await page.selectOption('#hosts-status', 'offline');
+      await waitFor('only the offline host', async () => JSON.stringify(await rows(page)) === JSON.stringify(['printer | Offline']));
+      expect(new URL(page.url()).searchParams.get('status')).to.equal('offline');
+
+      await page.goto(`${world.app.url}/`);
+      await waitForMap(page);
+      await waitFor('the header counts the offline hosts', async () => /2 hosts offline/.test((await page.textContent('.status')) ?? ''));
+      const nodes = await mapSnapshot(page);
+      const of = (name: string) => Object.values(nodes).filter((n) => (n.label ?? '').startsWith(name));
+      expect(of('printer').length).to.be.above(0);
+      expect(of('printer').every((n) => n.classes.includes('offline'))).to.equal(true);
+      expect(of('old-nas').every((n) => n.classes.includes('offline'))).to.equal(true);
+      expect(of('web').some((n) => n.classes.includes('offline'))).to.equal(false);
+      if (process.env.SCREENSHOTS) await page.screenshot({ path: `${DOCS}web-map-offline${suffix}.png` });
+      expectNoProblems(w);
+    });
+  }
+});
