@@ -6,17 +6,20 @@
 // - a schedule with nothing to scan disables itself after max_failures runs and says why;
 // - daemon_poll: the agent's next request-work answers the scheduled session (of the schedule's
 //   subnets); its Failed end counts as a failure at the next run, a Complete one clears them;
+// - server_poll: the worker has the poller initiate the scheduled session at once (not at the next poll);
 // - a worker started after the schedulers were lost (a Redis flush) registers them again.
 import { expect } from 'chai';
 import type { Job, Worker } from 'bullmq';
 import { scheduleSchedulerId } from '../../src/modules/schedules/jobs.js';
 import { startDiscoverySchedule } from '../../workers/discoverySchedule.js';
+import { startServerPoll } from '../../workers/serverPoll.js';
+import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { postSubnet } from '../discovery/reports.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
-import { waitFor, workerServicesFor } from '../workers/support.js';
+import { envelope, seedDaemon, startStandInDaemon, waitFor, workerServicesFor, type Responder } from '../workers/support.js';
 
 const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
 
@@ -157,6 +160,38 @@ describe('discovery schedules: the scheduler', function () {
       return s.last_session_id !== next && s.consecutive_failures === 0 && s;
     });
     expect(cleared).to.include({ last_error: null, enabled: true });
+  });
+
+  it('server_poll: the scheduled session is initiated on the daemon at once, not at its next poll', async () => {
+    const status = { name: 'scanopy-daemon-serverpoll', mode: 'server_poll', version: '0.14.10', capabilities: { has_docker_socket: false, interfaced_subnet_ids: [] } };
+    const healthy: Responder = (req) => {
+      if (req.path === '/api/first-contact' || req.path === '/api/status') return { status: 200, body: envelope(status) };
+      if (req.path === '/api/poll') return { status: 200, body: envelope({ progress: null, entities: { hosts: [], subnets: [] } }) };
+      if (req.path === '/api/discovery/initiate') return { status: 200, body: envelope({ session_id: (req.body as { session_id: string }).session_id }) };
+      return undefined;
+    };
+    const agent = await startStandInDaemon(healthy);
+    try {
+      // Polled every 10 minutes: only the schedule's own poll can reach it within this test.
+      const services = workerServicesFor(app, { scheduleMinuteMs: 400, serverPollIntervalMs: 600_000 });
+      opened.push(services);
+      const sp = await seedDaemon(app, { orgId: t.orgId, networkId: t.defaultNetworkId, url: agent.url });
+      expectOk(await call(app.url, 'POST', `/api/v1/daemons/${sp.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } }));
+      await pollDaemon(services, sp.id, t.orgId); // first contact: its SelfReport and first Network sessions, ended here as if they ran
+      await sql(app, `update discovery_sessions set phase = 'Complete', finished_at = now() where organization_id = ? and daemon_id = ?`, [t.orgId, sp.id]);
+      const pollWorker = await startServerPoll(services);
+      workers.push(pollWorker);
+      await waitFor('the poll at start', async () => agent.requests.filter((r) => r.path === '/api/poll').length >= 1);
+      await startWorker(400);
+      const made = expectOk(await call(app.url, 'POST', schedules(sp.id), { auth: t.owner, body: { every_minutes: 1 } }), 201);
+      const queued = await waitFor('a queued run', async () => (await runs(made.id)).find((r) => r.outcome === 'queued'));
+      const initiate = await waitFor('the initiate', async () => agent.requests.find((r) => r.path === '/api/discovery/initiate' && (r.body as { session_id: string }).session_id === queued.session_id));
+      expect((initiate.body as { discovery_type: { type: string; subnet_ids: string[] } }).discovery_type).to.include({ type: 'Network' });
+      expect((initiate.body as { discovery_type: { subnet_ids: string[] } }).discovery_type.subnet_ids).to.deep.equal([lan.id]);
+    } finally {
+      await Promise.all(workers.splice(0).map((w) => w.close()));
+      await agent.close();
+    }
   });
 
   it('a worker started after the schedulers were lost (Redis flushed) registers them again', async () => {
