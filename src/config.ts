@@ -118,6 +118,18 @@ export interface AppConfig {
    */
   secretsKey: string | undefined;
   secretsKeyFile: string;
+  /**
+   * SMTP_URL: where alert e-mails go (smtp://user:password@host:587; smtps://… for implicit TLS);
+   * unset, no e-mail is sent (the digests stay in the outbox). SMTP_FROM: their sender
+   * (netinventory@localhost). SMTP_REQUIRE_TLS (true): refuse a server that does not offer STARTTLS.
+   * SMTP_CA_FILE: a PEM file of the CA that signed the server's certificate, when not a public one.
+   */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  smtpRequireTls: boolean;
+  smtpCaFile: string | undefined;
+  /** ALERT_SWEEP_MS: how often the alert worker reports hosts past their offline delay and sends due e-mails (15 s). */
+  alertSweepMs: number;
 }
 
 function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
@@ -212,6 +224,11 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     },
     secretsKey: env.SECRETS_KEY?.trim() || undefined,
     secretsKeyFile: path.resolve(env.SECRETS_KEY_FILE || fileURLToPath(new URL('../data/secrets.key', import.meta.url))),
+    smtpUrl: env.SMTP_URL?.trim() || undefined,
+    smtpFrom: env.SMTP_FROM?.trim() || 'netinventory@localhost',
+    smtpRequireTls: env.SMTP_REQUIRE_TLS !== 'false',
+    smtpCaFile: env.SMTP_CA_FILE?.trim() || undefined,
+    alertSweepMs: nonNegative('ALERT_SWEEP_MS', env.ALERT_SWEEP_MS, 15_000),
     ...overrides,
   };
 }

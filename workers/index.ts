@@ -7,6 +7,7 @@
 //   topology-layout elkjs layouts of topology graphs, cached      workers/topologyLayout.ts
 //   webhook-delivery signed webhook POSTs, and their dispatcher   workers/webhookDelivery.ts
 //   discovery-schedule one scheduler per discovery schedule        workers/discoverySchedule.ts
+//   alert-delivery  offline delays passed, alert e-mails sent     workers/alertDelivery.ts
 //
 // Metrics: this process serves no HTTP. Each job's duration and the version-status change count are
 // added to Redis hashes (src/core/queues.ts SharedMetricsStore) and exposed by the API's /metrics,
@@ -20,6 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/core/logger.js';
 import { loadQueueSettings } from '../src/core/queues.js';
 import { closeWorkerServices, createWorkerServices } from './context.js';
+import { startAlertDelivery } from './alertDelivery.js';
 import { startDiscoverySchedule } from './discoverySchedule.js';
 import { startDiscoverySync } from './discoverySync.js';
 import { startMaintenance } from './maintenance.js';
@@ -41,7 +43,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 const starting = (async () => {
-  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery, startDiscoverySchedule]) {
+  for (const start of [startMaintenance, startServerPoll, startDiscoverySync, startVersionStatus, startTopologyLayout, startWebhookDelivery, startDiscoverySchedule, startAlertDelivery]) {
     if (stopping) return;
     const worker = await start(services);
     worker.on('error', (err) => logger.error({ queue: worker.name, err: err.message }, 'worker error'));

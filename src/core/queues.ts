@@ -21,6 +21,7 @@ export const QUEUE_NAMES = {
   topologyLayout: 'topology-layout',
   webhookDelivery: 'webhook-delivery',
   discoverySchedule: 'discovery-schedule',
+  alertDelivery: 'alert-delivery',
 } as const;
 
 export type QueueKey = keyof typeof QUEUE_NAMES;
@@ -250,6 +251,8 @@ export interface Queues {
   webhookDelivery: Queue;
   /** Discovery schedules' runs (`run` jobs of one scheduler per schedule) and `sync` / `reconcile` of those schedulers (workers/discoverySchedule.ts). */
   discoverySchedule: Queue;
+  /** The alert sweep (workers/alertDelivery.ts): offline delays that passed, due alert e-mails. */
+  alertDelivery: Queue;
   close(): Promise<void>;
 }
 
@@ -300,6 +303,7 @@ export function openQueues(config: Pick<AppConfig, 'redisUrl' | 'redisClusterNod
     topologyLayout: byName[QUEUE_NAMES.topologyLayout],
     webhookDelivery: byName[QUEUE_NAMES.webhookDelivery],
     discoverySchedule: byName[QUEUE_NAMES.discoverySchedule],
+    alertDelivery: byName[QUEUE_NAMES.alertDelivery],
     async close() {
       await Promise.allSettled(Object.values(byName).map((q) => q.close()));
       sharedClient?.disconnect();

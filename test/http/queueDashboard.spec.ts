@@ -69,7 +69,7 @@ describe('http/queueDashboard: operators only, granted explicitly', () => {
       expect(page.headers.get('content-type')).to.match(/^text\/html/);
       const api = await call(app.url, 'GET', '/admin/queues/api/queues', { auth: t.owner });
       expect(api.status).to.equal(200);
-      expect((api.body.queues as Array<{ name: string }>).map((q) => q.name).sort()).to.deep.equal(['discovery-schedule', 'discovery-sync', 'maintenance', 'server-poll', 'topology-layout', 'version-status', 'webhook-delivery']);
+      expect((api.body.queues as Array<{ name: string }>).map((q) => q.name).sort()).to.deep.equal(['alert-delivery', 'discovery-schedule', 'discovery-sync', 'maintenance', 'server-poll', 'topology-layout', 'version-status', 'webhook-delivery']);
 
       // Not operators: without a session 401; another organization's Owner, and this one's Admin, 403.
       expectError(await call(app.url, 'GET', '/admin/queues'), 401, 'auth_not_authenticated');

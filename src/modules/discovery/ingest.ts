@@ -12,6 +12,7 @@ import { assertOwnNetwork, idsOfOtherOrganizations, json, LOCKS, NIL, type Inges
 import { newSource } from './plan.js';
 import { TERMINAL_PHASES } from './schemas.js';
 import { markPresence } from './presence.js';
+import { evaluateSessionAlerts } from '../alerts/evaluate.js';
 import { scannedSubnetIds, summarizeSession } from './sessionSummary.js';
 import { subnetToDaemon, type DaemonSource, type DaemonSubnet } from './vocabulary.js';
 
@@ -119,6 +120,8 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
     if (applied && TERMINAL_PHASES.includes(applied.phase)) {
       await summarizeSession(tx, ctx.organizationId, payload.session_id, scannedSubnetIds(payload.discovery_type));
       await markPresence(tx, ctx.organizationId, payload.session_id);
+      // What the session changed, as the network's alert rules want it: one digest (issue 39.4).
+      await evaluateSessionAlerts(tx, ctx.organizationId, payload.session_id);
     }
   });
 }

@@ -16,6 +16,7 @@ import { OutboundPolicy } from '../../core/outboundPolicy.js';
 import type { Queues } from '../../core/queues.js';
 import { open, WEBHOOK_SECRET } from '../../core/secretBox.js';
 import { eventResponse, recordEvent, visibleTo, webhookAudience, type Event, type EventRow } from '../events/service.js';
+import { presetRequest } from '../alerts/presets.js';
 import { signatureHeader } from './signature.js';
 
 /** Where webhooks may go: the one outbound policy, private ranges refused too, unless WEBHOOK_ALLOWED_NETWORKS allows them. */
@@ -210,7 +211,7 @@ export interface DeliveryOutcome {
 }
 
 interface Claimed {
-  id: string; webhook_id: string; payload: unknown; attempts: number; url: string; secret: string; previous_secret: string | null;
+  id: string; webhook_id: string; payload: unknown; attempts: number; url: string; preset: string; secret: string; previous_secret: string | null;
   previous_valid: boolean; organization_id: string; name: string;
 }
 
@@ -229,18 +230,19 @@ export async function attemptDeliveries(db: Db, config: AppConfig, logger: Logge
      from webhooks w
      where d.id = any(?::uuid[]) and w.organization_id = d.organization_id and w.id = d.webhook_id and w.enabled and d.status = 'pending'
        and d.next_attempt_at <= now() + interval '1 second'`;
-  const returning = `returning d.id, d.webhook_id, d.payload, d.attempts, w.url, w.secret, w.previous_secret,
+  const returning = `returning d.id, d.webhook_id, d.payload, d.attempts, w.url, w.preset, w.secret, w.previous_secret,
                coalesce(w.previous_secret_expires_at > now(), false) as previous_valid, w.organization_id, w.name`;
   const claimed = job.organizationId
     ? await db.query<Claimed>(`${claim} and d.organization_id = ? and w.organization_id = ? ${returning}`, [leaseSeconds, job.deliveryIds, job.organizationId, job.organizationId])
     // A job without its organization (queued before jobs named it): its deliveries found by id alone.
     : await db.query<Claimed>(`${ACROSS_ORGANIZATIONS} ${claim} ${returning}`, [leaseSeconds, job.deliveryIds]);
   const attempts = await Promise.all(claimed.map(async (d) => {
-    const body = JSON.stringify(d.payload);
+    // The endpoint's preset shapes the body (and for ntfy the URL): src/modules/alerts/presets.ts.
+    const { url, body } = presetRequest(d.preset, d.url, d.payload as Record<string, unknown>);
     const timestamp = Math.floor(now().getTime() / 1000);
     const secrets = (d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret]).map((s) => open(s, WEBHOOK_SECRET));
     const startedAt = now();
-    const result = await post(config, d.url, {
+    const result = await post(config, url, {
       'Content-Type': 'application/json',
       'User-Agent': `netinventory-webhooks/${config.serverVersion}`,
       'webhook-id': d.id,

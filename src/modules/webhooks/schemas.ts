@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { name, pagination, timestamp, uuid } from '../../http/schemas.js';
+import { WEBHOOK_PRESETS } from '../alerts/presets.js';
 import { TYPE_PATTERN } from '../events/schemas.js';
 
 export const webhookWrite = Joi.object({
@@ -8,11 +9,13 @@ export const webhookWrite = Joi.object({
   event_types: Joi.array().items(Joi.string().pattern(TYPE_PATTERN, 'event type or pattern (host.*)')).min(1).max(100).default(['*']),
   network_ids: Joi.array().items(uuid()).max(1000).allow(null).default(null).description('null: every network of the organization'),
   enabled: Joi.boolean().default(true),
+  preset: Joi.string().valid(...WEBHOOK_PRESETS).default('generic')
+    .description('The body each delivery has: generic (Standard Webhooks JSON), or the payload ntfy, Gotify, Slack, Discord or Microsoft Teams takes at its own webhook URL (alert digests as a title and one line per change)'),
 });
 
 export const webhookResponse = Joi.object({
   id: uuid(), organization_id: uuid(), name: Joi.string(), url: Joi.string(), event_types: Joi.array().items(Joi.string()),
-  network_ids: Joi.array().items(uuid()).allow(null), enabled: Joi.boolean(),
+  network_ids: Joi.array().items(uuid()).allow(null), enabled: Joi.boolean(), preset: Joi.string().valid(...WEBHOOK_PRESETS),
   disabled_reason: Joi.string().valid('gone', 'failing').allow(null).description('gone: the endpoint answered 410; failing: no success for 5 days'),
   failing_since: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
   secret: Joi.string().optional().description('whsec_…: only in the answers of create and rotate-secret'),

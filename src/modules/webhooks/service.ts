@@ -22,9 +22,10 @@ export interface WebhookInput {
   event_types: string[];
   network_ids: string[] | null;
   enabled: boolean;
+  preset?: string;
 }
 
-const COLUMNS = 'id, organization_id, name, url, event_types, network_ids, enabled, disabled_reason, failing_since, created_at, updated_at';
+const COLUMNS = 'id, organization_id, name, url, event_types, network_ids, enabled, preset, disabled_reason, failing_since, created_at, updated_at';
 
 function toResponse(row: Row): Row {
   const out = { ...row };
@@ -67,9 +68,9 @@ export const webhookService = {
     await checkNetworks(db, scope, input.network_ids);
     const secret = newSecret();
     const row = await db.one(
-      `insert into webhooks (id, organization_id, name, url, event_types, network_ids, enabled, secret)
-       values (?, ?, ?, ?, ?::text[], ?::uuid[], ?, ?) returning ${COLUMNS}`,
-      [randomUUID(), scope.organizationId, input.name, input.url, input.event_types, input.network_ids, input.enabled, seal(secret, WEBHOOK_SECRET)],
+      `insert into webhooks (id, organization_id, name, url, event_types, network_ids, enabled, preset, secret)
+       values (?, ?, ?, ?, ?::text[], ?::uuid[], ?, ?, ?) returning ${COLUMNS}`,
+      [randomUUID(), scope.organizationId, input.name, input.url, input.event_types, input.network_ids, input.enabled, input.preset ?? 'generic', seal(secret, WEBHOOK_SECRET)],
     );
     return { ...toResponse(row!), secret };
   },
@@ -93,11 +94,11 @@ export const webhookService = {
     return db.transaction(async (tx) => {
       await getRow(tx, scope, id, true);
       const row = await tx.one(
-        `update webhooks set name = ?, url = ?, event_types = ?::text[], network_ids = ?::uuid[], enabled = ?,
+        `update webhooks set name = ?, url = ?, event_types = ?::text[], network_ids = ?::uuid[], enabled = ?, preset = ?,
            disabled_reason = case when ? then null else disabled_reason end,
            failing_since = case when ? and not enabled then null else failing_since end, updated_at = now()
          where organization_id = ? and id = ? returning ${COLUMNS}`,
-        [input.name, input.url, input.event_types, input.network_ids, input.enabled, input.enabled, input.enabled, scope.organizationId, id],
+        [input.name, input.url, input.event_types, input.network_ids, input.enabled, input.preset ?? 'generic', input.enabled, input.enabled, scope.organizationId, id],
       );
       return toResponse(row!);
     });
