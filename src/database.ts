@@ -35,6 +35,7 @@ import { Migration20261201000003ServiceDefinitions } from '../migrations/Migrati
 import { Migration20261202000001DaemonTargetOptions } from '../migrations/Migration20261202000001DaemonTargetOptions.js';
 import { Migration20261202000002ProvenanceIsNoChange } from '../migrations/Migration20261202000002ProvenanceIsNoChange.js';
 import { Migration20261202000003HostPresence } from '../migrations/Migration20261202000003HostPresence.js';
+import { Migration20261202000004ScanAcknowledged } from '../migrations/Migration20261202000004ScanAcknowledged.js';
 import { Migration20261202000010DiscoverySchedules } from '../migrations/Migration20261202000010DiscoverySchedules.js';
 import { Migration20261202000020Alerts } from '../migrations/Migration20261202000020Alerts.js';
 import { ensureDatabase } from './core/db.js';
@@ -76,6 +77,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261202000001DaemonTargetOptions', class: Migration20261202000001DaemonTargetOptions },
   { name: 'Migration20261202000002ProvenanceIsNoChange', class: Migration20261202000002ProvenanceIsNoChange },
   { name: 'Migration20261202000003HostPresence', class: Migration20261202000003HostPresence },
+  { name: 'Migration20261202000004ScanAcknowledged', class: Migration20261202000004ScanAcknowledged },
   { name: 'Migration20261202000010DiscoverySchedules', class: Migration20261202000010DiscoverySchedules },
   { name: 'Migration20261202000020Alerts', class: Migration20261202000020Alerts },
 ];

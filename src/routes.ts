@@ -23,11 +23,12 @@ import { downloadRoutes } from './modules/downloads/routes.js';
 import { serviceDefinitionRoutes } from './modules/serviceDefinitions/routes.js';
 import { scheduleRoutes } from './modules/schedules/routes.js';
 import { alertRoutes } from './modules/alerts/routes.js';
+import { changesRoutes } from './modules/changes/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes, ...hostImportRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
-  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes,
+  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes, ...changesRoutes,
   ...alertRoutes,
 ];

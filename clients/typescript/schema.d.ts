@@ -2220,6 +2220,128 @@ export type paths = {
         patch: operations["updateDaemonSchedule"];
         trace?: never;
     };
+    "/api/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What each ended Network scan of a network changed, newest first: new, gone, changed, offline and back-online hosts (the session summaries), and who acknowledged it */
+        get: operations["listScanChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes/{session_id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge what a scan changed (acknowledging it again keeps the first acknowledgement) */
+        post: operations["acknowledgeScanChanges"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert_rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Alert rules of the networks the caller sees (or of network_id), oldest first */
+        get: operations["listAlertRules"];
+        put?: never;
+        /** Alert on a kind of change of a network (new host, offline after a delay, back online, service or port added or removed, a new MAC for an address, a new vendor): one digest per scan, to webhooks and e-mail addresses, held during quiet hours */
+        post: operations["createAlertRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert_rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an alert rule */
+        get: operations["getAlertRule"];
+        /** Replace an alert rule (its network stays) */
+        put: operations["updateAlertRule"];
+        post?: never;
+        /** Delete an alert rule (the alerts it made stay) */
+        delete: operations["deleteAlertRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Alert digests, newest first: what each scan made appear, disappear and change that a rule asked for */
+        get: operations["listAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an alert digest */
+        get: operations["getAlert"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge an alert digest (seen; the first acknowledgement is kept) */
+        post: operations["acknowledgeAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3035,6 +3157,16 @@ export type components = {
             new_hosts: components["schemas"]["DiscoverySessionHost"][];
             /** @description The first 50 gone hosts by name (hosts_gone is the total) */
             gone_hosts: components["schemas"]["DiscoverySessionHost"][];
+            /** @description The first 50 changed hosts by name (hosts_changed is the total) */
+            changed_hosts?: components["schemas"]["DiscoverySessionHost"][];
+            /** @description Hosts of the scanned subnets this completed session did not see that were online until then (now offline) */
+            hosts_offline?: number;
+            /** @description Offline hosts this session saw again */
+            hosts_back_online?: number;
+            /** @description The first 50 hosts gone offline by name */
+            offline_hosts?: components["schemas"]["DiscoverySessionHost"][];
+            /** @description The first 50 hosts back online by name */
+            back_online_hosts?: components["schemas"]["DiscoverySessionHost"][];
             /** @description The subnets the session scanned, as its daemon reported them (the approved subnets it was handed); when it named none, the subnets of the hosts it found */
             scanned_subnet_ids: string[];
             /**
@@ -3252,6 +3384,8 @@ export type components = {
             event_types: string[];
             network_ids: string[] | null;
             enabled: boolean;
+            /** @enum {string} */
+            preset: "generic" | "ntfy" | "gotify" | "slack" | "discord" | "teams";
             /**
              * @description gone: the endpoint answered 410; failing: no success for 5 days
              * @enum {string|null}
@@ -3377,6 +3511,87 @@ export type components = {
             last_error: string | null;
             created_at: string;
             updated_at: string;
+        };
+        ScanChanges: {
+            /** Format: uuid */
+            session_id: string;
+            /** Format: uuid */
+            network_id: string;
+            /** Format: uuid */
+            daemon_id: string;
+            /** @description Null when the daemon was deleted since */
+            daemon_name: string | null;
+            /** @enum {string} */
+            phase: "Complete" | "Failed" | "Cancelled";
+            started_at: string | null;
+            finished_at: string | null;
+            created_at: string;
+            summary: components["schemas"]["DiscoverySessionSummary"];
+            acknowledged_at: string | null;
+            /**
+             * Format: uuid
+             * @description The user who acknowledged it (null: nobody yet, or a removed user)
+             */
+            acknowledged_by: string | null;
+        };
+        AlertRule: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            network_id: string;
+            /** @enum {string} */
+            kind: "host_new" | "host_offline" | "host_online" | "service_added" | "service_removed" | "port_added" | "port_removed" | "mac_changed" | "vendor_new";
+            enabled: boolean;
+            offline_delay_minutes: number;
+            quiet_hours: {
+                start: string;
+                end: string;
+                timezone: string;
+            } | null;
+            webhook_ids: string[];
+            email_to: string[];
+            created_at: string;
+            updated_at: string;
+        };
+        AlertItem: {
+            /** @enum {string} */
+            kind: "host_new" | "host_offline" | "host_online" | "service_added" | "service_removed" | "port_added" | "port_removed" | "mac_changed" | "vendor_new";
+            /** Format: uuid */
+            host_id: string | null;
+            host_name: string | null;
+            ip?: string | null;
+            /** @description host_offline, host_online: when the host went offline */
+            since?: string | null;
+            /** Format: uuid */
+            service_id?: string;
+            service_name?: string;
+            /** Format: uuid */
+            port_id?: string;
+            port?: number;
+            protocol?: string;
+            mac?: string | null;
+            previous_mac?: string | null;
+            vendor?: string | null;
+        };
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            network_id: string;
+            /**
+             * Format: uuid
+             * @description The discovery session whose end made it (null: an offline delay that passed later)
+             */
+            session_id: string | null;
+            items: components["schemas"]["AlertItem"][];
+            /** @description The items in words, as the messages say them */
+            lines: string[];
+            /** @description Every channel was in its quiet hours: sent then */
+            held_until: string | null;
+            created_at: string;
+            acknowledged_at: string | null;
+            /** Format: uuid */
+            acknowledged_by: string | null;
         };
         Meta: {
             api_version: number;
@@ -12242,6 +12457,12 @@ export interface operations {
                     network_ids?: string[] | null;
                     /** @default true */
                     enabled?: boolean;
+                    /**
+                     * @description The body each delivery has: generic (Standard Webhooks JSON), or the payload ntfy, Gotify, Slack, Discord or Microsoft Teams takes at its own webhook URL (alert digests as a title and one line per change)
+                     * @default generic
+                     * @enum {string}
+                     */
+                    preset?: "generic" | "ntfy" | "gotify" | "slack" | "discord" | "teams";
                 };
             };
         };
@@ -12347,6 +12568,12 @@ export interface operations {
                     network_ids?: string[] | null;
                     /** @default true */
                     enabled?: boolean;
+                    /**
+                     * @description The body each delivery has: generic (Standard Webhooks JSON), or the payload ntfy, Gotify, Slack, Discord or Microsoft Teams takes at its own webhook URL (alert digests as a title and one line per change)
+                     * @default generic
+                     * @enum {string}
+                     */
+                    preset?: "generic" | "ntfy" | "gotify" | "slack" | "discord" | "teams";
                 };
             };
         };
@@ -13429,6 +13656,504 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["DiscoverySchedule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listScanChanges: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description The network whose scans to list (left out: every network the caller may see) */
+                network_id?: string;
+                /** @description true: only the scans nobody acknowledged yet */
+                unacknowledged?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ScanChanges"][];
+                        meta: components["schemas"]["Meta"] & {
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    acknowledgeScanChanges: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The discovery session
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ScanChanges"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listAlertRules: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description Only items of this network */
+                network_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AlertRule"][];
+                        meta: components["schemas"]["Meta"] & {
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createAlertRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "network_id": "00000000-0000-4000-8000-000000000001",
+                 *       "kind": "host_offline",
+                 *       "offline_delay_minutes": 10,
+                 *       "email_to": [
+                 *         "ops@example.com"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    /** Format: uuid */
+                    network_id: string;
+                    /**
+                     * @description host_new, host_offline, host_online (back online), service_added, service_removed, port_added, port_removed, mac_changed (an address answering with another MAC), vendor_new
+                     * @enum {string}
+                     */
+                    kind: "host_new" | "host_offline" | "host_online" | "service_added" | "service_removed" | "port_added" | "port_removed" | "mac_changed" | "vendor_new";
+                    /** @default true */
+                    enabled?: boolean;
+                    /**
+                     * @description host_offline only: how long a host must stay offline before it is reported (a host back sooner gives nothing)
+                     * @default 0
+                     */
+                    offline_delay_minutes?: number;
+                    /** @description A daily window (start–end, crossing midnight when end < start) in an IANA time zone: nothing is sent then; the digest goes when it ends */
+                    quiet_hours?: {
+                        start: string;
+                        end: string;
+                        /** @default UTC */
+                        timezone?: string;
+                    } | null;
+                    /**
+                     * @description Webhook endpoints of the organization that get the digest (their preset shapes it)
+                     * @default []
+                     */
+                    webhook_ids?: string[];
+                    /**
+                     * @description Addresses that get the digest by e-mail (SMTP_URL)
+                     * @default []
+                     */
+                    email_to?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AlertRule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AlertRule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "network_id": "00000000-0000-4000-8000-000000000001",
+                 *       "kind": "host_offline",
+                 *       "offline_delay_minutes": 10,
+                 *       "email_to": [
+                 *         "ops@example.com"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The nil UUID 00000000-0000-0000-0000-000000000000 means: assign one
+                     */
+                    id?: string;
+                    /** Format: uuid */
+                    network_id: string;
+                    /**
+                     * @description host_new, host_offline, host_online (back online), service_added, service_removed, port_added, port_removed, mac_changed (an address answering with another MAC), vendor_new
+                     * @enum {string}
+                     */
+                    kind: "host_new" | "host_offline" | "host_online" | "service_added" | "service_removed" | "port_added" | "port_removed" | "mac_changed" | "vendor_new";
+                    /** @default true */
+                    enabled?: boolean;
+                    /**
+                     * @description host_offline only: how long a host must stay offline before it is reported (a host back sooner gives nothing)
+                     * @default 0
+                     */
+                    offline_delay_minutes?: number;
+                    /** @description A daily window (start–end, crossing midnight when end < start) in an IANA time zone: nothing is sent then; the digest goes when it ends */
+                    quiet_hours?: {
+                        start: string;
+                        end: string;
+                        /** @default UTC */
+                        timezone?: string;
+                    } | null;
+                    /**
+                     * @description Webhook endpoints of the organization that get the digest (their preset shapes it)
+                     * @default []
+                     */
+                    webhook_ids?: string[];
+                    /**
+                     * @description Addresses that get the digest by e-mail (SMTP_URL)
+                     * @default []
+                     */
+                    email_to?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AlertRule"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listAlerts: {
+        parameters: {
+            query?: {
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+                /** @description How many items to skip (default 0) */
+                offset?: number;
+                /** @description Only items of this network */
+                network_id?: string;
+                /** @description true: only acknowledged digests; false: only those not acknowledged yet */
+                acknowledged?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Alert"][];
+                        meta: components["schemas"]["Meta"] & {
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Alert"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    acknowledgeAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Alert"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -186,12 +186,14 @@ async function buildWorld(app: TestApp): Promise<World> {
   const webhook = expectOk(await call(url, 'POST', '/api/v1/webhooks', { auth: a.owner, body: { name: 'alpha-hook', url: 'https://example.com/hook' } }), 201);
   const ping = expectOk(await call(url, 'POST', `/api/v1/webhooks/${webhook.id}/test`, { auth: a.owner }), 202);
   const definition = expectOk(await call(url, 'POST', '/api/v1/service_definitions', { auth: a.owner, body: serviceDefinitionBody('alpha-definition') }), 201);
+  const b = await tenantB;
+  await Promise.all([endedScan(inside.daemon, app), endedScan(b.bPlace.daemon, app)]); // a scan's changes in each organization
   return {
     webhookId: webhook.id, deliveryId: ping.delivery_id, serviceDefinitionId: definition.id,
     a, owner: { id: a.ownerId, auth: a.owner, key: ownerKey }, admin, member, viewer,
     sharedNet: a.defaultNetworkId, privateNet, inside, outside, tagId: tag.id, targetUserId: target.id,
     roleKeys: { Viewer: viewerKey, Member: memberKey, Admin: adminKey }, scopedKey, disabledKey: disabled.key, expiredKey: expired.key,
-    ...(await tenantB),
+    ...b,
   };
 }
 
@@ -245,6 +247,15 @@ interface Fixture {
 const net = (p: Ids) => `?network_id=${p.network}`;
 /** Daemons of the cancel fixture → the scan queued for them. */
 const scanOf = new Map<string, string>();
+/** A Network scan of the daemon that ended with a summary (what the Changes page lists), its id kept as the daemon's scan. */
+async function endedScan(daemonId: string, app: TestApp): Promise<void> {
+  const id = randomUUID();
+  await app.services.orm.em.fork().execute(
+    `insert into discovery_sessions (id, organization_id, network_id, daemon_id, discovery_type, phase, finished_at, summary)
+     select ?, organization_id, network_id, id, '{"type":"Network"}'::jsonb, 'Complete', now(), '{"hosts_found":0,"hosts_new":0,"hosts_changed":0,"hosts_unchanged":0,"hosts_gone":0,"services_found":0,"new_hosts":[],"gone_hosts":[],"scanned_subnet_ids":[],"compared_with_session_id":null}'::jsonb
+     from daemons where id = ?`, [id, daemonId]);
+  scanOf.set(daemonId, id);
+}
 /** Daemons of the schedule fixtures → the schedule made for them. */
 const scheduleOf = new Map<string, string>();
 const makeSchedule = async (id: string, app: TestApp, w: World) => {
@@ -470,6 +481,9 @@ const FIXTURES: Record<string, Fixture> = {
     // The allowed call revokes the approval of the place's subnet for a fresh daemon.
     afterFresh: async (id, app, w) => { expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/targets`, { auth: w.owner.auth, body: { subnet_id: w.inside.subnet } })); },
   },
+  // What each scan changed (issue 39.4): read like the network's inventory, acknowledged by a Member.
+  'GET /api/v1/changes': { role: 'Viewer', query: net, outside: 'Network', fresh: 'daemon', afterFresh: endedScan },
+  'POST /api/v1/changes/:session_id/acknowledge': { role: 'Member', fresh: 'daemon', afterFresh: endedScan, answersOther: true },
   // Discovery schedules (issue 39.1): read like the daemon, written like its other settings.
   'GET /api/v1/daemons/:id/schedules': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/schedules': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, status: 201, body: () => ({ every_minutes: 60 }) },

@@ -127,9 +127,18 @@ export const sessionSummaryResponse = Joi.object({
   services_found: count('Services on the found hosts that this daemon’s network scans found'),
   new_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).description(`The first ${SUMMARY_HOSTS_LISTED} new hosts by name (hosts_new is the total)`),
   gone_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).description(`The first ${SUMMARY_HOSTS_LISTED} gone hosts by name (hosts_gone is the total)`),
+  changed_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).optional().description(`The first ${SUMMARY_HOSTS_LISTED} changed hosts by name (hosts_changed is the total)`),
+  hosts_offline: count('Hosts of the scanned subnets this completed session did not see that were online until then (now offline)').optional(),
+  hosts_back_online: count('Offline hosts this session saw again').optional(),
+  offline_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).optional().description(`The first ${SUMMARY_HOSTS_LISTED} hosts gone offline by name`),
+  back_online_hosts: Joi.array().items(summaryHost).max(SUMMARY_HOSTS_LISTED).optional().description(`The first ${SUMMARY_HOSTS_LISTED} hosts back online by name`),
   scanned_subnet_ids: Joi.array().items(uuid()).description('The subnets the session scanned, as its daemon reported them (the approved subnets it was handed); when it named none, the subnets of the hosts it found'),
   compared_with_session_id: uuid().allow(null).description('The earlier Complete Network session of this daemon that "gone" compares with (null: none)'),
 }).label('DiscoverySessionSummary');
+
+/** A session's summary as every answer carrying one names it (one schema in the OpenAPI document). */
+export const sessionSummaryField = sessionSummaryResponse.allow(null)
+  .description('What an ended Network session did to the inventory, computed by the server when it ended (null: not a Network session, not ended yet, or ended before summaries existed)');
 
 export const discoverySessionResponse = Joi.object({
   id: uuid(), daemon_id: uuid(), network_id: uuid(),
@@ -140,7 +149,7 @@ export const discoverySessionResponse = Joi.object({
   cancel_requested: Joi.boolean(),
   started_at: timestamp().allow(null), finished_at: timestamp().allow(null), created_at: timestamp(), updated_at: timestamp(),
   report: sessionReport().allow(null).description('The run’s report, as the NetInventory agent sent it with its updates (null: none sent; Scanopy daemons never send one)'),
-  summary: sessionSummaryResponse.allow(null).description('What an ended Network session did to the inventory, computed by the server when it ended (null: not a Network session, not ended yet, or ended before summaries existed)'),
+  summary: sessionSummaryField,
 }).label('DiscoverySession');
 
 export const sessionParams = Joi.object({ id: uuid().required(), session_id: uuid().required() });

@@ -5,7 +5,9 @@
 // is never marked (a person said not to watch it). offline_at is state, not provenance: each
 // change makes a history state and a `host.updated` event (migration 20261202000003).
 import type { Db } from '../../core/db.js';
+import type { Row } from '../../core/historyTable.js';
 import { bind } from './hostIngest.js';
+import { SUMMARY_HOSTS_LISTED } from './sessionSummary.js';
 
 const SESSION = `with s as materialized (
        select id, network_id, created_at, coalesce(finished_at, now()) as ended, phase,
@@ -25,13 +27,20 @@ export async function markPresence(db: Db, organizationId: string, sessionId: st
     `${SESSION}
      update hosts h set offline_at = null from s
      where h.organization_id = {org} and h.network_id = s.network_id and h.offline_at is not null and h.last_seen_at >= s.created_at
-     returning h.id`, values));
+     returning h.id, h.name`, values));
   const offline = await db.query(...bind(
     `${SESSION}
      update hosts h set offline_at = s.ended from s
      where s.phase = 'Complete' and h.organization_id = {org} and h.network_id = s.network_id
        and h.offline_at is null and not h.ignored and h.last_seen_at < s.created_at
        and exists (select 1 from ip_addresses i where i.organization_id = {org} and i.host_id = h.id and i.subnet_id = any(s.scanned))
-     returning h.id`, values));
+     returning h.id, h.name`, values));
+  // On the session's summary (the Changes page reads it): the counts, and the first hosts by name.
+  const listed = (rows: Row[]) => rows.map((r) => ({ id: r.id, name: r.name }))
+    .sort((x, y) => String(x.name).localeCompare(String(y.name)) || String(x.id).localeCompare(String(y.id))).slice(0, SUMMARY_HOSTS_LISTED);
+  await db.query(
+    `update discovery_sessions set summary = summary || ?::jsonb where organization_id = ? and id = ? and summary is not null`,
+    [JSON.stringify({ hosts_offline: offline.length, hosts_back_online: back.length, offline_hosts: listed(offline), back_online_hosts: listed(back) }), organizationId, sessionId],
+  );
   return { back: back.length, offline: offline.length };
 }

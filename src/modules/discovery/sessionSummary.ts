@@ -109,6 +109,7 @@ export async function summarizeSession(db: Db, organizationId: string, sessionId
                           where sv.source->'metadata' @> jsonb_build_array(jsonb_build_object('type', 'Network', 'daemon_id', s.daemon_id))),
        'new_hosts', ${hostList('found where is_new')},
        'gone_hosts', ${hostList('gone')},
+       'changed_hosts', ${hostList('found where id in (select id from changed)')},
        'scanned_subnet_ids', to_jsonb((select ids from scanned)),
        'compared_with_session_id', (select id from last_complete))
      from s, counts where d.organization_id = {org} and d.id = s.id`,
