@@ -64,6 +64,9 @@ interface Place {
   /** A provisioned (server_poll) daemon, and its daemon API key. */
   daemon: string;
   daemonKey: string;
+  /** An alert rule of the network, and a digest (issue 39.4; the digest is stored as a session's end stores it, once the world is built). */
+  alertRule: string;
+  alert: string;
 }
 
 const ipIn = (p: Place) => `${p.ipPrefix}.${10 + (next() % 240)}`;
@@ -87,6 +90,7 @@ async function makePlace(url: string, auth: Credential, network: string, n: numb
   return {
     network, cidr, ipPrefix, subnet, host, ipAddress, port, freePort, service, binding, interface: iface, dependency,
     daemon: provisioned.daemon.id, daemonKey: provisioned.daemon.api_key_id,
+    alertRule: await post('/api/v1/alert_rules', { network_id: network, kind: 'host_new' }), alert: '',
   };
 }
 
@@ -187,6 +191,7 @@ async function buildWorld(app: TestApp): Promise<World> {
   const ping = expectOk(await call(url, 'POST', `/api/v1/webhooks/${webhook.id}/test`, { auth: a.owner }), 202);
   const definition = expectOk(await call(url, 'POST', '/api/v1/service_definitions', { auth: a.owner, body: serviceDefinitionBody('alpha-definition') }), 201);
   const b = await tenantB;
+  await Promise.all([inside, outside, b.bPlace].map(async (p) => { p.alert = await makeAlert(app, p.network); }));
   await Promise.all([endedScan(inside.daemon, app), endedScan(b.bPlace.daemon, app)]); // a scan's changes in each organization
   return {
     webhookId: webhook.id, deliveryId: ping.delivery_id, serviceDefinitionId: definition.id,
@@ -198,9 +203,9 @@ async function buildWorld(app: TestApp): Promise<World> {
 }
 
 // ---- One concrete request per protected route -------------------------------------------------
-type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency' | 'daemon' | 'daemonKey';
+type PlaceKind = 'network' | 'subnet' | 'host' | 'ipAddress' | 'port' | 'freePort' | 'service' | 'binding' | 'interface' | 'dependency' | 'daemon' | 'daemonKey' | 'alertRule' | 'alert';
 type IdKind = PlaceKind | 'tag' | 'user' | 'apiKey' | 'webhook' | 'serviceDefinition';
-type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency' | 'Daemon';
+type Entity = 'Network' | 'Subnet' | 'Host' | 'IPAddress' | 'Port' | 'Service' | 'Binding' | 'Interface' | 'Dependency' | 'Daemon' | 'AlertRule' | 'Alert';
 /** The ids a request may name: a place's, plus the organization-level ones. */
 type Ids = Place & { tag: string; user: string; apiKey: string; webhook: string; delivery: string; serviceDefinition: string };
 
@@ -261,6 +266,14 @@ const scheduleOf = new Map<string, string>();
 const makeSchedule = async (id: string, app: TestApp, w: World) => {
   scheduleOf.set(id, expectOk(await call(app.url, 'POST', `/api/v1/daemons/${id}/schedules`, { auth: w.owner.auth, body: { every_minutes: 60 } }), 201).id as string);
 };
+/** An alert digest of the network, as a session's end stores it (issue 39.4). */
+async function makeAlert(app: TestApp, networkId: string): Promise<string> {
+  const id = randomUUID();
+  await app.services.orm.em.fork().execute(
+    `insert into alerts (id, organization_id, network_id, items) select ?, organization_id, id, '[{"kind":"host_new","host_id":null,"host_name":"web"}]'::jsonb from networks where id = ?`,
+    [id, networkId]);
+  return id;
+}
 /** Networks deleted for the restore fixture → an instant at which they existed. */
 const deletedAt = new Map<string, string>();
 
@@ -484,6 +497,15 @@ const FIXTURES: Record<string, Fixture> = {
   // What each scan changed (issue 39.4): read like the network's inventory, acknowledged by a Member.
   'GET /api/v1/changes': { role: 'Viewer', query: net, outside: 'Network', fresh: 'daemon', afterFresh: endedScan },
   'POST /api/v1/changes/:session_id/acknowledge': { role: 'Member', fresh: 'daemon', afterFresh: endedScan, answersOther: true },
+  // Alerts (issue 39.4): rules read like the network, written by Admins; digests read like the network, acknowledged by a Member.
+  'GET /api/v1/alert_rules': { role: 'Viewer', query: net, outside: 'Network' },
+  'POST /api/v1/alert_rules': { role: 'Admin', status: 201, creates: 'alertRule', body: (p) => ({ network_id: p.network, kind: 'host_new' }), outside: 'Network' },
+  'GET /api/v1/alert_rules/:id': { role: 'Viewer', id: 'alertRule', outside: 'AlertRule' },
+  'PUT /api/v1/alert_rules/:id': { role: 'Admin', id: 'alertRule', body: (p) => ({ network_id: p.network, kind: 'host_offline', offline_delay_minutes: 5 }), outside: 'AlertRule' },
+  'DELETE /api/v1/alert_rules/:id': { role: 'Admin', id: 'alertRule', outside: 'AlertRule' },
+  'GET /api/v1/alerts': { role: 'Viewer', query: net, outside: 'Network' },
+  'GET /api/v1/alerts/:id': { role: 'Viewer', id: 'alert', outside: 'Alert' },
+  'POST /api/v1/alerts/:id/acknowledge': { role: 'Member', id: 'alert', outside: 'Alert' },
   // Discovery schedules (issue 39.1): read like the daemon, written like its other settings.
   'GET /api/v1/daemons/:id/schedules': { role: 'Viewer', id: 'daemon', outside: 'Daemon', answersOther: true },
   'POST /api/v1/daemons/:id/schedules': { role: 'Admin', id: 'daemon', outside: 'Daemon', answersOther: true, status: 201, body: () => ({ every_minutes: 60 }) },
@@ -595,6 +617,8 @@ async function makeFresh(kind: IdKind, app: TestApp, w: World, who: Person): Pro
     case 'daemon': return expectOk(await call(app.url, 'POST', '/api/v1/daemons/provision', { auth: w.owner.auth, body: { name: uniq('daemon'), network_id: p.network, url: 'http://10.0.0.2:60073' } }), 201).daemon.id;
     case 'webhook': return post('/api/v1/webhooks', { name: uniq('hook'), url: 'https://example.com/hook' });
     case 'serviceDefinition': return post('/api/v1/service_definitions', serviceDefinitionBody(uniq('definition')));
+    case 'alertRule': return post('/api/v1/alert_rules', { network_id: p.network, kind: 'host_new' });
+    case 'alert': return makeAlert(app, p.network);
     case 'daemonKey': return expectOk(await call(app.url, 'POST', '/api/v1/auth/daemon', { auth: w.owner.auth, body: { name: uniq('dkey'), network_id: p.network } }), 201).api_key.id;
   }
 }
@@ -718,7 +742,7 @@ async function checkRoute(app: TestApp, w: World, route: RouteDef): Promise<void
     const entityId: Record<Entity, string> = {
       Network: outside.ids.network, Subnet: outside.ids.subnet, Host: outside.ids.host, IPAddress: outside.ids.ipAddress, Port: outside.ids.port,
       Service: outside.ids.service, Binding: outside.ids.binding, Interface: outside.ids.interface, Dependency: outside.ids.dependency,
-      Daemon: outside.ids.daemon,
+      Daemon: outside.ids.daemon, AlertRule: outside.ids.alertRule, Alert: outside.ids.alert,
     };
     const callers: Array<[string, Credential]> = [];
     for (const role of ['Member', 'Viewer'] as const) if (RANK[role] >= RANK[fx.role]) callers.push([`${role} without a grant`, sessionOf[role].auth]);

@@ -31,7 +31,7 @@ export const alertRuleWrite = Joi.object({
 export const alertRuleListQuery = Joi.object({ ...pagination, network_id: uuid() });
 
 export const alertRuleResponse = Joi.object({
-  id: uuid(), network_id: uuid(), kind: Joi.string().valid(...ALERT_KINDS), enabled: Joi.boolean(), offline_delay_minutes: Joi.number().integer(),
+  id: uuid(), organization_id: uuid(), network_id: uuid(), kind: Joi.string().valid(...ALERT_KINDS), enabled: Joi.boolean(), offline_delay_minutes: Joi.number().integer(),
   quiet_hours: Joi.object({ start: Joi.string(), end: Joi.string(), timezone: Joi.string() }).allow(null),
   webhook_ids: Joi.array().items(uuid()), email_to: Joi.array().items(Joi.string()), created_at: timestamp(), updated_at: timestamp(),
 }).label('AlertRule');
@@ -51,7 +51,7 @@ export const alertItem = Joi.object({
 }).label('AlertItem');
 
 export const alertResponse = Joi.object({
-  id: uuid(), network_id: uuid(), session_id: uuid().allow(null).description('The discovery session whose end made it (null: an offline delay that passed later)'),
+  id: uuid(), organization_id: uuid(), network_id: uuid(), session_id: uuid().allow(null).description('The discovery session whose end made it (null: an offline delay that passed later)'),
   items: Joi.array().items(alertItem), lines: Joi.array().items(Joi.string()).description('The items in words, as the messages say them'),
   held_until: timestamp().allow(null).description('Every channel was in its quiet hours: sent then'),
   created_at: timestamp(), acknowledged_at: timestamp().allow(null), acknowledged_by: uuid().allow(null),

@@ -23,8 +23,8 @@ export interface AlertRuleInput {
   email_to: string[];
 }
 
-const RULE_COLUMNS = 'id, network_id, kind, enabled, offline_delay_minutes, quiet_hours, webhook_ids, email_to, created_at, updated_at';
-const ALERT_COLUMNS = 'id, network_id, session_id, items, held_until, created_at, acknowledged_at, acknowledged_by';
+const RULE_COLUMNS = 'id, organization_id, network_id, kind, enabled, offline_delay_minutes, quiet_hours, webhook_ids, email_to, created_at, updated_at';
+const ALERT_COLUMNS = 'id, organization_id, network_id, session_id, items, held_until, created_at, acknowledged_at, acknowledged_by';
 
 const ruleView = (r: Row) => ({ ...r, created_at: isoTimestamp(r.created_at), updated_at: isoTimestamp(r.updated_at) });
 const alertView = (r: Row) => ({
