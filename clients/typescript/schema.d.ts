@@ -3538,6 +3538,8 @@ export type components = {
             /** Format: uuid */
             id: string;
             /** Format: uuid */
+            organization_id: string;
+            /** Format: uuid */
             network_id: string;
             /** @enum {string} */
             kind: "host_new" | "host_offline" | "host_online" | "service_added" | "service_removed" | "port_added" | "port_removed" | "mac_changed" | "vendor_new";
@@ -3576,6 +3578,8 @@ export type components = {
         Alert: {
             /** Format: uuid */
             id: string;
+            /** Format: uuid */
+            organization_id: string;
             /** Format: uuid */
             network_id: string;
             /**
