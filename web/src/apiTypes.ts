@@ -19,6 +19,7 @@ export type UserApiKeyCreated = Schemas['UserApiKeyCreated'];
 export type VersionWarning = Schemas['VersionStatus']['warnings'][number];
 export type DaemonTargets = Schemas['DaemonTargets'];
 export type DaemonApprovedTarget = Schemas['DaemonApprovedTarget'];
+export type ScanChanges = Schemas['ScanChanges'];
 export type DiscoverySession = Schemas['DiscoverySession'];
 export type DiscoveryReport = NonNullable<Schemas['DiscoveryReport']>;
 export type DiscoverySessionSummary = NonNullable<Schemas['DiscoverySessionSummary']>;

@@ -9,6 +9,7 @@ import { mapScreen, prefetchMap } from './screens/map.js';
 import { hostsScreen, hostScreen } from './screens/hosts.js';
 import { hostImportScreen } from './screens/hostImport.js';
 import { daemonsScreen } from './screens/daemons.js';
+import { changesScreen } from './screens/changes.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
 import { serviceDefinitionsScreen } from './screens/serviceDefinitions.js';
 import type { Network, User } from './apiTypes.js';
@@ -24,6 +25,7 @@ const ROUTES: Array<[RegExp, Screen, string]> = [
   [/^\/hosts\/import$/, hostImportScreen, 'hosts'], // before /hosts/<id>, whose pattern "import" matches
   [/^\/hosts\/(?<host>[\w-]+)$/, hostScreen, 'hosts'],
   [/^\/daemons$/, daemonsScreen, 'daemons'],
+  [/^\/changes$/, changesScreen, 'changes'],
   [/^\/api-keys$/, apiKeysScreen, 'api-keys'],
   [/^\/service-definitions$/, serviceDefinitionsScreen, 'service-definitions'],
 ];
@@ -90,7 +92,7 @@ function shell(active: string, s: Session, route: Route): { frame: HTMLElement; 
     h('div', { class: 'menu', id: 'main-menu' },
       h('nav', { 'aria-label': 'Main' },
         network ? link(`/networks/${network}/topology`, 'Map', 'map') : null,
-        link('/hosts', 'Hosts', 'hosts'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys'),
+        link('/hosts', 'Hosts', 'hosts'), link('/changes', 'Changes', 'changes'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys'),
         link('/service-definitions', 'Service definitions', 'service-definitions')),
       s.networks.length ? switcher : null,
       h('span', { class: 'who' }, s.user.email),
