@@ -11,6 +11,7 @@
 import { expect } from 'chai';
 import type { Job, Worker } from 'bullmq';
 import { scheduleSchedulerId } from '../../src/modules/schedules/jobs.js';
+import { jitterMs } from '../../src/modules/schedules/timing.js';
 import { startDiscoverySchedule } from '../../workers/discoverySchedule.js';
 import { startServerPoll } from '../../workers/serverPoll.js';
 import { pollDaemon } from '../../src/modules/serverPoll/poller.js';
@@ -23,10 +24,13 @@ import { envelope, seedDaemon, startStandInDaemon, waitFor, workerServicesFor, t
 
 const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
 
+/** How long a count may take to be reached on a loaded machine. */
+const LONG = 90_000;
+
 interface Processed { worker: number; name: string; id: string | undefined; result: { outcome?: string; scheduledFor?: number } }
 
 describe('discovery schedules: the scheduler', function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
   let app: TestApp;
   let t: Tenant;
   let d: DaemonClient;
@@ -82,9 +86,9 @@ describe('discovery schedules: the scheduler', function () {
     await startWorker(minuteMs);
     await startWorker(minuteMs);
     const made = expectOk(await call(app.url, 'POST', schedules(), { auth: t.owner, body: { every_minutes: 1 } }), 201);
-    await waitFor('30 runs', async () => (await runs(made.id)).length >= 30, 60_000);
+    await waitFor('30 runs', async () => (await runs(made.id)).length >= 30, LONG);
     expectOk(await call(app.url, 'PATCH', `${schedules()}/${made.id}`, { auth: t.owner, body: { enabled: false } }));
-    await waitFor('the scheduler removed', async () => !(await opened[0]!.queues.discoverySchedule.getJobScheduler(scheduleSchedulerId(made.id))));
+    await waitFor('the scheduler removed', async () => !(await opened[0]!.queues.discoverySchedule.getJobScheduler(scheduleSchedulerId(made.id))), LONG);
     await Promise.all(workers.map((w) => w.close()));
 
     // The ticks that ran an interval (one taken after the schedule was disabled runs nothing).
@@ -107,6 +111,32 @@ describe('discovery schedules: the scheduler', function () {
     expect(await schedule(made.id)).to.include({ consecutive_failures: 0, last_outcome: 'skipped', enabled: false, disabled_reason: null });
   });
 
+  it('with a jitter, each interval runs once, delayed by that interval\'s own jitter', async () => {
+    expectOk(await call(app.url, 'POST', `/api/v1/daemons/${d.id}/targets`, { auth: t.owner, body: { subnet_id: lan.id } }));
+    await drain();
+    const minuteMs = 200;
+    await startWorker(minuteMs);
+    await startWorker(minuteMs);
+    // 60 s of jitter in a 60 s minute: up to a whole interval (here 200 ms).
+    const made = expectOk(await call(app.url, 'POST', schedules(), { auth: t.owner, body: { every_minutes: 1, jitter_seconds: 60 } }), 201);
+    await waitFor('8 runs', async () => (await runs(made.id)).length >= 8, LONG);
+    expectOk(await call(app.url, 'PATCH', `${schedules()}/${made.id}`, { auth: t.owner, body: { enabled: false } }));
+    await Promise.all(workers.map((w) => w.close()));
+    const ran = await runs(made.id);
+    const delayed = processed.filter((p) => p.name === 'tick' && p.result.outcome === 'delayed') as Array<Processed & { result: { delay: number; scheduledFor: number } }>;
+    const direct = processed.filter((p) => p.name === 'tick' && ['queued', 'skipped', 'failed'].includes(p.result.outcome!));
+    const delayedRuns = processed.filter((p) => p.name === 'run' && p.result.outcome !== 'disabled');
+    expect(delayed.length).to.be.greaterThan(0);
+    for (const p of delayed) expect(p.result.delay).to.equal(jitterMs(made.id, p.result.scheduledFor, 60, minuteMs));
+    for (const p of direct) expect(jitterMs(made.id, p.result.scheduledFor!, 60, minuteMs)).to.equal(0);
+    // Each delayed run is its tick's interval, once.
+    expect(delayedRuns.map((p) => p.result.scheduledFor).sort()).to.deep.equal(delayed.map((p) => p.result.scheduledFor).filter((ms) => ran.some((r) => Date.parse(r.scheduled_for) === ms)).sort());
+    expect(delayedRuns.concat(direct).filter((p) => p.result.outcome === 'duplicate')).to.deep.equal([]);
+    // Whole intervals apart (a delayed run still waiting when the schedule was disabled runs nothing).
+    const gaps = ran.slice(1).map((r, i) => Date.parse(r.scheduled_for) - Date.parse(ran[i]!.scheduled_for));
+    expect(gaps.filter((g) => g <= 0 || g % minuteMs !== 0)).to.deep.equal([]);
+  });
+
   it('disables itself after max_failures failures in a row, and says why', async () => {
     // No subnet approved: nothing to scan.
     await startWorker(100);
@@ -114,7 +144,7 @@ describe('discovery schedules: the scheduler', function () {
     const off = await waitFor('the schedule disabled', async () => {
       const s = await schedule(made.id);
       return !s.enabled && s;
-    });
+    }, LONG);
     expect(off).to.include({ enabled: false, consecutive_failures: 3, last_outcome: 'failed', next_run_at: null });
     expect(off.last_error).to.contain('no subnet is approved');
     expect(off.disabled_reason).to.equal(`Disabled after 3 consecutive failures; the last: ${off.last_error}`);
@@ -124,7 +154,7 @@ describe('discovery schedules: the scheduler', function () {
     // Enabled again: its failures are cleared and it runs again.
     const on = expectOk(await call(app.url, 'PATCH', `${schedules()}/${made.id}`, { auth: t.owner, body: { enabled: true } }));
     expect(on).to.include({ enabled: true, consecutive_failures: 0, disabled_reason: null });
-    await waitFor('a run after enabling', async () => (await runs(made.id)).length > 3);
+    await waitFor('a run after enabling', async () => (await runs(made.id)).length > 3, LONG);
   });
 
   it('daemon_poll: the agent’s next request-work answers the scheduled session; a Failed one counts, a Complete one clears', async () => {
@@ -135,7 +165,7 @@ describe('discovery schedules: the scheduler', function () {
     await startWorker(300);
     const made = expectOk(await call(app.url, 'POST', schedules(), { auth: t.owner, body: { every_minutes: 1, subnet_ids: [lan.id] } }), 201);
 
-    const queued = await waitFor('a queued run', async () => (await runs(made.id)).find((r) => r.outcome === 'queued'));
+    const queued = await waitFor('a queued run', async () => (await runs(made.id)).find((r) => r.outcome === 'queued'), LONG);
     const [work] = await requestWork();
     expect(work.session_id).to.equal(queued.session_id);
     expect(work.discovery_type).to.include({ type: 'Network' });
@@ -144,21 +174,21 @@ describe('discovery schedules: the scheduler', function () {
     const failed = await waitFor('the failure counted', async () => {
       const s = await schedule(made.id);
       return s.consecutive_failures === 1 && s;
-    });
+    }, LONG);
     expect(failed.last_error).to.equal(`the scheduled session ${work.session_id} failed: interface went away`);
     expect(failed.enabled).to.equal(true);
 
     const next = await waitFor('the next queued run', async () => {
       const s = await schedule(made.id);
       return s.last_session_id !== work.session_id && s.last_session_id;
-    });
+    }, LONG);
     const [again] = await requestWork();
     expect(again.session_id).to.equal(next);
     await update(again, { phase: 'Complete', progress: 100, finished_at: new Date().toISOString() });
     const cleared = await waitFor('the failures cleared', async () => {
       const s = await schedule(made.id);
       return s.last_session_id !== next && s.consecutive_failures === 0 && s;
-    });
+    }, LONG);
     expect(cleared).to.include({ last_error: null, enabled: true });
   });
 
@@ -181,11 +211,11 @@ describe('discovery schedules: the scheduler', function () {
       await sql(app, `update discovery_sessions set phase = 'Complete', finished_at = now() where organization_id = ? and daemon_id = ?`, [t.orgId, sp.id]);
       const pollWorker = await startServerPoll(services);
       workers.push(pollWorker);
-      await waitFor('the poll at start', async () => agent.requests.filter((r) => r.path === '/api/poll').length >= 1);
+      await waitFor('the poll at start', async () => agent.requests.filter((r) => r.path === '/api/poll').length >= 1, LONG);
       await startWorker(400);
       const made = expectOk(await call(app.url, 'POST', schedules(sp.id), { auth: t.owner, body: { every_minutes: 1 } }), 201);
-      const queued = await waitFor('a queued run', async () => (await runs(made.id)).find((r) => r.outcome === 'queued'));
-      const initiate = await waitFor('the initiate', async () => agent.requests.find((r) => r.path === '/api/discovery/initiate' && (r.body as { session_id: string }).session_id === queued.session_id));
+      const queued = await waitFor('a queued run', async () => (await runs(made.id)).find((r) => r.outcome === 'queued'), LONG);
+      const initiate = await waitFor('the initiate', async () => agent.requests.find((r) => r.path === '/api/discovery/initiate' && (r.body as { session_id: string }).session_id === queued.session_id), LONG);
       expect((initiate.body as { discovery_type: { type: string; subnet_ids: string[] } }).discovery_type).to.include({ type: 'Network' });
       expect((initiate.body as { discovery_type: { subnet_ids: string[] } }).discovery_type.subnet_ids).to.deep.equal([lan.id]);
     } finally {
@@ -204,6 +234,6 @@ describe('discovery schedules: the scheduler', function () {
     await queue.close();
     const { services } = await startWorker(100);
     expect(await services.queues.discoverySchedule.getJobScheduler(scheduleSchedulerId(made.id))).to.not.equal(undefined);
-    await waitFor('runs', async () => (await runs(made.id)).length >= 2);
+    await waitFor('runs', async () => (await runs(made.id)).length >= 2, LONG);
   });
 });

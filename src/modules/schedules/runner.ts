@@ -47,7 +47,12 @@ async function previousSession(db: Db, s: Locked): Promise<{ failed?: string; co
 
 export async function runSchedule(db: Db, organizationId: string, scheduleId: string, scheduledFor: number, minuteMs = 60_000): Promise<RunResult> {
   return db.transaction(async (tx) => {
-    // The schedule's row lock serialises its runs (and a PATCH of it).
+    // The daemon's row lock first (as request-work, Scan now and a daemon's deletion, which deletes
+    // its schedules, take it), then the schedule's, which serialises its runs (and a PATCH of it).
+    const owner = await tx.one<{ daemon_id: string }>(`select daemon_id from discovery_schedules where organization_id = ? and id = ?`, [organizationId, scheduleId]);
+    if (!owner) return { outcome: 'gone', scheduledFor };
+    const daemon = await tx.one<{ id: string; organization_id: string; network_id: string; mode: string; standby: boolean }>(
+      `select id, organization_id, network_id, mode, standby from daemons where organization_id = ? and id = ? for update`, [organizationId, owner.daemon_id]);
     const s = await tx.one<Locked>(
       `select ${SCHEDULE_COLUMNS}, last_session_accounted from discovery_schedules where organization_id = ? and id = ? for update`, [organizationId, scheduleId]);
     if (!s) return { outcome: 'gone', scheduledFor };
@@ -76,8 +81,6 @@ export async function runSchedule(db: Db, organizationId: string, scheduleId: st
       lastError = before.failed;
       error = before.failed;
     }
-    const daemon = await tx.one<{ id: string; organization_id: string; network_id: string; mode: string; standby: boolean }>(
-      `select id, organization_id, network_id, mode, standby from daemons where organization_id = ? and id = ? for update`, [organizationId, s.daemon_id]);
     if (failures >= s.max_failures) {
       // The previous session's failure was the last one allowed: nothing more is queued.
     } else if (!daemon) {
