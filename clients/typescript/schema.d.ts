@@ -11251,7 +11251,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "probe_raw_socket_ports": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description Ask the subnet’s live hosts over SNMP v2c with the community `public` (default true) */
                     snmp_public?: boolean;

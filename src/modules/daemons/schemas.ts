@@ -99,7 +99,7 @@ export const targetBody = body({
   ...targetOptions,
 }).xor('subnet_id', 'cidr');
 
-export const targetUpdateBody = body(targetOptions).or('snmp_public', 'probe_raw_socket_ports');
+export const targetUpdateBody = body(targetOptions).or('snmp_public', 'probe_raw_socket_ports').example({ probe_raw_socket_ports: true });
 
 export const targetParams = Joi.object({ id: uuid().required(), subnet_id: uuid().required() });
 
