@@ -4,19 +4,16 @@
 // name the services they match, the stored reason saying which definition. Both modes: daemon_poll
 // (the agent asks for work: request-work) and server_poll (the server calls the agent: initiate).
 //
-// The lab here is small and of its own (198.18.31.0/24, namespaces prefixed nc<hex4>-), built with
-// test/lab/lab.ts's helpers: one host, "acme", runs an HTTP server whose `/` says nothing known and
-// whose /status answers `acme-console v3` (8088, one of the agent's HTTP ports), a TCP service that
+// The lab here is small and of its own (198.18.31.0/24, namespaces prefixed nc<hex4>-, built by
+// test/lab/miniLab.ts): one host, "acme", runs an HTTP server whose `/` says nothing known and whose
+// /status answers `acme-console v3` (8088, one of the agent's HTTP ports), a TCP service that
 // greets `ACME-RELAY ready` (7070, in the agent's light set; 7171, in no port set: only a definition
 // asks for it) and one that greets `ZETA-GATE ready` (4444), the mark of a definition left disabled.
 // Root only: otherwise pending, with the reason.
 //
 // NETWORK SAFETY: the agent's namespace has no default route, only the lab /24 and the /30 to the
 // server (assertIsolated() before the agents start); its nftables output chain drops anything else.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import net from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Worker } from 'bullmq';
@@ -29,16 +26,14 @@ import { createNetwork, createUser, registerTenant, type Tenant } from '../suppo
 import { waitFor, workerServicesFor } from '../workers/support.js';
 import { readInventory, type SeenHost } from './inventory.js';
 import { LAB_PACKAGES, ensurePackages } from './packages.js';
-import {
-  addNamespace, assertIsolated, attach, cidrInside, claimServerLink, LAB_SPACE, labUnavailable, NODE, removeNamespaces, ROOT, sh, STATE_DIR,
-} from './lab.js';
+import { labUnavailable, NODE, ROOT } from './lab.js';
+import { createMiniLab, type MiniLab } from './miniLab.js';
 
 const AGENT_MAIN = path.join(ROOT, 'agent/main.ts');
 const SUBNET = '198.18.31.0/24';
 const AGENT_LAB_IP = '198.18.31.2';
 const ACME_IP = '198.18.31.10';
 const PORTS = { console: 8088, relay: 7070, relayOff: 7171, zeta: 4444 };
-const PREFIX_RE = /^nc[0-9a-f]{4}-/;
 /** A scan of the /24 (two live addresses) takes seconds; a session not done by then has failed. */
 const SCAN_LIMIT_MS = 60_000;
 /** The agent's light port set only (no slice of the full range): 7171 is probed only when a definition asks. */
@@ -72,183 +67,11 @@ greeter('ZETA-GATE ready\\r\\n').listen(ports.zeta, ip);
 console.log('acme services listening on ' + ip);
 `;
 
-/** Connects to each ip:port from the agent's namespace until all accept (readiness; lab addresses only). */
-const READY_SCRIPT = `
-const net = require('node:net');
-const { targets, waitMs } = JSON.parse(process.argv[1]);
-const deadline = Date.now() + waitMs;
-const once = (t) => new Promise((resolve) => {
-  const s = net.connect({ host: t.ip, port: t.port });
-  const done = (ok) => { s.destroy(); resolve(ok); };
-  s.setTimeout(1000, () => done(false));
-  s.on('connect', () => done(true));
-  s.on('error', () => done(false));
-});
-(async () => {
-  const down = [];
-  for (const t of targets) {
-    for (;;) {
-      if (await once(t)) break;
-      if (Date.now() > deadline) { down.push(t); break; }
-      await new Promise((w) => setTimeout(w, 200));
-    }
-  }
-  console.log(JSON.stringify(down));
-})();
-`;
-
-interface CustomLab {
-  dir: string;
-  agentNs: string;
-  serverIp: string;
-  agentServerIp: string;
-  assertAgentIsolated(): void;
-  /** A program in the agent's namespace, after the safety check. */
-  spawnInAgentNs(cmd: string, args: string[], env?: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
-  /** Listens on serverIp and passes each connection to 127.0.0.1:port (the test API). */
-  forward(port: number): Promise<{ url: string; close(): Promise<void> }>;
-  destroy(): void;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/** Removes labs of this file whose owner is gone (lab.ts's and products.ts's sweeps cover their own prefixes). */
-function sweepStale(): void {
-  const names = sh('ip', ['netns', 'list']).split('\n').map((l) => l.split(' ')[0]!).filter((n) => PREFIX_RE.test(n));
-  const prefixes = new Set(names.map((n) => n.slice(0, 6)));
-  if (fs.existsSync(STATE_DIR)) for (const p of fs.readdirSync(STATE_DIR)) if (PREFIX_RE.test(`${p}-`)) prefixes.add(p);
-  for (const p of prefixes) {
-    const ownerFile = path.join(STATE_DIR, p, 'owner');
-    const owner = Number(fs.existsSync(ownerFile) ? fs.readFileSync(ownerFile, 'utf8') : '') || null;
-    if (owner !== null && alive(owner)) continue;
-    removeNamespaces(names.filter((n) => n.startsWith(`${p}-`)));
-    sh('ip', ['link', 'del', `${p}srv`], { allowFail: true });
-    fs.rmSync(path.join(STATE_DIR, p), { recursive: true, force: true });
-  }
-}
-
-/** Builds the lab (switch, agent, acme); resolves when acme's services accept connections from the agent's namespace. */
-function createCustomLab(): CustomLab {
-  sweepStale();
-  const labId = `nc${randomBytes(2).toString('hex')}`;
-  const prefix = `${labId}-`;
-  const dir = path.join(STATE_DIR, labId);
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'owner'), String(process.pid));
-  const switchNs = `${prefix}sw`;
-  const agentNs = `${prefix}agent`;
-  const acmeNs = `${prefix}acme`;
-  const rootLink = `${labId}srv`;
-  const allNs = [switchNs, agentNs, acmeNs];
-  const children: ChildProcess[] = [];
-  let destroyed = false;
-  let linkClaim: string | undefined;
-  const teardown = () => {
-    if (destroyed) return;
-    destroyed = true;
-    for (const c of children) c.kill('SIGKILL');
-    removeNamespaces(allNs);
-    sh('ip', ['link', 'del', rootLink], { allowFail: true });
-    fs.rmSync(dir, { recursive: true, force: true });
-    if (linkClaim) fs.rmSync(linkClaim, { force: true });
-  };
-  process.once('exit', teardown);
-  const inNs = (ns: string, cmd: string, args: string[], input?: string) => sh('ip', ['netns', 'exec', ns, cmd, ...args], { input });
-  try {
-    for (const ns of allNs) addNamespace(ns);
-    sh('ip', ['-n', switchNs, 'link', 'add', 'br-c', 'type', 'bridge']);
-    sh('ip', ['-n', switchNs, 'link', 'set', 'br-c', 'up']);
-    attach(switchNs, acmeNs, 'eth0', 'p-acme', 'br-c', `${ACME_IP}/24`, '3c:7c:3f:31:00:10');
-    attach(switchNs, agentNs, 'ag0', 'p-agent', 'br-c', `${AGENT_LAB_IP}/24`, '3c:7c:3f:31:00:02');
-    const server = claimServerLink(labId);
-    linkClaim = server.claim;
-    sh('ip', ['link', 'add', rootLink, 'type', 'veth', 'peer', 'name', 'ag-srv', 'netns', agentNs]);
-    sh('ip', ['addr', 'add', `${server.serverIp}/30`, 'dev', rootLink]);
-    sh('ip', ['link', 'set', rootLink, 'up']);
-    sh('ip', ['-n', agentNs, 'addr', 'add', `${server.agentIp}/30`, 'dev', 'ag-srv']);
-    sh('ip', ['-n', agentNs, 'link', 'set', 'ag-srv', 'up']);
-    // The agent's own guard beside its routes: anything but the lab /24 and the /30 is counted and dropped.
-    inNs(agentNs, 'nft', ['-f', '-'], `table inet lab {
-  counter outside {}
-  chain out { type filter hook output priority 0; policy accept;
-    oif "lo" accept
-    ip daddr ${SUBNET} accept
-    ip daddr ${server.link} accept
-    counter name outside drop
-  }
-}`);
-    assertIsolated(agentNs, server.link);
-
-    const log = fs.openSync(path.join(dir, 'acme.log'), 'a');
-    const services = spawn('ip', ['netns', 'exec', acmeNs, NODE, '-e', SERVICES_SCRIPT, JSON.stringify({ ip: ACME_IP, ports: PORTS })], { stdio: ['ignore', log, log] });
-    fs.closeSync(log);
-    services.on('error', () => undefined);
-    children.push(services);
-
-    const targets = Object.values(PORTS).map((port) => ({ ip: ACME_IP, port }));
-    for (const t of targets) if (!cidrInside(t.ip, SUBNET) || !cidrInside(t.ip, LAB_SPACE)) throw new Error(`refusing to probe ${t.ip}`);
-    assertIsolated(agentNs, server.link);
-    const ready = spawnSync('ip', ['netns', 'exec', agentNs, NODE, '-e', READY_SCRIPT, JSON.stringify({ targets, waitMs: 15_000 })], { encoding: 'utf8', timeout: 30_000 });
-    const down = JSON.parse(ready.stdout || '[]') as unknown[];
-    if (ready.status !== 0 || down.length) throw new Error(`custom definitions lab: acme not ready: ${JSON.stringify(down)} ${ready.stderr} (log: ${fs.readFileSync(path.join(dir, 'acme.log'), 'utf8')})`);
-
-    return {
-      dir, agentNs, serverIp: server.serverIp, agentServerIp: server.agentIp,
-      assertAgentIsolated: () => assertIsolated(agentNs, server.link),
-      spawnInAgentNs(cmd, args, env) {
-        assertIsolated(agentNs, server.link);
-        const child = spawn('ip', ['netns', 'exec', agentNs, cmd, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-        children.push(child);
-        let output = '';
-        child.stdout!.on('data', (d) => { output += d; });
-        child.stderr!.on('data', (d) => { output += d; });
-        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-        return { child, output: () => output, exited };
-      },
-      async forward(port) {
-        const sockets = new Set<net.Socket>();
-        const proxy = net.createServer((inbound) => {
-          const outbound = net.connect({ host: '127.0.0.1', port });
-          sockets.add(inbound).add(outbound);
-          const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
-          inbound.on('error', drop).on('close', drop);
-          outbound.on('error', drop).on('close', drop);
-          inbound.pipe(outbound).pipe(inbound);
-        });
-        await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, server.serverIp, resolve));
-        const { port: listening } = proxy.address() as net.AddressInfo;
-        return {
-          url: `http://${server.serverIp}:${listening}`,
-          close: () => new Promise<void>((resolve) => {
-            for (const s of sockets) s.destroy();
-            proxy.close(() => resolve());
-          }),
-        };
-      },
-      destroy() {
-        process.off('exit', teardown);
-        teardown();
-      },
-    };
-  } catch (err) {
-    process.off('exit', teardown);
-    teardown();
-    throw err;
-  }
-}
-
 type Session = { id: string; discovery_type: { type: string }; phase: string; error: string | null; report?: { services_by_rule?: Record<string, number> } | null };
 
 describe('custom service definitions end to end: API → work → agent in the lab → named services', function () {
   this.timeout(90_000);
-  let lab: CustomLab;
+  let lab: MiniLab;
   let app: TestApp;
   let api: { url: string; close(): Promise<void> };
   let t: Tenant;
@@ -266,7 +89,10 @@ describe('custom service definitions end to end: API → work → agent in the l
       this.skip();
     }
     ensurePackages(LAB_PACKAGES.filter((n) => n.pkg === 'iproute2' || n.pkg === 'nftables'));
-    lab = createCustomLab();
+    lab = createMiniLab({
+      tag: 'nc', subnet: SUBNET, agentIp: AGENT_LAB_IP,
+      hosts: [{ name: 'acme', ip: ACME_IP, mac: '3c:7c:3f:31:00:10', script: SERVICES_SCRIPT, arg: { ip: ACME_IP, ports: PORTS }, ports: Object.values(PORTS) }],
+    });
     lab.assertAgentIsolated();
     // The server calls the server_poll agent at its end of the /30 (the outbound policy refuses 198.19/16 otherwise).
     app = await startTestApp({ daemonAllowedNetworks: [`${lab.agentServerIp}/32`] });
