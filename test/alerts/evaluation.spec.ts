@@ -60,7 +60,8 @@ describe('alerts: what a scan changed, one digest per scan', function () {
       'host_new 10.39.4.8',
       'host_offline 10.39.4.6',
       'mac_changed 10.39.4.7',
-      'port_added 10.39.4.5 80', // (discovery never deletes a port it no longer sees: port_removed is a person's deletion while a scan runs)
+      'port_added 10.39.4.5 80',
+      'port_removed 10.39.4.7 22', // closed: the previous scan saw it, this one did not (the port stays in the inventory, last seen then)
       'service_added 10.39.4.5 Nginx',
       'service_removed 10.39.4.7 SSH',
       'vendor_new 10.39.4.7',
