@@ -11,6 +11,7 @@ import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient }
 import { postSubnet } from '../discovery/reports.js';
 import { db } from '../workers/support.js';
 import { sweepOfflineAlerts } from '../../src/modules/alerts/sweep.js';
+import { sweepStalledSessions } from '../../src/modules/discovery/sessions.js';
 import { runSession, type HostSpec } from './world.js';
 
 describe('alerts: what a scan changed, one digest per scan', function () {
@@ -121,6 +122,22 @@ describe('alerts: what a scan changed, one digest per scan', function () {
     expect(await alerts()).to.have.length(1);
     await run([h.a, h.b, h.c]); // back: reported, since its going offline was
     expect(kinds((await alerts())[0])).to.deep.equal(['host_online 10.39.4.6']);
+  });
+
+  it('a session ended by its daemon’s restart or by the stalled sweep is alerted on for what it found', async () => {
+    const h = base();
+    const killed = await runSession(d, net, lan.id, [h.a, h.b, h.c, { id: ids.d, ip: '10.39.4.8' }], null); // a new host, then the agent is killed
+    expectOk(await d.post(`/api/daemons/${d.id}/startup`, { daemon_version: '0.14.13' }));
+    const [digest] = await alerts();
+    expect(digest.session_id).to.equal(killed);
+    expect(kinds(digest)).to.deep.equal(['host_new 10.39.4.8']);
+
+    const stalled = await runSession(d, net, lan.id, [h.a, h.b, h.c, { id: randomUUID(), ip: '10.39.4.9' }], null);
+    await sql(app, `update discovery_sessions set cancel_requested = true, updated_at = now() - interval '10 minutes' where id = ?`, [stalled]);
+    expect(await sweepStalledSessions(db(app))).to.deep.include({ failed: 1 });
+    const [latest] = await alerts();
+    expect(latest.session_id).to.equal(stalled);
+    expect(kinds(latest)).to.deep.equal(['host_new 10.39.4.9']);
   });
 
   it('a digest is acknowledged once, by whom', async () => {

@@ -28,7 +28,7 @@ const networkType = (subnetIds: string[]) => ({
 });
 
 /** One Network session of `d` over `subnetId` that reports `hosts` and completes; answers its id. */
-export async function runSession(d: DaemonClient, networkId: string, subnetId: string, hosts: HostSpec[], phase = 'Complete'): Promise<string> {
+export async function runSession(d: DaemonClient, networkId: string, subnetId: string, hosts: HostSpec[], phase: string | null = 'Complete'): Promise<string> {
   const id = randomUUID();
   const update = { session_id: id, daemon_id: d.id, network_id: networkId, phase: 'Scanning', discovery_type: networkType([subnetId]), progress: 10, error: null, started_at: new Date().toISOString(), finished_at: null };
   expectOk(await d.post(`/api/v1/discovery/${id}/update`, update));
@@ -43,7 +43,8 @@ export async function runSession(d: DaemonClient, networkId: string, subnetId: s
     (r.interfaces[0] as Record<string, unknown>).mac_vendor = h.vendor ?? null;
     await postHost(d, r);
   }
-  expectOk(await d.post(`/api/v1/discovery/${id}/update`, { ...update, phase, progress: 100, finished_at: new Date().toISOString() }));
+  // null: the session is left running (the daemon is killed, say).
+  if (phase) expectOk(await d.post(`/api/v1/discovery/${id}/update`, { ...update, phase, progress: 100, finished_at: new Date().toISOString() }));
   return id;
 }
 

@@ -14,6 +14,7 @@ import { AGENT_VERSION_MARK } from '../daemons/view.js';
 import { withServiceDefinitions } from '../serviceDefinitions/work.js';
 import { TERMINAL_PHASES } from './schemas.js';
 import { summarizeSession } from './sessionSummary.js';
+import { evaluateSessionAlerts } from '../alerts/evaluate.js';
 
 /** Phases in which a session occupies its daemon. */
 export const RUNNING_PHASES = ['Starting', 'Started', 'Scanning'];
@@ -145,7 +146,10 @@ export async function failSessionsOfRestartedDaemon(db: Db, organizationId: stri
     [...whyParams, organizationId, organizationId, daemonId, RUNNING_PHASES],
   );
   // What it found before the restart is in the inventory: a Network session's summary says so.
-  for (const { id } of failed) await summarizeSession(db, organizationId, id);
+  for (const { id } of failed) {
+    await summarizeSession(db, organizationId, id);
+    await evaluateSessionAlerts(db, organizationId, id); // what it found is alerted on (issue 39.4)
+  }
   return failed.length;
 }
 
@@ -168,7 +172,10 @@ export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTE
      returning s.id, s.organization_id`,
     [...whyParams, RUNNING_PHASES, stalledAfterMs / 1000],
   );
-  for (const f of failed) await summarizeSession(db, f.organization_id, f.id);
+  for (const f of failed) {
+    await summarizeSession(db, f.organization_id, f.id);
+    await db.transaction((tx) => evaluateSessionAlerts(tx, f.organization_id, f.id)); // what it found is alerted on (issue 39.4)
+  }
   const cancelRequested = await db.query(
     `${ACROSS_ORGANIZATIONS} update discovery_sessions set cancel_requested = true, updated_at = now()
      where phase = any(?::text[]) and not cancel_requested and updated_at < now() - make_interval(secs => ?)
