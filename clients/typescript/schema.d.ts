@@ -13851,7 +13851,7 @@ export interface operations {
                         timezone?: string;
                     } | null;
                     /**
-                     * @description Webhook endpoints of the organization that get the digest (their preset shapes it)
+                     * @description Webhook endpoints of the organization that get the digest (a delivery of type alert.digest, signed like every delivery; the endpoint's preset shapes it). An endpoint made for alerts alone subscribes to event_types ["alert.digest"]: no event has that type
                      * @default []
                      */
                     webhook_ids?: string[];
@@ -13980,7 +13980,7 @@ export interface operations {
                         timezone?: string;
                     } | null;
                     /**
-                     * @description Webhook endpoints of the organization that get the digest (their preset shapes it)
+                     * @description Webhook endpoints of the organization that get the digest (a delivery of type alert.digest, signed like every delivery; the endpoint's preset shapes it). An endpoint made for alerts alone subscribes to event_types ["alert.digest"]: no event has that type
                      * @default []
                      */
                     webhook_ids?: string[];

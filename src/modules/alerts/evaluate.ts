@@ -131,7 +131,6 @@ const QUERIES: Record<AlertKind, (opts: { offlineRule: boolean }) => string> = {
     order by i.mac_vendor, i.ip_address`,
 };
 
-const SESSION_KINDS = ALERT_KINDS.filter((k) => k !== 'host_offline');
 
 /** One line of a digest, in words. */
 export function describeItem(i: AlertItem): string {
@@ -263,4 +262,3 @@ export async function evaluateSessionAlerts(db: Db, organizationId: string, sess
   return evaluateAlerts(db, organizationId, session.network_id, sessionId);
 }
 
-export { SESSION_KINDS };

@@ -22,7 +22,7 @@ export const alertRuleWrite = Joi.object({
   offline_delay_minutes: Joi.number().integer().min(0).max(10080).default(0)
     .description('host_offline only: how long a host must stay offline before it is reported (a host back sooner gives nothing)'),
   quiet_hours: quietHours.default(null),
-  webhook_ids: Joi.array().items(uuid()).max(20).unique().default([]).description('Webhook endpoints of the organization that get the digest (their preset shapes it)'),
+  webhook_ids: Joi.array().items(uuid()).max(20).unique().default([]).description('Webhook endpoints of the organization that get the digest (a delivery of type alert.digest, signed like every delivery; the endpoint\'s preset shapes it). An endpoint made for alerts alone subscribes to event_types ["alert.digest"]: no event has that type'),
   email_to: Joi.array().items(Joi.string().email({ tlds: false }).max(254)).max(20).unique().default([]).description('Addresses that get the digest by e-mail (SMTP_URL)'),
 }).custom((v, h) => (v.kind !== 'host_offline' && v.offline_delay_minutes ? h.error('delay.kind') : v))
   .messages({ 'delay.kind': 'offline_delay_minutes is for host_offline rules only' })
