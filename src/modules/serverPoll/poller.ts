@@ -237,7 +237,7 @@ async function pollLocked(deps: PollerDeps, daemonId: string, organizationId: st
     // so that a session the daemon started itself exists before its hosts arrive.
     const ends = !!progress && TERMINAL_PHASES.includes(String(progress.phase));
     if (progress && !ends) await apply();
-    const synced = await syncEntities(deps, db, client, ctx, poll, log);
+    const synced = await syncEntities(deps, db, client, ctx, poll, log, ends ? SESSION_END_WAIT_MS : deps.settings.serverPollAckWaitMs);
     entitiesQueued = synced.queued;
     entitiesConfirmed = synced.confirmed;
     if (ends) await apply();
@@ -263,6 +263,13 @@ interface PendingEntity {
   payload: Record<string, unknown>;
 }
 
+/**
+ * A poll that ends a session waits this long for its entities' discovery-sync jobs before the end is
+ * applied: the end computes the session's summary, marks presence (a host not ingested yet would be
+ * taken offline) and evaluates alerts, so the session's last hosts must be stored first.
+ */
+const SESSION_END_WAIT_MS = 60_000;
+
 /** Entities of a poll → discovery-sync jobs; confirms the ones whose job has completed. */
 async function syncEntities(
   deps: PollerDeps,
@@ -271,6 +278,7 @@ async function syncEntities(
   ctx: SyncContext,
   poll: PollResponse,
   log: Logger,
+  waitMs: number,
 ): Promise<{ queued: number; confirmed: number }> {
   // Validated here (the daemon routes validate the same bodies with the same schemas), so a job
   // never carries what ingest cannot take; an invalid or foreign-network entity is left unconfirmed.
@@ -306,17 +314,25 @@ async function syncEntities(
     const data: DiscoverySyncJob = { ctx: jobCtx, ...batch };
     const jobId = discoverySyncJobId(data);
     const existing = await queue.getJob(jobId);
-    if (existing && (await existing.getState()) === 'failed') {
+    const state = existing ? await existing.getState() : undefined;
+    if (existing && state === 'failed') {
       // The daemon asks again for entities whose job gave up: try again (fresh attempts).
       await existing.retry('failed');
       jobs.push(existing);
+    } else if (existing && state === 'completed' && existing.data.ctx.discoveryId !== jobCtx.discoveryId) {
+      // The same entities found by another session (an unchanged host rescanned): ingested again,
+      // so that they count for this session (last_seen_at, last_discovery_id) and are not taken
+      // offline at its end. Re-sends within one session stay one job.
+      await existing.remove();
+      jobs.push(await queue.add('sync', data, { jobId }));
     } else {
       jobs.push(existing ?? (await queue.add('sync', data, { jobId })));
     }
   }
 
-  // Wait a little so most confirmations go out in this cycle; the rest go out on a later one.
-  const deadline = Date.now() + deps.settings.serverPollAckWaitMs;
+  // Wait a little so most confirmations go out in this cycle; the rest go out on a later one. (Longer
+  // when the poll also ends a session: see SESSION_END_WAIT_MS.)
+  const deadline = Date.now() + waitMs;
   let states: string[] = [];
   for (;;) {
     states = await Promise.all(jobs.map((job) => job.getState()));
