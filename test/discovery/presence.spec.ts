@@ -56,7 +56,12 @@ describe('discovery: online, offline, stale and ignored hosts', () => {
 
   it('a completed scan that misses a host marks it offline (a state and an event); the next that sees it, online again', async () => {
     expect((await host(ids.a)).status).to.equal('online');
+    const graph = async () => expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${net}&view=l3`, { auth: t.owner }));
+    const marked = (g: any, id: string) => g.nodes.filter((n: any) => n.host_id === id || (n.kind === 'host' && n.entity_id === id));
+    // The first scan found every host new: the map marks them.
+    expect(marked(await graph(), ids.a).every((n: any) => n.new === true)).to.equal(true);
     await run([lan.id], [[ids.a, '10.39.1.5']]); // b missed; the other subnet not scanned
+    expect(marked(await graph(), ids.a).some((n: any) => n.new), 'the last scan found nothing new').to.equal(false);
     const b = await host(ids.b);
     expect(b).to.include({ status: 'offline' });
     expect(Date.parse(b.offline_at)).to.be.closeTo(Date.now(), 120_000);

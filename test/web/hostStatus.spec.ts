@@ -2,7 +2,7 @@
 // against a real app: a daemon's completed scan that missed two hosts marks them offline; one is
 // then offline for longer than the network's expiry (stale) and a person ignores another. The hosts
 // list shows a Status column and filters by status (kept in the address); the map greys the offline
-// hosts' nodes and says how many in its header.
+// hosts' nodes, outlines the one the last scan found new, and counts both in its header.
 // SCREENSHOTS=1 writes docs/web-host-status.png and docs/web-map-offline.png (1440×900) and their
 // -phone twins (390×844).
 import { randomUUID } from 'node:crypto';
@@ -16,7 +16,7 @@ import { login } from '../support/world.js';
 import { waitFor } from '../workers/support.js';
 
 const DOCS = 'docs/';
-const HOSTS = [['web', '10.4.0.10'], ['db', '10.4.0.11'], ['printer', '10.4.0.12'], ['old-nas', '10.4.0.13'], ['guest-phone', '10.4.0.14']] as const;
+const HOSTS = [['web', '10.4.0.10'], ['db', '10.4.0.11'], ['printer', '10.4.0.12'], ['old-nas', '10.4.0.13'], ['guest-phone', '10.4.0.14'], ['camera', '10.4.0.15']] as const;
 
 describe('web: online, offline, stale and ignored hosts', function () {
   this.timeout(90_000);
@@ -40,8 +40,8 @@ describe('web: online, offline, stale and ignored hosts', function () {
         }
         expectOk(await d.post(`/api/v1/discovery/${id}/update`, { ...update, phase: 'Complete', progress: 100, finished_at: new Date().toISOString() }));
       };
-      await session(HOSTS.map(([n]) => n));
-      await session(['web', 'db', 'guest-phone']); // printer and old-nas missed
+      await session(HOSTS.map(([n]) => n).filter((n) => n !== 'camera'));
+      await session(['web', 'db', 'guest-phone', 'camera']); // printer and old-nas missed, camera new
       await sql(app, `update hosts set offline_at = now() - interval '45 days' where id = ?`, [ids.get('old-nas')]);
       expectOk(await call(app.url, 'PATCH', `/api/v1/hosts/${ids.get('guest-phone')}`, { auth: owner, body: { ignored: true } }));
     },
@@ -62,7 +62,7 @@ describe('web: online, offline, stale and ignored hosts', function () {
       await signIn(page, world.app.url, world.user, '/hosts');
       await waitFor('the hosts listed', async () => (await rows(page)).length === HOSTS.length + 1); // and the daemon's own host
       expect((await rows(page)).filter((r) => !r.startsWith('scanopy-daemon')).sort()).to.deep.equal(
-        ['db | Online', 'guest-phone | Ignored', 'old-nas | Stale', 'printer | Offline', 'web | Online']);
+        ['camera | Online', 'db | Online', 'guest-phone | Ignored', 'old-nas | Stale', 'printer | Offline', 'web | Online']);
       if (process.env.SCREENSHOTS) await page.screenshot({ path: `${DOCS}web-host-status${suffix}.png`, fullPage: true });
       await page.selectOption('#hosts-status', 'offline');
       await waitFor('only the offline host', async () => JSON.stringify(await rows(page)) === JSON.stringify(['printer | Offline']));
@@ -70,13 +70,15 @@ describe('web: online, offline, stale and ignored hosts', function () {
 
       await page.goto(`${world.app.url}/`);
       await waitForMap(page);
-      await waitFor('the header counts the offline hosts', async () => /2 hosts offline/.test((await page.textContent('.status')) ?? ''));
+      await waitFor('the header counts the new and the offline hosts', async () => /1 new host, 2 hosts offline/.test((await page.textContent('.status')) ?? ''));
       const nodes = await mapSnapshot(page);
       const of = (name: string) => Object.values(nodes).filter((n) => (n.label ?? '').startsWith(name));
       expect(of('printer').length).to.be.above(0);
       expect(of('printer').every((n) => n.classes.includes('offline'))).to.equal(true);
       expect(of('old-nas').every((n) => n.classes.includes('offline'))).to.equal(true);
-      expect(of('web').some((n) => n.classes.includes('offline'))).to.equal(false);
+      expect(of('web').some((n) => n.classes.includes('offline') || n.classes.includes('new'))).to.equal(false);
+      expect(of('camera').length).to.be.above(0);
+      expect(of('camera').every((n) => n.classes.includes('new')), 'the last scan found camera new').to.equal(true);
       if (process.env.SCREENSHOTS) await page.screenshot({ path: `${DOCS}web-map-offline${suffix}.png` });
       expectNoProblems(w);
     });

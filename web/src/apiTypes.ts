@@ -37,6 +37,8 @@ export type GraphNode = Schemas['TopologyNode'] & {
   counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
   /** A host completed scans no longer see (hosts.offline_at). */
   offline?: boolean;
+  /** A host the network's last completed scan found new. */
+  new?: boolean;
   /** A summary node's folded hosts (l3: quiet hosts of a subnet). */
   hosts?: Array<{ id: string; name: string; hostname?: string | null; ip_address: string }>;
 };

@@ -41,6 +41,7 @@ function stylesheet(lod: Lod): any[] {
     { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
     // A dependency member not drawn here (hidden, filtered out, outside the view): a ghost, so no edge is redrawn to another member.
     { selector: 'node.offline', style: { opacity: 0.45, 'border-style': 'dashed' } },
+    { selector: 'node.new', style: { 'border-width': 3, 'border-color': '#2563eb' } },
     { selector: 'node.ghost', style: { 'background-color': '#f8fafc', 'border-style': 'dashed', 'border-width': 2, 'border-color': '#94a3b8', color: '#64748b', 'font-style': 'italic' } },
     { selector: 'edge.to-ghost', style: { 'line-style': 'dashed' } },
     { selector: 'node.host-node', style: { 'background-color': '#fefce8', 'border-color': '#ca8a04' } },
@@ -164,7 +165,7 @@ export class MapRenderer {
         w, h: box?.height || 40, textWidth: Math.max(40, w - 12),
         color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
       };
-      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'summary' ? 'collapsed summary' : '', n.kind === 'ghost' ? 'ghost' : '', n.offline ? 'offline' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
+      const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'summary' ? 'collapsed summary' : '', n.kind === 'ghost' ? 'ghost' : '', n.offline ? 'offline' : '', n.new ? 'new' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
       defs.push({ group: 'nodes', data, classes, position: box ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : undefined });
     }
     for (const e of edges) {

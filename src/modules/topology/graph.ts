@@ -53,6 +53,8 @@ export interface GraphOptions {
   includeHidden?: boolean;
   maxNodes: number;
   expand?: string[];
+  /** Hosts the last completed scan found new: their nodes say so (`new`). */
+  newHostIds?: string[];
 }
 
 export interface FilteredOut {
@@ -608,18 +610,24 @@ export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forc
   const counted = emptyFilteredOut();
   const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
   const drawn = BUILDERS[view](s, hosts, o);
-  markOffline(drawn.nodes, hosts);
+  markPresence(drawn.nodes, hosts, o.newHostIds ?? []);
   const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
   return { nodes, edges, filtered_out };
 }
 
-/** The nodes of a host that completed scans no longer see (hosts.offline_at) say so: the map greys them. */
-function markOffline(nodes: GraphNode[], hosts: Row[]): void {
+/**
+ * The nodes of a host that completed scans no longer see (hosts.offline_at) say so (`offline`: the
+ * map greys them), and those of a host the last scan found new (`new`: the map marks them).
+ */
+function markPresence(nodes: GraphNode[], hosts: Row[], newHostIds: string[]): void {
   const offline = new Set(hosts.filter((h) => h.offline_at != null).map((h) => h.id as string));
-  if (!offline.size) return;
+  const fresh = new Set(newHostIds);
+  if (!offline.size && !fresh.size) return;
   for (const n of nodes) {
     const hostId = (n.host_id as string | undefined) ?? (n.kind === 'host' ? n.entity_id as string : undefined);
-    if (hostId && offline.has(hostId)) n.offline = true;
+    if (!hostId) continue;
+    if (offline.has(hostId)) n.offline = true;
+    else if (fresh.has(hostId)) n.new = true;
   }
 }
 

@@ -228,7 +228,7 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
   const size = await countElements(db, organizationId, q.network_id, at, hostIds);
   const snapshot = await rowsFor(db, task, size, organizationId, q.network_id, at, hostIds);
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
-  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER };
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, newHostIds: await newHostIds(db, organizationId, q.network_id, at) };
   return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, size);
 }
 
@@ -305,8 +305,21 @@ async function drawQuery<K extends DrawTask>(db: Db, organizationId: string, q: 
   }
   const size = await countElements(db, organizationId, q.network_id, at);
   const rows = await rowsFor(db, task, size, organizationId, q.network_id, at);
-  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand };
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand, newHostIds: await newHostIds(db, organizationId, q.network_id, at) };
   return cpuPool().run(organizationId, task, { rows, view: q.view, options } as TaskInput<K>, size);
+}
+
+/**
+ * The hosts the network's last completed Network scan (as of `at`) found new, as its summary lists
+ * them (the first SUMMARY_HOSTS_LISTED by name): the map marks them.
+ */
+async function newHostIds(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<string[]> {
+  const row = await db.one<{ ids: string[] | null }>(
+    `select array(select jsonb_array_elements(s.summary->'new_hosts')->>'id') as ids from discovery_sessions s
+     where s.organization_id = ? and s.network_id = ? and s.discovery_type->>'type' = 'Network' and s.phase = 'Complete' and s.summary is not null
+       and s.finished_at <= coalesce(?::timestamptz, now())
+     order by s.finished_at desc, s.id desc limit 1`, [organizationId, networkId, at ?? null]);
+  return row?.ids ?? [];
 }
 
 /**
@@ -570,7 +583,11 @@ export const topologyService = {
     await networkService.assertFilterable(db, scope, q.network_id, q.at);
     // The version first, then the drawing (graphCache.ts says why this order is safe).
     const { version, now } = await changeVersion(db, scope.organizationId, q.network_id);
-    const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort()]);
+    // The last completed scan too: it says which hosts are new (newHostIds), and a scan that changed nothing writes no event.
+    const lastScan = q.at ? null : (await db.one<{ id: string }>(
+      `select id from discovery_sessions where organization_id = ? and network_id = ? and discovery_type->>'type' = 'Network' and phase = 'Complete'
+       order by finished_at desc nulls last, id desc limit 1`, [scope.organizationId, q.network_id]))?.id ?? null;
+    const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort(), lastScan]);
     let drawn = cache?.get(key, version);
     if (!drawn) {
       // Requests for the same drawing of the same version (a map polled, opened by several operators)

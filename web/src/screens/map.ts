@@ -14,6 +14,7 @@ import { MapRenderer } from '../mapRenderer.js';
 import { changeLines, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
 import { agentSteps } from '../agentHelp.js';
+import type { GraphNode } from '../apiTypes.js';
 
 const VIEW_NAMES: Record<string, string> = { l3: 'L3 (subnets)', workloads: 'Workloads', application: 'Applications', l2: 'L2 (physical)' };
 const LIVE_POLL_MS = 5000;
@@ -324,8 +325,11 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const f = (state.graph as any)?.filtered_out;
     const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
     // Hosts completed scans no longer see (greyed on the map).
-    const offline = new Set(g.nodes.filter((n) => n.offline).map((n) => n.host_id ?? n.entity_id)).size;
+    const hostsWhere = (mark: (n: GraphNode) => unknown) => new Set(nodes.filter(mark).map((n) => n.host_id ?? n.entity_id)).size;
+    const offline = hostsWhere((n) => n.offline);
+    const fresh = hostsWhere((n) => n.new); // found new by the last scan (outlined)
     const parts = [
+      fresh ? plural(fresh, 'new host', 'new hosts') : '',
       offline ? plural(offline, 'host offline', 'hosts offline') : '',
       f?.collapsed_containers ? `${plural(f.collapsed_containers, 'container', 'containers')} collapsed (double-click to open)` : '',
       f?.hidden_hosts ? plural(f.hidden_hosts, 'hidden host', 'hidden hosts') : '',
