@@ -77,10 +77,13 @@ export function customRules(definitions: unknown): { rules: CustomRule[]; ports:
   return { rules, ports: [...ports].sort((a, b) => a - b), refused };
 }
 
-/** The discovery type as reported back to the server: without the definitions it came with. */
+/**
+ * The discovery type as reported back to the server: without what our server adds for our agent
+ * alone (the custom definitions, the approvals' target options), so it is what a Scanopy daemon sends.
+ */
 export function withoutDefinitions<T>(discoveryType: T): T {
-  if (!discoveryType || typeof discoveryType !== 'object' || !('service_definitions' in discoveryType)) return discoveryType;
-  const { service_definitions: _definitions, ...rest } = discoveryType as Record<string, unknown>;
+  if (!discoveryType || typeof discoveryType !== 'object' || !('service_definitions' in discoveryType || 'target_options' in discoveryType)) return discoveryType;
+  const { service_definitions: _definitions, target_options: _options, ...rest } = discoveryType as Record<string, unknown>;
   return rest as T;
 }
 

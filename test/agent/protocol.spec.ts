@@ -285,7 +285,7 @@ describe('agent: the protocol side', function () {
       const ours = /\.(mac_vendor|mac_random|hostname_source|name_source|device_type|device_model|os_name|os_version|os_confidence|if_entries|collections): not sent by Scanopy$/;
       expect(shapeDiff(webHost, asRecorded(recordedHost)).filter((d) => !ours.test(d))).to.deep.equal([]);
       // The Network work named the approved subnet: only it was scanned, never the agent's own subnet.
-      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: TARGET, subnetId }]]);
+      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: TARGET, subnetId, snmpPublic: true, probeRawSocketPorts: false }]]); // the approval's defaults
     });
 
     it('a session an operator cancels through the API ends Cancelled (request-work answers cancel: true)', async () => {
@@ -405,7 +405,7 @@ describe('agent: the protocol side', function () {
       const subnetId = await approveTarget(daemonId, '198.18.20.0/24');
       await waitFor('the Network session', async () => plain.length >= 2);
       expect(typesAndPhases(plain)).to.deep.equal([['SelfReport', 'Complete'], ['Network', 'Complete']]);
-      expect(plainScan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId }]]);
+      expect(plainScan.calls.map((c) => c.targets.map(({ cidr, subnetId: id }) => ({ cidr, subnetId: id })))).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId }]]);
       expect(await networkSessions()).to.have.length(1);
     });
   });
@@ -425,7 +425,7 @@ describe('agent: the protocol side', function () {
       running.push(runAgent(config({ key }), deps({ scanNetwork: scan, onSession: (x) => sessions.push(x) })));
       await waitFor('two sessions', async () => sessions.length >= 2);
       expect(sessions[1]!.terminal.discovery_type).to.deep.include({ type: 'Network', subnet_ids: [routed.id] });
-      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId: routed.id }]]);
+      expect(scan.calls.map((c) => c.targets)).to.deep.equal([[{ cidr: '198.18.20.0/24', subnetId: routed.id, snmpPublic: true, probeRawSocketPorts: false }]]); // the approval's defaults
       const hosts = expectOk(await call(app.url, 'GET', '/api/v1/hosts?limit=100', { auth: t.owner }));
       const web = hosts.find((h: any) => h.name === 'web-01');
       expect(web.ip_addresses[0]).to.include({ subnet_id: routed.id });

@@ -21,6 +21,7 @@ import { readRecording } from '../support/fixtures.js';
 import { createKey, login, registerTenant, type Tenant } from '../support/world.js';
 import { db, envelope, seedDaemon, startStandInDaemon, waitFor, type Responder, type StandInDaemon } from '../workers/support.js';
 import { openStream, startApi, startWorker, stop, type Child } from './support.js';
+import { SCHEDULE_RECONCILE_ID } from '../../src/modules/schedules/jobs.js';
 
 const USER_BURST = 20;
 const POLL_INTERVAL_MS = 1000;
@@ -136,6 +137,8 @@ describe('scale: two API and two worker processes on one database and one Redis'
       [QUEUE_NAMES.maintenance]: ['purge-expired-sessions', 'stalled-discovery-sessions'],
       [QUEUE_NAMES.versionStatus]: [VERSION_STATUS_SCHEDULER_ID],
       [QUEUE_NAMES.serverPoll]: [RECONCILE_SCHEDULER_ID],
+      [QUEUE_NAMES.discoverySchedule]: [SCHEDULE_RECONCILE_ID],
+      [QUEUE_NAMES.alertDelivery]: ['alert-sweep'],
     };
     for (const [name, queue] of Object.entries(queues.byName)) {
       const schedulers = await queue.getJobSchedulers(0, -1);

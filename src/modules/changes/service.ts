@@ -15,7 +15,7 @@ interface ScanRow {
 
 const COLUMNS = `s.id, s.network_id, s.daemon_id, d.name as daemon_name, s.phase, s.started_at, s.finished_at, s.created_at, s.summary, s.acknowledged_at, s.acknowledged_by`;
 /** Ended Network sessions with a summary (a session ended before summaries existed has none). */
-const SCANS = `from discovery_sessions s left join daemons d on d.organization_id = s.organization_id and d.id = s.daemon_id
+const SCANS = `from discovery_sessions s left join daemons d on d.organization_id = ? and d.id = s.daemon_id
   where s.organization_id = ? and s.discovery_type->>'type' = 'Network' and s.summary is not null`;
 
 const view = (r: ScanRow) => ({
@@ -31,7 +31,7 @@ export const changesService = {
     const [networkFilter, networkParams]: [string, unknown[]] = q.network_id ? [' and s.network_id = ?', [q.network_id]]
       : scope.allNetworks ? ['', []] : [' and s.network_id = any(?::uuid[])', [[...scope.networkIds]]];
     const filter = `${SCANS}${networkFilter}${q.unacknowledged ? ' and s.acknowledged_at is null' : ''}`;
-    const params = [scope.organizationId, ...networkParams];
+    const params = [scope.organizationId, scope.organizationId, ...networkParams];
     const [rows, count] = await Promise.all([
       db.query<ScanRow>(`select ${COLUMNS} ${filter} order by coalesce(s.finished_at, s.created_at) desc, s.id desc${q.limit ? ' limit ?' : ''} offset ?`,
         [...params, ...(q.limit ? [q.limit] : []), q.offset]),
@@ -42,12 +42,12 @@ export const changesService = {
 
   /** Acknowledges a scan's changes (again: the first acknowledgement stays). 404 for another network's out of scope too. */
   async acknowledge(db: Db, scope: Scope, sessionId: string) {
-    const found = await db.one<{ network_id: string }>(`select s.network_id ${SCANS} and s.id = ?`, [scope.organizationId, sessionId]);
+    const found = await db.one<{ network_id: string }>(`select s.network_id ${SCANS} and s.id = ?`, [scope.organizationId, scope.organizationId, sessionId]);
     if (!found) throw notFound('ScanChanges', sessionId);
     await networkService.assertFilterable(db, scope, found.network_id);
     await db.query(`update discovery_sessions set acknowledged_at = now(), acknowledged_by = ? where organization_id = ? and id = ? and acknowledged_at is null`,
       [scope.userId || null, scope.organizationId, sessionId]);
-    const [row] = await db.query<ScanRow>(`select ${COLUMNS} ${SCANS} and s.id = ?`, [scope.organizationId, sessionId]);
+    const [row] = await db.query<ScanRow>(`select ${COLUMNS} ${SCANS} and s.id = ?`, [scope.organizationId, scope.organizationId, sessionId]);
     return view(row!);
   },
 };

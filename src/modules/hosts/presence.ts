@@ -24,13 +24,14 @@ export function hostStatus(host: { offline_at?: unknown; ignored?: unknown }, ex
  * The same as SQL over a hosts row `t` (the list's `status` filter), at instant `now` (a bound
  * parameter): the network's expiry read from its row.
  */
-export function statusClause(status: HostStatus, now: string): [string, unknown[]] {
+export function statusClause(status: HostStatus, now: string, organizationId: string): [string, unknown[]] {
+  // The organization bound, not joined: a partitioned networks table is then read in one partition.
   const expired = `t.offline_at < ?::timestamptz - make_interval(days => coalesce((select n.host_expiry_days from networks n
-    where n.organization_id = t.organization_id and n.id = t.network_id), ${DEFAULT_HOST_EXPIRY_DAYS}))`;
+    where n.organization_id = ? and n.id = t.network_id), ${DEFAULT_HOST_EXPIRY_DAYS}))`;
   switch (status) {
     case 'ignored': return ['t.ignored', []];
     case 'online': return ['not t.ignored and t.offline_at is null', []];
-    case 'offline': return [`not t.ignored and t.offline_at is not null and not (${expired})`, [now]];
-    case 'stale': return [`not t.ignored and ${expired}`, [now]];
+    case 'offline': return [`not t.ignored and t.offline_at is not null and not (${expired})`, [now, organizationId]];
+    case 'stale': return [`not t.ignored and ${expired}`, [now, organizationId]];
   }
 }

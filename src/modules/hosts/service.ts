@@ -134,7 +134,7 @@ export const hostService = {
     if (q.hidden !== undefined) where.push(['t.hidden = ?', [q.hidden]]);
     if (q.device_type) where.push(['lower(t.device_type) = lower(?)', [q.device_type]]);
     if (q.os) where.push([`t.os_name ilike ? || '%'`, [String(q.os).replace(/[\\%_]/g, '\\$&')]]);
-    if (q.status) where.push(statusClause(q.status, q.at ?? new Date().toISOString()));
+    if (q.status) where.push(statusClause(q.status, q.at ?? new Date().toISOString(), scope.organizationId));
     if (q.q) where.push(hostSearchClause(scope.organizationId, String(q.q), q.at));
     const { rows, total } = await hostTable.list(db, scope, {
       where, ids: q.ids, order: orderTerms(q, ORDER_COLUMNS, 'created_at'), limit: q.limit, offset: q.offset, at: q.at,
