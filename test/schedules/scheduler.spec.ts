@@ -102,8 +102,9 @@ describe('discovery schedules: the scheduler', function () {
     // One run per interval, one interval after the other (none missed, none twice).
     const gaps = ran.slice(1).map((r, i) => Date.parse(r.scheduled_for) - Date.parse(ran[i]!.scheduled_for));
     expect(new Set(gaps)).to.deep.equal(new Set([minuteMs]));
-    // Both workers took some; the first run queued the session, the next ones found it pending (a skip, not a failure).
-    expect(new Set(ticks.map((p) => p.worker))).to.deep.equal(new Set([1, 2]));
+    // (Which worker takes a tick is BullMQ's to decide: on a busy machine one may take them all, so
+    // that is not asserted; both ran throughout.) The first run queued the session, the next ones
+    // found it pending (a skip, not a failure).
     expect(ran.filter((r) => r.outcome === 'queued')).to.have.length(1);
     expect(ran.slice(1).every((r) => r.outcome === 'skipped')).to.equal(true);
     const sessions = await sql(app, `select id from discovery_sessions where organization_id = ? and daemon_id = ? and discovery_type->>'type' = 'Network' and phase = 'Pending'`, [t.orgId, d.id]);
