@@ -585,8 +585,8 @@ export const topologyService = {
     const { version, now } = await changeVersion(db, scope.organizationId, q.network_id);
     // The last completed scan too: it says which hosts are new (newHostIds), and a scan that changed nothing writes no event.
     const lastScan = q.at ? null : (await db.one<{ id: string }>(
-      `select id from discovery_sessions where organization_id = ? and network_id = ? and discovery_type->>'type' = 'Network' and phase = 'Complete'
-       order by finished_at desc nulls last, id desc limit 1`, [scope.organizationId, q.network_id]))?.id ?? null;
+      `select id from discovery_sessions where organization_id = ? and network_id = ? and discovery_type->>'type' = 'Network' and summary is not null
+         and phase = 'Complete' and finished_at is not null order by finished_at desc, id desc limit 1`, [scope.organizationId, q.network_id]))?.id ?? null;
     const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort(), lastScan]);
     let drawn = cache?.get(key, version);
     if (!drawn) {
