@@ -126,6 +126,31 @@ export function labUnavailable(): string | null {
 
 // ---- commands ----------------------------------------------------------------------------------
 
+/**
+ * Listens on `listenIp` (the server's end of a lab's /30) and passes each connection to
+ * 127.0.0.1:port (the test API): what the agent in its namespace reaches the server by.
+ */
+export async function forwardToLoopback(listenIp: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((inbound) => {
+    const outbound = net.connect({ host: '127.0.0.1', port });
+    sockets.add(inbound).add(outbound);
+    const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
+    inbound.on('error', drop).on('close', drop);
+    outbound.on('error', drop).on('close', drop);
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, listenIp, resolve));
+  const { port: listening } = proxy.address() as net.AddressInfo;
+  return {
+    url: `http://${listenIp}:${listening}`,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      proxy.close(() => resolve());
+    }),
+  };
+}
+
 export function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number; allowFail?: boolean } = {}): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input, timeout: opts.timeoutMs ?? 30_000, stdio: ['pipe', 'pipe', 'pipe'] });
   if (!opts.allowFail && (r.error || r.status !== 0)) {
@@ -514,26 +539,7 @@ export async function createLab(): Promise<Lab> {
         const down = results.filter((r, i) => r.outcome !== targets[i]!.expect);
         if (down.length) throw new Error(`${name}'s services do not answer: ${JSON.stringify(down)}`);
       },
-      async forward(port) {
-        const sockets = new Set<net.Socket>();
-        const proxy = net.createServer((inbound) => {
-          const outbound = net.connect({ host: '127.0.0.1', port });
-          sockets.add(inbound).add(outbound);
-          const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
-          inbound.on('error', drop).on('close', drop);
-          outbound.on('error', drop).on('close', drop);
-          inbound.pipe(outbound).pipe(inbound);
-        });
-        await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, server.serverIp, resolve));
-        const { port: listening } = proxy.address() as net.AddressInfo;
-        return {
-          url: `http://${server.serverIp}:${listening}`,
-          close: () => new Promise<void>((resolve) => {
-            for (const s of sockets) s.destroy();
-            proxy.close(() => resolve());
-          }),
-        };
-      },
+      forward: (port) => forwardToLoopback(server.serverIp, port),
       async probeFromAgent(targets, opts = {}) {
         lab.assertAgentIsolated();
         for (const t of targets) {

@@ -13,9 +13,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { addNamespace, assertIsolated, attach, cidrInside, claimServerLink, LAB_SPACE, NODE, removeNamespaces, ROOT, sh, STATE_DIR } from './lab.js';
+import { addNamespace, assertIsolated, attach, cidrInside, claimServerLink, forwardToLoopback, LAB_SPACE, NODE, removeNamespaces, ROOT, sh, STATE_DIR } from './lab.js';
 
 export interface MiniHost {
   name: string;
@@ -200,26 +199,7 @@ export function createMiniLab(spec: MiniLabSpec): MiniLab {
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
         return { child, output: () => output, exited };
       },
-      async forward(port) {
-        const sockets = new Set<net.Socket>();
-        const proxy = net.createServer((inbound) => {
-          const outbound = net.connect({ host: '127.0.0.1', port });
-          sockets.add(inbound).add(outbound);
-          const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
-          inbound.on('error', drop).on('close', drop);
-          outbound.on('error', drop).on('close', drop);
-          inbound.pipe(outbound).pipe(inbound);
-        });
-        await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, server.serverIp, resolve));
-        const { port: listening } = proxy.address() as net.AddressInfo;
-        return {
-          url: `http://${server.serverIp}:${listening}`,
-          close: () => new Promise<void>((resolve) => {
-            for (const s of sockets) s.destroy();
-            proxy.close(() => resolve());
-          }),
-        };
-      },
+      forward: (port) => forwardToLoopback(server.serverIp, port),
       stopServices(name) {
         const child = scripts.get(hostOf(name).name);
         child?.kill('SIGKILL');

@@ -18,10 +18,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import {
-  addNamespace, assertIsolated, attach, cidrInside, claimServerLink, counterPackets, LAB_SPACE, labUnavailable, NODE, removeNamespaces, ROOT, sh, STATE_DIR,
+  addNamespace, assertIsolated, attach, cidrInside, claimServerLink, forwardToLoopback, counterPackets, LAB_SPACE, labUnavailable, NODE, removeNamespaces, ROOT, sh, STATE_DIR,
 } from './lab.js';
 import { ensurePackages, SNMP_PACKAGES } from './packages.js';
 import type { EmulatedService, ProductId, ServiceHostSpec } from './productServices.js';
@@ -387,26 +386,7 @@ export async function createProductsLab(): Promise<ProductsLab> {
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
         return { child, output: () => output, exited };
       },
-      async forward(port) {
-        const sockets = new Set<net.Socket>();
-        const proxy = net.createServer((inbound) => {
-          const outbound = net.connect({ host: '127.0.0.1', port });
-          sockets.add(inbound).add(outbound);
-          const drop = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
-          inbound.on('error', drop).on('close', drop);
-          outbound.on('error', drop).on('close', drop);
-          inbound.pipe(outbound).pipe(inbound);
-        });
-        await new Promise<void>((resolve, reject) => proxy.once('error', reject).listen(0, server.serverIp, resolve));
-        const { port: listening } = proxy.address() as net.AddressInfo;
-        return {
-          url: `http://${server.serverIp}:${listening}`,
-          close: () => new Promise<void>((resolve) => {
-            for (const s of sockets) s.destroy();
-            proxy.close(() => resolve());
-          }),
-        };
-      },
+      forward: (port) => forwardToLoopback(server.serverIp, port),
       async destroy() {
         process.off('exit', onExit);
         process.off('SIGINT', onSignal);
