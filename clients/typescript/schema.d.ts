@@ -403,6 +403,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/networks/{id}/contents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a network holds now: hosts, their services, subnets, dependencies, daemons and daemon keys (what deleting it with cascade=true takes) */
+        get: operations["getNetworkContents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/networks/{id}/restore": {
         parameters: {
             query?: never;
@@ -2358,6 +2375,20 @@ export type components = {
             created_at: string;
             updated_at: string;
         };
+        CurrentUser: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** @enum {string} */
+            permissions: "Owner" | "Admin" | "Member" | "Viewer";
+            network_ids: string[];
+            created_at: string;
+            updated_at: string;
+            /** @description Whether the queue dashboard (/admin/queues, every organization's jobs) is open to this user: granted with `npm run operator -- grant`, OPERATOR_EMAILS or OPERATOR_ORGANIZATION_ID */
+            operator: boolean;
+        };
         Organization: {
             /** Format: uuid */
             id: string;
@@ -2407,6 +2438,14 @@ export type components = {
             updated_at: string;
             valid_from: string;
             valid_to: string | null;
+        };
+        NetworkContents: {
+            hosts: number;
+            services: number;
+            subnets: number;
+            dependencies: number;
+            daemons: number;
+            daemon_api_keys: number;
         };
         RestoredNetwork: {
             /** Format: uuid */
@@ -3978,7 +4017,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["User"];
+                        data: components["schemas"]["CurrentUser"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -4009,7 +4048,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["User"];
+                        data: components["schemas"]["CurrentUser"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -5274,6 +5313,44 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getNetworkContents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["NetworkContents"];
+                        meta: components["schemas"]["Meta"];
+                    };
                 };
             };
             400: components["responses"]["Error400"];

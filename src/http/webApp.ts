@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Context, Next } from 'koa';
 
 /** The application's own paths (client-side routes); everything else is the API's. */
-const PAGES = /^\/(?:$|signin$|register$|networks(?:\/|$)|hosts(?:\/|$)|daemons$|changes$|api-keys$|service-definitions$)/;
+const PAGES = /^\/(?:$|signin$|register$|networks(?:\/|$)|hosts(?:\/|$)|daemons$|changes$|api-keys$|service-definitions$|webhooks$)/;
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.map': 'application/json' };
 
 /** dist/web beside this module (bundled: dist/server.mjs) or two levels up (src/http/webApp.ts run by tsx). */

@@ -60,6 +60,7 @@ describe('http/queueDashboard: operators only, granted explicitly', () => {
         expectError(await call(app.url, 'GET', path, { auth: t.owner }), 404, 'route_not_found');
         expectError(await call(app.url, 'GET', path), 404, 'route_not_found');
       }
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).operator).to.equal(false);
       const granted = await operatorCommand(app, 'grant', (await emailOf(app, t.owner)).toUpperCase());
       expect(granted, granted.out).to.include({ code: 0 });
       expect(granted.out).to.match(/is an operator/);
@@ -81,6 +82,9 @@ describe('http/queueDashboard: operators only, granted explicitly', () => {
         expectError(denied, 403, 'auth_permission_denied');
         expect(denied.body.params).to.deep.equal({ required: 'operator' });
       }
+      // The web app links the dashboard for whom /api/auth/me says may open it.
+      expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth: t.owner })).operator).to.equal(true);
+      for (const auth of [other.owner, admin.auth]) expect(expectOk(await call(app.url, 'GET', '/api/auth/me', { auth })).operator).to.equal(false);
       // An API key, even the operator's, is not a signed-in session.
       const key = expectOk(await call(app.url, 'POST', '/api/v1/auth/keys', { auth: t.owner, body: { name: 'k' } }), 201).key;
       expectError(await call(app.url, 'GET', '/admin/queues', { auth: { bearer: key } }), 401, 'auth_not_authenticated');

@@ -351,6 +351,10 @@ const FIXTURES: Record<string, Fixture> = {
   'PATCH /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', body: () => ({ name: uniq('net') }), outside: 'Network' },
   'DELETE /api/v1/networks/:id': { role: 'Admin', organizationWide: true, id: 'network', outside: 'Network' },
   'GET /api/v1/networks/:id/history': { role: 'Viewer', id: 'network', outside: 'Network' },
+  'GET /api/v1/networks/:id/contents': {
+    role: 'Viewer', id: 'network', outside: 'Network', answersOther: true,
+    check: (data) => { expect(data).to.have.all.keys('hosts', 'services', 'subnets', 'dependencies', 'daemons', 'daemon_api_keys'); },
+  },
   'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network', { organizationWide: true }),
   'GET /api/v1/networks/export/csv': exportCsv(),
   'POST /api/v1/networks/:id/restore': {

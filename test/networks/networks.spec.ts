@@ -104,6 +104,9 @@ describe('networks', () => {
       expectError(refused, 409, 'network_not_empty');
       expect(refused.body.params).to.include({ id: lab.id, hosts: 1, subnets: 1, dependencies: 0, daemons: 0, daemon_api_keys: 0 });
       expect(refused.body.error).to.contain('1 host, 1 subnet').and.to.contain('cascade=true');
+      // What the web app's question before deleting says: the same counts and the hosts' services.
+      expect(expectOk(await call(app.url, 'GET', `/api/v1/networks/${lab.id}/contents`, { auth: t.owner })))
+        .to.deep.equal({ hosts: 1, services: 2, subnets: 1, dependencies: 0, daemons: 0, daemon_api_keys: 0 });
       expectError(await call(app.url, 'DELETE', `/api/v1/networks/${lab.id}?cascade=maybe`, { auth: t.owner }), 400, 'validation_failed');
       expect(expectOk(await hostsAt()).map((h: any) => h.name)).to.deep.equal(['web']);
       expectOk(await call(app.url, 'DELETE', `/api/v1/networks/${lab.id}?cascade=true`, { auth: t.owner }));

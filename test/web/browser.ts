@@ -77,6 +77,22 @@ export async function waitForMap(page: Page) {
   await page.waitForSelector('#map-canvas[data-ready=true]', { timeout: 20_000 });
 }
 
+/** Save (or the form's submit) and Cancel of the open dialog lie inside the viewport. */
+export async function dialogButtonsInView(page: Page, what: string) {
+  const { width, height } = page.viewportSize()!;
+  const dialog = page.locator('dialog[open]');
+  for (const button of [dialog.locator('button[type=submit]'), dialog.getByRole('button', { name: 'Cancel', exact: true })]) {
+    const box = (await button.boundingBox())!;
+    expect(box, `${what}: a button of the dialog`).to.not.equal(null);
+    expect(box.x, `${what} at ${width}×${height}`).to.be.at.least(0);
+    expect(box.y, `${what} at ${width}×${height}`).to.be.at.least(0);
+    expect(box.x + box.width, `${what} at ${width}×${height}`).to.be.at.most(width);
+    expect(box.y + box.height, `${what} at ${width}×${height}`).to.be.at.most(height);
+  }
+  // The dialog itself never scrolls sideways.
+  expect(await page.evaluate(() => { const d = document.querySelector('dialog[open]')!; return d.scrollWidth <= d.clientWidth; }), what).to.equal(true);
+}
+
 export const expectNoProblems = (w: WatchedPage) => expect(w.problems, w.problems.join('\n')).to.deep.equal([]);
 
 /**

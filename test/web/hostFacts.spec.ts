@@ -1,6 +1,6 @@
 // What discovery says a host is (issue 38.3: device type and model, OS and version with its
 // confidence, the MAC's vendor) in the web app, in real headless Chromium against a real app: the
-// hosts list shows it in one cell and filters by device type (exact) and OS (prefix) through the
+// hosts list shows it in one cell (the MAC vendor in a column beside it) and filters by device type (exact) and OS (prefix) through the
 // API's ?device_type= and ?os=, kept in the address; a host's details show it all. The fields are
 // read-only in the user API: a daemon reports them (POST /api/v1/hosts/discovery).
 // SCREENSHOTS=1 writes docs/web-host-facts.png and docs/web-host-facts-details.png (1440×900), and
@@ -77,6 +77,10 @@ describe('web: what discovery says a host is (device, OS, MAC vendor)', function
       'scanopy-daemon | —',
       'storage | NAS · Synology DiskStation DS920+ / Linux 4.4.302',
     ]);
+    // The MAC vendor beside them (a column of its own), and the status.
+    const vendorOf = async (name: string) => page.locator('table.list tbody tr', { has: page.locator('td:first-child a', { hasText: new RegExp(`^${name}$`) }) }).locator('td.vendor').textContent();
+    expect(await page.$$eval('table.list thead th', (ths) => ths.map((t) => t.textContent))).to.include.members(['Vendor', 'Status']);
+    expect([await vendorOf('gateway'), await vendorOf('storage'), await vendorOf('laptop')]).to.deep.equal(['Routerboard.com', 'Synology Incorporated', '—']);
     if (process.env.SCREENSHOTS) {
       await page.evaluate(() => document.fonts.ready);
       await page.screenshot({ path: `${DOCS}web-host-facts.png` });
@@ -161,6 +165,7 @@ describe('web: what discovery says a host is (device, OS, MAC vendor)', function
       Device: 'Printer · HP Color LaserJet Pro MFP M479fdw',
       OS: 'Debian Linux 12Medium confidence',
       'MAC vendor': 'Hewlett Packard',
+      Status: 'Online',
     });
     expect(await page.locator('.facts-os .badge').textContent()).to.equal('Medium confidence');
     // The addresses' table names each MAC's vendor.

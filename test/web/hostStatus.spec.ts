@@ -2,7 +2,8 @@
 // against a real app: a daemon's completed scan that missed two hosts marks them offline; one is
 // then offline for longer than the network's expiry (stale) and a person ignores another. The hosts
 // list shows a Status column and filters by status (kept in the address); the map greys the offline
-// hosts' nodes, outlines the one the last scan found new, and counts both in its header.
+// hosts' nodes, outlines the one the last scan found new, and counts both in its header; a host's
+// page says its status.
 // SCREENSHOTS=1 writes docs/web-host-status.png and docs/web-map-offline.png (1440×900) and their
 // -phone twins (390×844).
 import { randomUUID } from 'node:crypto';
@@ -83,4 +84,22 @@ describe('web: online, offline, stale and ignored hosts', function () {
       expectNoProblems(w);
     });
   }
+
+  it('a host\'s page says its status: offline since when, stale, ignored, online', async () => {
+    w = await openPage(world.browser, world.app.url, [], { width: 390, height: 844 });
+    const { page } = w;
+    const statusOf = async (name: string, open = true) => {
+      if (open) await page.goto(`${world.app.url}/hosts/${ids.get(name)}`);
+      await page.locator(`article.host-details[aria-label="Host ${name}"] dd.host-status`).waitFor();
+      return [await page.locator('dd.host-status .badge').textContent(), await page.locator('dd.host-status').textContent()] as const;
+    };
+    await signIn(page, world.app.url, world.user, `/hosts/${ids.get('printer')}`);
+    const [printer, printerLine] = await statusOf('printer', false); // (signed in, the page opens by itself)
+    expect(printer).to.equal('Offline');
+    expect(printerLine).to.match(/^Offline not seen by a scan since .+/);
+    expect((await statusOf('old-nas'))[0]).to.equal('Stale');
+    expect((await statusOf('guest-phone'))[0]).to.equal('Ignored');
+    expect(await statusOf('web')).to.deep.equal(['Online', 'Online']);
+    expectNoProblems(w);
+  });
 });

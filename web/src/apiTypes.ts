@@ -7,7 +7,13 @@ import type { components } from '../../clients/typescript/schema.js';
 type Schemas = components['schemas'];
 
 export type User = Schemas['User'];
+/** The signed-in user (/api/auth/me): with whether the queue dashboard is theirs to open. */
+export type CurrentUser = Schemas['CurrentUser'];
 export type Network = Schemas['Network'];
+export type NetworkContents = Schemas['NetworkContents'];
+export type Webhook = Schemas['Webhook'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type AlertRule = Schemas['AlertRule'];
 export type Tag = Schemas['Tag'];
 export type Host = Schemas['Host'];
 export type HostCsvImport = Schemas['HostCsvImport'];

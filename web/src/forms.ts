@@ -1,5 +1,6 @@
 // Forms in a modal <dialog>: the browser traps focus in it and closes it on Escape; focus goes to
-// the first field on open and back to what opened it on close. Fields are labelled inputs built
+// the first field on open and back to what opened it on close. The title and the buttons (with the
+// form's messages) stay in sight whatever the screen's height: only the fields between them scroll. Fields are labelled inputs built
 // from a small description, so each editor (editors.ts) only lists its fields.
 import './forms.css';
 import { h } from './dom.js';
@@ -8,14 +9,15 @@ type Value = string | boolean | string[] | Array<Record<string, unknown>>;
 
 export interface RowField { key: string; label: string; type?: 'number'; options?: Array<[string, string]> }
 
-export type Field =
-  | { key: string; label: string; kind: 'text' | 'textarea' | 'number'; required?: boolean; placeholder?: string }
+/** `hint`: a line under the field saying what it means (the field is described by it). */
+export type Field = { hint?: string } & (
+  | { key: string; label: string; kind: 'text' | 'textarea' | 'number' | 'time'; required?: boolean; placeholder?: string; min?: number; max?: number }
   | { key: string; label: string; kind: 'checkbox' }
   | { key: string; label: string; kind: 'select'; options: Array<[string, string]>; required?: boolean }
   /** A checkbox per option; the value lists the checked ones in the order they were checked (a request path's order). */
   | { key: string; label: string; kind: 'checks'; options: Array<[string, string]> }
   /** A list of rows (a host's addresses, ports, services): each row keeps what the form does not show (its id). */
-  | { key: string; label: string; kind: 'rows'; item: string; fields: RowField[] };
+  | { key: string; label: string; kind: 'rows'; item: string; fields: RowField[] });
 
 /**
  * Escape closes the dialog, and only it: the screen behind has its own Escape (the map's closes the
@@ -33,8 +35,19 @@ function closeOnEscape(dialog: HTMLDialogElement): void {
 let uid = 0;
 const nextId = (key: string) => `f-${key}-${++uid}`;
 
-/** One field's element and how to read it back. */
+/** One field's element and how to read it back, with its hint under it. */
 function control(field: Field, value: unknown): { el: HTMLElement; read: () => Value } {
+  const made = bare(field, value);
+  if (field.hint) {
+    const hint = h('p', { class: 'hint', id: nextId(`${field.key}-hint`), 'data-hint-for': field.key }, field.hint);
+    made.el.querySelector(field.kind === 'checks' ? 'fieldset' : 'input, select, textarea')?.setAttribute('aria-describedby', hint.id);
+    if (field.kind === 'checks') made.el.setAttribute('aria-describedby', hint.id);
+    made.el.append(hint);
+  }
+  return made;
+}
+
+function bare(field: Field, value: unknown): { el: HTMLElement; read: () => Value } {
   const id = nextId(field.key);
   switch (field.kind) {
     case 'checkbox': {
@@ -66,7 +79,7 @@ function control(field: Field, value: unknown): { el: HTMLElement; read: () => V
     case 'rows': return rows(field, Array.isArray(value) ? value as Array<Record<string, unknown>> : []);
     default: {
       const attrs = { id, name: field.key, required: field.required, placeholder: field.placeholder, value: value == null ? '' : String(value) };
-      const input = field.kind === 'textarea' ? h('textarea', attrs) : h('input', { ...attrs, type: field.kind === 'number' ? 'number' : 'text' });
+      const input = field.kind === 'textarea' ? h('textarea', attrs) : h('input', { ...attrs, type: field.kind, min: field.min, max: field.max });
       if (field.kind === 'textarea') input.textContent = value == null ? '' : String(value);
       return { el: h('div', { class: 'field' }, h('label', { for: id }, field.label), input), read: () => input.value.trim() };
     }
@@ -148,11 +161,11 @@ export function openForm(opts: {
       }
     },
   },
+  // The title and the buttons stay in sight; the fields between them scroll (a long form on a phone).
   h('h2', { id: titleId }, opts.title),
-  opts.top ?? null,
-  controls.map((c) => c.el),
-  messages,
-  h('div', { class: 'form-buttons' }, save, ...(opts.extra?.(handle) ?? []), h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')));
+  h('div', { class: 'form-body' }, opts.top ?? null, controls.map((c) => c.el)),
+  h('div', { class: 'form-footer' }, messages,
+    h('div', { class: 'form-buttons' }, save, ...(opts.extra?.(handle) ?? []), h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'))));
   dialog.append(form);
   closeOnEscape(dialog);
   // Escape and Cancel both close; the dialog leaves the page once closed.
@@ -163,15 +176,15 @@ export function openForm(opts: {
   return handle;
 }
 
-/** Asks before something that cannot be undone; answers whether the person confirmed. */
-export function confirmDialog(question: string, confirmLabel: string): Promise<boolean> {
+/** Asks before something that cannot be undone (a sentence, or elements: what goes with it); answers whether the person confirmed. */
+export function confirmDialog(question: string | Node[], confirmLabel: string): Promise<boolean> {
   return new Promise((resolve) => {
     const opener = document.activeElement as HTMLElement | null;
     const id = nextId('confirm');
     let answer = false;
     const dialog = h('dialog', { class: 'form-dialog confirm', role: 'alertdialog', 'aria-labelledby': id });
     const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel');
-    dialog.append(h('p', { id }, question), h('div', { class: 'form-buttons' },
+    dialog.append(typeof question === 'string' ? h('p', { id }, question) : h('div', { id, class: 'confirm-text' }, question), h('div', { class: 'form-buttons' },
       h('button', { type: 'button', class: 'danger', onclick: () => { answer = true; dialog.close(); } }, confirmLabel), cancel));
     closeOnEscape(dialog);
     dialog.addEventListener('close', () => { dialog.remove(); if (opener?.isConnected) opener.focus(); resolve(answer); });

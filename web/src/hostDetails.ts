@@ -1,4 +1,4 @@
-// A host as a person reads it: what it is (device, OS, MAC vendor: hostFacts.ts), addresses, ports, services with their bindings, tags, last seen,
+// A host as a person reads it: its status (online, offline since, stale, ignored), what it is (device, OS, MAC vendor: hostFacts.ts), addresses, ports, services with their bindings, tags, last seen,
 // its daemon's version status with warnings, and its history (hostHistory.ts: each change of the host
 // or its children).
 // Used by the map's side panel and by the host page; it only reads the API.
@@ -8,7 +8,7 @@ import { navigate } from './main.js';
 import type { Tag } from './apiTypes.js';
 import { memberServiceIds, roleAt, serviceOfBindings } from './hostDependencies.js';
 import { historySection } from './hostHistory.js';
-import { factsLines } from './hostFacts.js';
+import { factsLines, statusBadge } from './hostFacts.js';
 
 let tagCache: Promise<Map<string, Tag>> | undefined;
 export const tagsById = () => (tagCache ??= api.get<Tag[]>('/api/v1/tags?limit=1000').then((tags) => new Map(tags.map((t) => [t.id, t])), () => new Map()));
@@ -75,6 +75,8 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       h('h2', {}, host.name, host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
       opts.mapLink ? h('p', {}, mapLinkOf(host)) : null,
       h('dl', {},
+        h('dt', {}, 'Status'), h('dd', { class: 'host-status' }, statusBadge(host),
+          host.offline_at ? h('span', { class: 'muted' }, ` not seen by a scan since ${when(host.offline_at)}`) : null),
         h('dt', {}, 'Hostname'), h('dd', {}, host.hostname ?? '—'),
         factsLines(host),
         h('dt', {}, 'Last seen'), h('dd', {}, when(host.last_seen_at)),

@@ -1,8 +1,18 @@
 // What discovery's evidence says a host is (issue 38.3, read-only in the API): its kind of device
-// and model, its OS and version with the confidence of that evidence, and its MACs' vendors. Shown
-// by the hosts list (one compact cell) and a host's details (hostDetails.ts).
-import { h } from './dom.js';
+// and model, its OS and version with the confidence of that evidence, and its MACs' vendors; and
+// its status (online, offline, stale, ignored: issue 39.2). Shown by the hosts list (one compact
+// cell, a Vendor and a Status column) and a host's details (hostDetails.ts).
+import { h, when } from './dom.js';
 import type { Host } from './apiTypes.js';
+
+export const STATUSES = ['online', 'offline', 'stale', 'ignored'] as const;
+export const STATUS_TEXT: Record<(typeof STATUSES)[number], string> = { online: 'Online', offline: 'Offline', stale: 'Stale', ignored: 'Ignored' };
+
+/** A host's status as a badge; offline and stale say since when. */
+export function statusBadge(host: Pick<Host, 'status' | 'offline_at'>) {
+  const status = host.status ?? 'online';
+  return h('span', { class: `badge status-${status}`, title: host.offline_at ? `Not seen by a completed scan since ${when(host.offline_at)}` : undefined }, STATUS_TEXT[status]);
+}
 
 type Facts = Partial<Pick<Host, 'device_type' | 'device_model' | 'os_name' | 'os_version' | 'os_confidence'>>;
 

@@ -12,9 +12,11 @@ import { daemonsScreen } from './screens/daemons.js';
 import { changesScreen } from './screens/changes.js';
 import { apiKeysScreen } from './screens/apiKeys.js';
 import { serviceDefinitionsScreen } from './screens/serviceDefinitions.js';
-import type { Network, User } from './apiTypes.js';
+import { networkScreen, networksScreen } from './screens/networks.js';
+import { webhooksScreen } from './screens/webhooks.js';
+import type { CurrentUser, Network } from './apiTypes.js';
 
-export interface Session { user: User; networks: Network[] }
+export interface Session { user: CurrentUser; networks: Network[] }
 export interface Route { path: string; params: Record<string, string>; query: URLSearchParams }
 export type Screen = (outlet: HTMLElement, route: Route, session: Session) => (() => void) | void;
 
@@ -28,6 +30,9 @@ const ROUTES: Array<[RegExp, Screen, string]> = [
   [/^\/changes$/, changesScreen, 'changes'],
   [/^\/api-keys$/, apiKeysScreen, 'api-keys'],
   [/^\/service-definitions$/, serviceDefinitionsScreen, 'service-definitions'],
+  [/^\/networks$/, networksScreen, 'networks'],
+  [/^\/networks\/(?<network>[\w-]+)$/, networkScreen, 'networks'],
+  [/^\/webhooks$/, webhooksScreen, 'webhooks'],
 ];
 
 const root = document.getElementById('app')!;
@@ -48,7 +53,7 @@ export const rememberSignedIn = (yes: boolean) => (yes ? localStorage.setItem(SI
 async function loadSession(): Promise<Session | undefined> {
   if (!localStorage.getItem(SIGNED_IN)) return undefined;
   try {
-    const [user, networks] = await Promise.all([api.get<User>('/api/auth/me'), api.get<Network[]>('/api/v1/networks?limit=1000')]);
+    const [user, networks] = await Promise.all([api.get<CurrentUser>('/api/auth/me'), fetchNetworks()]);
     return { user, networks };
   } catch {
     rememberSignedIn(false);
@@ -56,8 +61,22 @@ async function loadSession(): Promise<Session | undefined> {
   }
 }
 
+const fetchNetworks = () => api.get<Network[]>('/api/v1/networks?limit=1000');
+
+/** The session's networks read again (a network created, renamed or deleted): the switcher shows them at the next render. */
+export async function reloadNetworks(s: Session): Promise<void> {
+  s.networks = await fetchNetworks();
+}
+
 // The network last looked at: the Map link and the switcher open it.
 const NETWORK = 'netinventory.network';
+
+/** Makes `id` the network the Map link, the switcher and the pages that name none are about. */
+export const useNetwork = (id: string) => localStorage.setItem(NETWORK, id);
+/** The network the app is on (the one last looked at, else the first). */
+export const chosenNetwork = (s: Session): string | undefined => currentNetwork({ path: '', params: {}, query: new URLSearchParams() }, s);
+/** Whether the user manages the organization's settings (networks, webhooks, alert rules): the API refuses the others. */
+export const isAdmin = (s: Session) => s.user.permissions === 'Owner' || s.user.permissions === 'Admin';
 
 /** The network a page is about: the map's, the hosts page's filter, else the one last looked at, else the first. */
 function currentNetwork(route: Route, s: Session): string | undefined {
@@ -78,7 +97,9 @@ function shell(active: string, s: Session, route: Route): { frame: HTMLElement; 
   const switcher = h('select', { id: 'network-switcher', 'aria-label': 'Network' }, s.networks.map((n) => h('option', { value: n.id, selected: n.id === network }, n.name)));
   switcher.addEventListener('change', () => {
     localStorage.setItem(NETWORK, switcher.value);
-    navigate(active === 'hosts' ? `/hosts?network=${encodeURIComponent(switcher.value)}` : `/networks/${encodeURIComponent(switcher.value)}/topology`);
+    navigate(active === 'hosts' ? `/hosts?network=${encodeURIComponent(switcher.value)}`
+      : active === 'networks' ? (route.params.network ? `/networks/${encodeURIComponent(switcher.value)}` : '/networks')
+        : `/networks/${encodeURIComponent(switcher.value)}/topology`);
   });
   const menuToggle = h('button', { type: 'button', class: 'menu-toggle', 'aria-expanded': 'false', 'aria-controls': 'main-menu' }, 'Menu');
   menuToggle.addEventListener('click', () => {
@@ -92,8 +113,12 @@ function shell(active: string, s: Session, route: Route): { frame: HTMLElement; 
     h('div', { class: 'menu', id: 'main-menu' },
       h('nav', { 'aria-label': 'Main' },
         network ? link(`/networks/${network}/topology`, 'Map', 'map') : null,
-        link('/hosts', 'Hosts', 'hosts'), link('/changes', 'Changes', 'changes'), link('/daemons', 'Daemons', 'daemons'), link('/api-keys', 'API keys', 'api-keys'),
-        link('/service-definitions', 'Service definitions', 'service-definitions')),
+        link('/hosts', 'Hosts', 'hosts'), link('/changes', 'Changes', 'changes'), link('/daemons', 'Daemons', 'daemons'),
+        link('/networks', 'Networks', 'networks'),
+        isAdmin(s) ? link('/webhooks', 'Webhooks', 'webhooks') : null,
+        link('/api-keys', 'API keys', 'api-keys'), link('/service-definitions', 'Service definitions', 'service-definitions'),
+        // The queue dashboard (bull-board, served by the API, not a page of this app): operators only.
+        s.user.operator ? h('a', { href: '/admin/queues', id: 'queue-dashboard', title: 'Queue dashboard (every organization\'s jobs)' }, 'Queues') : null),
       s.networks.length ? switcher : null,
       h('span', { class: 'who' }, s.user.email),
       h('button', { type: 'button', class: 'link', id: 'sign-out', onclick: async () => { await api.post('/api/auth/logout').catch(() => undefined); rememberSignedIn(false); session = undefined; navigate('/signin'); } }, 'Sign out')));

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../core/secrets.js';
 import type { Scope } from '../../core/scope.js';
 import { revocationSubject, revokeStreamsAfterCommit } from '../events/revocations.js';
 import {
-  loginBody, organizationBody, organizationResponse, registerBody, userCreateBody, userListQuery, userResponse, userUpdateBody,
+  loginBody, meResponse, organizationBody, organizationResponse, registerBody, userCreateBody, userListQuery, userResponse, userUpdateBody,
 } from './schemas.js';
 import { accountService } from './service.js';
 
@@ -54,13 +54,13 @@ const accountRoutesDeclared = defineRoutes([
     },
   },
   {
-    operationId: 'getCurrentUser', method: 'get', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user', response: userResponse,
-    handler: ({ db, scope }) => accountService.me(db, scope),
+    operationId: 'getCurrentUser', method: 'get', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user', response: meResponse,
+    handler: ({ db, scope, services }) => accountService.me(db, scope, services.config),
   },
   {
     // Scanopy's clients call `POST /api/auth/me`; both verbs answer the same.
-    operationId: 'getCurrentUserByPost', method: 'post', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user (Scanopy-compatible verb)', response: userResponse,
-    handler: ({ db, scope }) => accountService.me(db, scope),
+    operationId: 'getCurrentUserByPost', method: 'post', path: '/api/auth/me', group: 'Auth', auth: 'Viewer', summary: 'The signed-in user (Scanopy-compatible verb)', response: meResponse,
+    handler: ({ db, scope, services }) => accountService.me(db, scope, services.config),
   },
   {
     operationId: 'listUsers', method: 'get', path: '/api/v1/users', group: 'Users', auth: 'Admin', summary: 'List the users of the organization',

@@ -31,6 +31,9 @@ export const userResponse = Joi.object({
   id: uuid(), email: Joi.string(), organization_id: uuid(), permissions: role(), network_ids: Joi.array().items(uuid()),
   created_at: timestamp(), updated_at: timestamp(),
 }).label('User');
+export const meResponse = userResponse.keys({
+  operator: Joi.boolean().description('Whether the queue dashboard (/admin/queues, every organization\'s jobs) is open to this user: granted with `npm run operator -- grant`, OPERATOR_EMAILS or OPERATOR_ORGANIZATION_ID'),
+}).label('CurrentUser');
 export const organizationResponse = Joi.object({
   id: uuid(), name: Joi.string(), api_access_enabled: Joi.boolean(), created_at: timestamp(), updated_at: timestamp(),
 }).label('Organization');

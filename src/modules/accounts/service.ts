@@ -5,6 +5,7 @@ import type { Db } from '../../core/db.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomBase62, sha256Hex, verifyPassword } from '../../core/secrets.js';
 import { ROLE_RANK, type Scope } from '../../core/scope.js';
+import { isOperator } from '../../core/operators.js';
 import type { Services } from '../../services.js';
 import { Page } from '../../http/envelope.js';
 import { networkService } from '../networks/service.js';
@@ -82,10 +83,11 @@ export const accountService = {
     return (await db.query(`delete from sessions where id_hash = ? returning 1`, [sha256Hex(sessionId)])).length > 0;
   },
 
-  async me(db: Db, scope: Scope): Promise<UserView> {
+  /** The signed-in user, and whether the queue dashboard is theirs to open (the web app links it then). */
+  async me(db: Db, scope: Scope, config: Services['config']): Promise<UserView & { operator: boolean }> {
     const user = await em(db).findOne(User, { id: scope.userId });
     if (!user) throw new AppError('auth_not_authenticated');
-    return toView(db, user);
+    return { ...(await toView(db, user)), operator: await isOperator(db, config, scope) };
   },
 
   // ---- Users of the organization (Admin) ----

@@ -23,6 +23,14 @@ export async function countContents(db: Db, organizationId: string, networkId: s
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
 }
 
+/** What the network holds, as its page and the question before deleting it say: countContents and its hosts' services. */
+export async function contentSummary(db: Db, organizationId: string, networkId: string): Promise<Record<string, number>> {
+  const counts = await countContents(db, organizationId, networkId);
+  const services = await db.one<{ n: string }>(`select count(*) as n from services where organization_id = ? and network_id = ?`, [organizationId, networkId]);
+  const { hosts, subnets, ...rest } = counts;
+  return { hosts: hosts!, services: Number(services!.n), subnets: subnets!, ...rest };
+}
+
 async function liveColumns(db: Db, table: string): Promise<string[]> {
   const rows = await db.query<{ attname: string }>(
     `select attname from pg_attribute where attrelid = ?::regclass and attnum > 0 and not attisdropped order by attnum`,

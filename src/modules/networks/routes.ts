@@ -1,7 +1,7 @@
 import { resourceRoutes } from '../../http/resourceRoutes.js';
 import { idParams } from '../../http/schemas.js';
 import type { RouteDef } from '../../http/pipeline.js';
-import { networkDeleteQuery, networkListQuery, networkResponse, networkRestoreQuery, networkRestoreResponse, networkWrite } from './schemas.js';
+import { networkContentsResponse, networkDeleteQuery, networkListQuery, networkResponse, networkRestoreQuery, networkRestoreResponse, networkWrite } from './schemas.js';
 import { networkService, networkTable } from './service.js';
 
 export const networkRoutes: RouteDef[] = [
@@ -18,6 +18,12 @@ export const networkRoutes: RouteDef[] = [
       },
     },
   }),
+  {
+    operationId: 'getNetworkContents', method: 'get', path: '/api/v1/networks/:id/contents', group: 'Networks', auth: 'Viewer',
+    summary: 'What a network holds now: hosts, their services, subnets, dependencies, daemons and daemon keys (what deleting it with cascade=true takes)',
+    params: idParams, response: networkContentsResponse,
+    handler: ({ db, scope, params }) => networkService.contents(db, scope, params.id),
+  },
   {
     operationId: 'restoreNetwork', method: 'post', path: '/api/v1/networks/:id/restore', group: 'Networks', auth: 'Admin', organizationWide: true,
     summary: 'Bring a deleted network and everything it held at `at` back from history (not its daemons or their keys)',

@@ -34,3 +34,8 @@ export const networkRestoreQuery = Joi.object({
 export const networkRestoreResponse = networkResponse.keys({
   restored: Joi.object().unknown(true).description('Rows brought back per table (daemons and daemon keys never are)'),
 }).label('RestoredNetwork');
+
+export const networkContentsResponse = Joi.object({
+  hosts: Joi.number().integer(), services: Joi.number().integer(), subnets: Joi.number().integer(), dependencies: Joi.number().integer(),
+  daemons: Joi.number().integer(), daemon_api_keys: Joi.number().integer(),
+}).label('NetworkContents');

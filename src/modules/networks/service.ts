@@ -6,7 +6,7 @@ import { assertNetworksVisible, type Scope } from '../../core/scope.js';
 import { Page } from '../../http/envelope.js';
 import { assertSameId, orderTerms } from '../../http/schemas.js';
 import { tagService } from '../tags/service.js';
-import { countContents, restoreNetwork } from './restore.js';
+import { contentSummary, countContents, restoreNetwork } from './restore.js';
 
 const SINGULAR: Record<string, string> = { hosts: 'host', subnets: 'subnet', dependencies: 'dependency', daemons: 'daemon', daemon_api_keys: 'daemon API key' };
 
@@ -81,6 +81,12 @@ export const networkService = {
   },
 
   history: (db: Db, scope: Scope, id: string) => networkTable.history(db, scope, id),
+
+  /** What the network holds now (404 / 403 as reading it). */
+  async contents(db: Db, scope: Scope, id: string) {
+    await networkTable.get(db, scope, id);
+    return contentSummary(db, scope.organizationId, id);
+  },
 
   /**
    * Network ids named in a body (grants, key scopes): unknown or another org's is 400

@@ -12,7 +12,7 @@ import { addMenu, hostActions } from '../editors.js';
 import { navigate, type Route, type Session } from '../main.js';
 import { agentSteps } from '../agentHelp.js';
 import type { Host } from '../apiTypes.js';
-import { DEVICE_TYPES, factsCell } from '../hostFacts.js';
+import { DEVICE_TYPES, factsCell, macVendors, STATUSES, STATUS_TEXT, statusBadge } from '../hostFacts.js';
 
 const PAGE_SIZE = 50;
 /** The API's `ids` filter takes at most this many. */
@@ -25,14 +25,6 @@ export function idsFilter(q: URLSearchParams): string[] | undefined {
   return ids.length ? [...new Set(ids)].slice(0, IDS_MAX) : undefined;
 }
 
-const STATUSES = ['online', 'offline', 'stale', 'ignored'] as const;
-const STATUS_TEXT: Record<(typeof STATUSES)[number], string> = { online: 'Online', offline: 'Offline', stale: 'Stale', ignored: 'Ignored' };
-
-/** A host's status as a badge; offline and stale say since when. */
-export function statusBadge(host: Pick<Host, 'status' | 'offline_at'>) {
-  const status = host.status ?? 'online';
-  return h('span', { class: `badge status-${status}`, title: host.offline_at ? `Not seen by a completed scan since ${when(host.offline_at)}` : undefined }, STATUS_TEXT[status]);
-}
 
 export function hostsScreen(outlet: HTMLElement, route: Route, session: Session) {
   const q = route.query;
@@ -114,13 +106,14 @@ export function hostsScreen(outlet: HTMLElement, route: Route, session: Session)
       fill(results,
         // One network to list (one in all, or one chosen): its column says nothing, and a phone leaves it out.
         h('div', { class: 'table-wrap' }, h('table', { class: `list hosts${networkId || session.networks.length === 1 ? ' one-network' : ''}` },
-          h('thead', {}, h('tr', {}, ['Name', 'Status', 'Network', 'Hostname', 'Device · OS', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col', class: x === 'Network' ? 'network' : x === 'Last seen' ? 'seen' : undefined }, x)))),
+          h('thead', {}, h('tr', {}, ['Name', 'Status', 'Network', 'Hostname', 'Device · OS', 'Vendor', 'Addresses', 'Tags', 'Last seen'].map((x) => h('th', { scope: 'col', class: x === 'Network' ? 'network' : x === 'Last seen' ? 'seen' : undefined }, x)))),
           h('tbody', {}, list.items.map((host) => h('tr', {},
             h('td', {}, h('a', { href: `/hosts/${host.id}`, onclick: (e: MouseEvent) => { e.preventDefault(); navigate(`/hosts/${host.id}`); } }, host.name), host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
             h('td', { class: 'status' }, statusBadge(host)),
             h('td', { class: 'network' }, networkNames.get(host.network_id) ?? '—'),
             h('td', {}, host.hostname ?? '—'),
             h('td', { class: 'facts' }, factsCell(host, byDeviceType)),
+            h('td', { class: 'vendor' }, macVendors(host).join(', ') || '—'),
             h('td', {}, (host.ip_addresses ?? []).map((ip) => ip.ip_address).join(', ') || '—'),
             h('td', {}, (host.tags ?? []).map((t) => h('span', { class: `tag tag-${tags.get(t)?.color ?? 'Gray'}` }, tags.get(t)?.name ?? t))),
             h('td', { class: 'seen' }, when(host.last_seen_at))))))),
