@@ -206,15 +206,20 @@ describe('web application (Chromium)', function () {
     expectNoProblems(w);
   });
 
-  it('the SVG export downloads the view drawn by the API', async () => {
+  it('the SVG export downloads the view drawn, named as the API names its exports (test/web/exports.spec.ts: every export)', async () => {
     w = await openPage(browser, app.url);
     await signIn(w.page, app.url, user, mapPath());
     await waitForMap(w.page);
+    await w.page.click('#export-menu');
     const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-svg')]);
     expect(download.suggestedFilename()).to.match(/^topology-.*-l3-\d{4}-\d\d-\d\d\.svg$/);
-    // The PNG of the same view is named the same way (it was topology-l3.png).
-    const [png] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-png')]);
+    // The PNG and the API's GraphML of the same view are named the same way (it was topology-l3.png).
+    await w.page.click('#export-menu');
+    const [png] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-png-1x')]);
     expect(png.suggestedFilename()).to.equal(download.suggestedFilename().replace(/\.svg$/, '.png'));
+    await w.page.click('#export-menu');
+    const [graphml] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#export-graphml')]);
+    expect(graphml.suggestedFilename()).to.equal(download.suggestedFilename().replace(/\.svg$/, '.graphml'));
     const path = await download.path();
     const svg = (await import('node:fs')).readFileSync(path!, 'utf8');
     expect(svg).to.match(/^<\?xml|^<svg/).and.to.contain('web').and.to.contain('office');

@@ -1,9 +1,13 @@
 // The map's legend: what each kind of edge means, drawn as the renderer draws it (colour, dash,
 // ends), each dependency with its colour and name, and the host kinds' icons; only what the view
-// shows. Built from the graph, so it is never out of step with the drawing.
+// shows. Built from the graph, so it is never out of step with the drawing; legendModel is what it
+// says, which the SVG and PNG exports draw too.
 import { h } from './dom.js';
 import { HOST_KINDS, kindIcon } from './icons.js';
 import { COLORS, type Topology } from './mapState.js';
+import type { LegendModel } from './exportSvg.js';
+
+export type { LegendModel };
 
 const EDGE_KINDS: Record<string, { name: string; color: string; dash?: string; width: number; ends?: 'arrow' | 'hub' }> = {
   same_host: { name: 'Addresses of one host', color: '#cbd5e1', dash: '5 3', width: 1.5 },
@@ -41,7 +45,8 @@ function sample(color: string, width: number, dash?: string, ends?: 'arrow' | 'h
   return svg;
 }
 
-export function legendOf(g: Topology): HTMLElement {
+/** The legend of a graph: only what it shows (the map's box and the SVG and PNG exports draw it). */
+export function legendModel(g: Pick<Topology, 'nodes' | 'edges'>): LegendModel {
   // An edge's evidence makes a kind of its own (drawn apart: physical_link.forwarding_table).
   const kinds = new Set(g.edges.map((e) => (e.evidence ? `${e.kind}.${e.evidence}` : e.kind)));
   const dependencies = new Map<string, { name: string; color: string; kind: string }>();
@@ -49,13 +54,22 @@ export function legendOf(g: Topology): HTMLElement {
     if (e.dependency_id && !dependencies.has(e.dependency_id)) dependencies.set(e.dependency_id, { name: e.label ?? 'dependency', color: COLORS[e.color ?? ''] ?? '#3b82f6', kind: e.kind });
   }
   const hostKinds = new Set(g.nodes.map((n) => n.host_kind).filter((k): k is string => !!k && k in HOST_KINDS));
+  return {
+    edges: Object.entries(EDGE_KINDS).filter(([k]) => kinds.has(k)).map(([key, s]) => ({ key, ...s })),
+    dependencies: [...dependencies].sort((a, b) => a[1].name.localeCompare(b[1].name))
+      .map(([id, d]) => ({ key: `dependency:${id}`, name: d.name, color: d.color, ends: d.kind === 'hub_and_spoke' ? 'hub' as const : 'arrow' as const })),
+    kinds: Object.entries(HOST_KINDS).filter(([k]) => hostKinds.has(k)).map(([k, s]) => ({ key: `kind:${k}`, name: s.name, icon: kindIcon(k)! })),
+  };
+}
+
+export function legendOf(g: Topology): HTMLElement {
+  const m = legendModel(g);
   const item = (key: string, ...children: Array<Node | string>) => h('li', { 'data-legend': key }, ...children);
   return h('div', { class: 'legend-body' },
-    kinds.size ? h('ul', { 'aria-label': 'Edges' },
-      Object.entries(EDGE_KINDS).filter(([k]) => kinds.has(k)).map(([k, s]) => item(k, sample(s.color, s.width, s.dash, s.ends), ` ${s.name}`))) : null,
-    dependencies.size ? h('ul', { 'aria-label': 'Dependencies', class: 'dependencies' },
-      [...dependencies].sort((a, b) => a[1].name.localeCompare(b[1].name)).map(([id, d]) => item(`dependency:${id}`, sample(d.color, 3, undefined, d.kind === 'hub_and_spoke' ? 'hub' : 'arrow'), ` ${d.name}`))) : null,
-    hostKinds.size ? h('ul', { 'aria-label': 'Host kinds', class: 'kinds' },
-      Object.entries(HOST_KINDS).filter(([k]) => hostKinds.has(k)).map(([k, s]) => item(`kind:${k}`, h('img', { src: kindIcon(k)!, alt: '', width: 16, height: 16 }), ` ${s.name}`))) : null,
-    !kinds.size && !hostKinds.size ? h('p', { class: 'muted' }, 'Nothing to explain in this view.') : null);
+    m.edges.length ? h('ul', { 'aria-label': 'Edges' }, m.edges.map((s) => item(s.key, sample(s.color, s.width, s.dash, s.ends), ` ${s.name}`))) : null,
+    m.dependencies.length ? h('ul', { 'aria-label': 'Dependencies', class: 'dependencies' },
+      m.dependencies.map((d) => item(d.key, sample(d.color, 3, undefined, d.ends), ` ${d.name}`))) : null,
+    m.kinds.length ? h('ul', { 'aria-label': 'Host kinds', class: 'kinds' },
+      m.kinds.map((k) => item(k.key, h('img', { src: k.icon, alt: '', width: 16, height: 16 }), ` ${k.name}`))) : null,
+    !m.edges.length && !m.kinds.length ? h('p', { class: 'muted' }, 'Nothing to explain in this view.') : null);
 }

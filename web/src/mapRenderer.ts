@@ -9,9 +9,12 @@
 // Level of detail: labels and icons keep a constant size on screen (levelOfDetail), and say more
 // as one zooms in (a name, then its address, then its services); container titles are HTML over
 // the canvas, counter-scaled the same way.
+// Exports (exportDrawing) take what is drawn at the map's 100 % instead, labels whole: the SVG,
+// PNG and draw.io writers (exportSvg.ts, exportDrawio.ts) are given that.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, containerTitle, curveOf, labelsOf, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, containerTitle, curveOf, exportLabelOf, labelsOf, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
 import { kindIcon, serviceLogo } from './icons.js';
+import type { ExportContainer, ExportDrawing, ExportEdge, ExportNode } from './exportSvg.js';
 
 export interface RendererEvents {
   select(nodeId: string | null): void;
@@ -74,6 +77,16 @@ function stylesheet(lod: Lod): any[] {
     { selector: '.dimmed', style: { opacity: 0.18 } },
   ];
 }
+
+/**
+ * What only the screen shows, left out of an export: the selection and what it dims, the search's
+ * matches, a dependency's name on hover or around a selected host.
+ */
+const ON_SCREEN_ONLY = /:selected|\.dimmed|\.highlighted|\.match|\.named|\.hovered/;
+/** The map's stylesheet at 100 % (names, addresses and services) without what only the screen shows: what an export draws. */
+const exportStylesheet = () => stylesheet(levelOfDetail(1)).filter((rule) => !ON_SCREEN_ONLY.test(rule.selector));
+/** Classes of the containers' HTML boxes that only the screen shows (their look is read without them). */
+const BOX_ON_SCREEN_ONLY = ['dimmed', 'highlighted', 'match'];
 
 /** An element's icon: its host's kind, or a service's logo. */
 function iconOf(n: GraphNode): string | undefined {
@@ -157,7 +170,7 @@ export class MapRenderer {
     for (const n of nodes) {
       const box = positions[n.id];
       const isParent = parents.has(n.id);
-      const labels = isParent ? { name: '', mid: '', full: '' } : labelsOf(n);
+      const labels = isParent ? { name: '', mid: '', full: '', whole: '' } : { ...labelsOf(n), whole: exportLabelOf(n) };
       const icon = isParent ? undefined : iconOf(n);
       const w = box?.width || 140;
       const data: Record<string, unknown> = {
@@ -454,33 +467,74 @@ export class MapRenderer {
     this.cy.zoom({ level: this.cy.zoom() * factor, renderedPosition: { x: this.cy.width() / 2, y: this.cy.height() / 2 } });
   }
 
-  /** The whole map as a PNG: the containers' boxes painted first, the canvas drawing over them. */
-  async png(): Promise<Blob> {
-    const scale = 1;
-    const bb = this.cy.elements().boundingBox({});
-    const drawing = this.cy.png({ full: true, output: 'blob', bg: 'rgba(0,0,0,0)', scale, maxWidth: 8000, maxHeight: 8000 }) as unknown as Blob;
-    const image = await createImageBitmap(drawing);
-    const canvas = document.createElement('canvas');
-    canvas.width = image.width;
-    canvas.height = image.height;
-    const ctx = canvas.getContext('2d')!;
-    const k = image.width / Math.max(1, bb.w);
-    ctx.fillStyle = '#ffffff';
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
-    for (const [id, el] of this.boxes) {
-      if (el.hidden || el.classList.contains('absent')) continue;
-      const [x, y, w, h] = [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => parseFloat(v));
-      ctx.fillStyle = '#f1f5f9';
-      ctx.strokeStyle = '#94a3b8';
-      ctx.fillRect((x! - bb.x1) * k, (y! - bb.y1) * k, w! * k, h! * k);
-      ctx.strokeRect((x! - bb.x1) * k, (y! - bb.y1) * k, w! * k, h! * k);
-      ctx.fillStyle = '#334155';
-      ctx.font = `bold ${Math.max(8, 13 * k)}px system-ui, sans-serif`;
-      ctx.textAlign = 'center';
-      ctx.fillText(this.titles.get(id)?.textContent ?? '', (x! - bb.x1 + w! / 2) * k, (y! - bb.y1 + 20) * k);
+  /**
+   * What is drawn, for an export: every container box, edge and element shown (not those absent at
+   * the history's instant or folded away), as the map draws them at 100 % (levelOfDetail(1)) and
+   * without what only the screen shows (selection, search, hover); labels and titles whole. The
+   * stylesheet is swapped for the reading and back before the next frame, so nothing flickers.
+   */
+  exportDrawing(): ExportDrawing {
+    const lod = levelOfDetail(1);
+    const cy = this.cy;
+    cy.style().fromJson(exportStylesheet()).update();
+    try {
+      const containers: ExportContainer[] = [];
+      const shown = new Set<string>();
+      for (const [id, el] of this.boxes) {
+        if (el.hidden || el.classList.contains('absent')) continue;
+        const titled = this.titled.get(id);
+        const onScreen = BOX_ON_SCREEN_ONLY.filter((c) => el.classList.contains(c));
+        el.classList.remove(...onScreen);
+        const css = getComputedStyle(el);
+        const look = { fill: css.backgroundColor, stroke: css.borderTopColor, dashed: css.borderTopStyle === 'dashed' };
+        el.classList.add(...onScreen);
+        const [x, y, w, h] = [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => parseFloat(v));
+        containers.push({
+          id, x: x!, y: y!, width: w!, height: h!, title: titled ? containerTitle(titled.node, titled.children) : '', icon: titled ? kindIcon(titled.node.host_kind) : undefined,
+          ...look, strokeWidth: ['added', 'removed', 'changed'].some((c) => el.classList.contains(c)) ? 3 : 1, opacity: 1,
+        });
+        shown.add(id);
+      }
+      const nodes: ExportNode[] = [];
+      cy.nodes().forEach((n) => {
+        const opacity = Number(n.style('opacity'));
+        if (n.hasClass('container') || !opacity || n.style('display') === 'none' || n.style('visibility') === 'hidden') return;
+        const p = n.position();
+        const [w, h] = [Number(n.data('w')), Number(n.data('h'))];
+        nodes.push({
+          id: n.id(), x: p.x - w / 2, y: p.y - h / 2, width: w, height: h,
+          // Whole, whatever the zoom on screen; none where the map draws none (dimmed out by a tag filter).
+          text: n.hasClass('filtered') ? '' : String(n.data('whole') ?? ''), fontPx: lod.font,
+          bold: /bold|[6-9]00/.test(String(n.style('font-weight'))), italic: n.style('font-style') === 'italic', textColor: String(n.style('color')),
+          fill: String(n.style('background-color')), stroke: String(n.style('border-color')), strokeWidth: parseFloat(String(n.style('border-width'))) || 0,
+          borderStyle: String(n.style('border-style')), opacity, icon: n.hasClass('has-icon') ? String(n.data('icon')) : undefined, iconPx: lod.icon,
+        });
+        shown.add(n.id());
+      });
+      const edges: ExportEdge[] = [];
+      cy.edges().forEach((e) => {
+        const opacity = Number(e.style('opacity'));
+        const [source, target] = [e.data('source') as string, e.data('target') as string];
+        // An edge to something not shown (an element of a folded container) is left out with it.
+        if (!opacity || e.style('display') === 'none' || !shown.has(source) || !shown.has(target)) return;
+        const segments = e.segmentPoints();
+        const controls = e.controlPoints();
+        const arrow = (end: 'source' | 'target') => {
+          const shape = String(e.style(`${end}-arrow-shape`));
+          return shape === 'triangle' || shape === 'circle' ? shape : undefined;
+        };
+        const line = String(e.style('line-style'));
+        edges.push({
+          id: e.id(), source, target, start: e.sourceEndpoint(), end: e.targetEndpoint(), via: segments ?? controls ?? [],
+          curve: segments ? 'segments' : controls ? 'bezier' : 'straight',
+          color: String(e.style('line-color')), width: parseFloat(String(e.style('width'))) || 1, dash: line === 'dashed' || line === 'dotted' ? line : undefined, opacity,
+          sourceArrow: arrow('source'), targetArrow: arrow('target'), arrowColor: String(e.style('target-arrow-color')),
+        });
+      });
+      return { containers, nodes, edges };
+    } finally {
+      cy.style().fromJson(stylesheet(this.lod)).update();
     }
-    ctx.drawImage(image, 0, 0);
-    return new Promise((resolve) => canvas.toBlob((b) => resolve(b!), 'image/png'));
   }
 
   destroy() {

@@ -155,6 +155,15 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
   return { name, mid, full: [mid, ...services].join('\n') };
 }
 
+/**
+ * An element's label as an export writes it: whole (labelsOf's `full`: name, address, services),
+ * whatever the zoom the map is drawn at; a collapsed container's counts without the map's hint.
+ */
+export function exportLabelOf(n: GraphNode): string {
+  const { full } = labelsOf(n);
+  return n.kind === 'collapsed' ? full.replace(/: double-click to open\)$/, ')') : full;
+}
+
 /** A container's title: a subnet with its CIDR and how many hosts it holds (those folded in its summary node too); others by name. */
 export function containerTitle(n: GraphNode, children: GraphNode[]): string {
   return titleVariants(n, children)[0]!;

@@ -8,6 +8,7 @@ import { chooseCollapsed, emptyFilteredOut, MAX_NODES_CAP, type FilteredOut, typ
 import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
 import { changeVersion, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
+import { exportFileName } from './exportName.js';
 import { cpuPool } from './pool.js';
 import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
 import { asJsonTexts, fromJsonTexts, READ_SETTINGS, type SnapshotRead } from './threadReads.js';
@@ -536,9 +537,8 @@ async function exportView(db: Db, organizationId: string, q: TopologyQuery & { f
   const { text, made } = await cpuPool().run(organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
   if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
   const { type, extension } = EXPORT_FORMATS[q.format];
-  const slug = (network?.name ?? 'network').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
   // Bytes from a thread arrive as a Uint8Array: a Buffer over the same memory, not a copy.
-  return new FileResponse(type, `topology-${slug}-${q.view}-${asOf.slice(0, 10)}.${extension}`, Buffer.from(text.buffer, text.byteOffset, text.byteLength));
+  return new FileResponse(type, exportFileName(network?.name ?? 'network', q.view, asOf, extension), Buffer.from(text.buffer, text.byteOffset, text.byteLength));
 }
 
 /** Draws of `get` in progress in this process, by organization, cache key and change version. */

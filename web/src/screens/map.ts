@@ -2,14 +2,19 @@
 // (/networks/<id>/topology/diff?from=&to=&view=). Owns the map's state; draws through
 // MapRenderer; reads the topology API: the graph and its layout (polled while `pending`), the
 // change stream and the digest (to follow the inventory live), the timeline (the history slider: one layout for
-// every instant, so nothing moves while scrubbing), the diff, the exports and the pins.
+// every instant, so nothing moves while scrubbing), the diff, the exports and the pins. The Export
+// menu (exportMenu.ts) writes what is drawn: PNG and SVG (exportSvg.ts), draw.io (exportDrawio.ts).
 import { api, ApiError, prefetch, query, takePrefetched } from '../api.js';
 import { download, fill, h, notice, when } from '../dom.js';
 import { hostDetails, tagsById } from '../hostDetails.js';
 import { dependenciesByHost, type DependencyRow, type HostDependency } from '../hostDependencies.js';
 import { addMenu, hostActions, type EditContext } from '../editors.js';
 import { focusedHost } from '../mapFocus.js';
-import { legendOf } from '../legend.js';
+import { legendModel, legendOf } from '../legend.js';
+import { exportMenu, measureText, pngOf } from '../exportMenu.js';
+import { paint, toSvg, type ExportDrawing } from '../exportSvg.js';
+import { toDrawio, type DrawioLook } from '../exportDrawio.js';
+import { exportFileName } from '../../../src/modules/topology/exportName.js';
 import { MapRenderer } from '../mapRenderer.js';
 import { changeLines, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type HostEntry, type Topology, type TopologyDiff } from '../mapState.js';
 import { navigate, type Route, type Session } from '../main.js';
@@ -120,11 +125,10 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   const timeBar = h('div', { class: 'timebar', hidden: true });
   const changes = h('section', { class: 'changes', 'aria-label': 'Changes', hidden: mode !== 'diff' });
   const networkName = session.networks.find((n) => n.id === state.networkId)?.name ?? 'Network';
-  /** Named as the server names the SVG export (topology/service.ts exportView): network, view, day of the instant. */
-  const exportName = (extension: string) => {
-    const slug = networkName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'network';
-    return `topology-${slug}-${state.view}-${(state.at ?? new Date().toISOString()).slice(0, 10)}.${extension}`;
-  };
+  /** The instant drawn: the history slider's, a comparison's end, the map's `at`, or now (live). */
+  const instantDrawn = () => (state.timeline && state.tick !== undefined ? state.timeline.ticks[state.tick]! : state.diff?.to ?? state.at ?? new Date().toISOString());
+  /** Named as the API names its exports (exportFileName: network, view, day of the instant drawn). */
+  const exportName = (extension: string) => exportFileName(networkName, state.view, instantDrawn(), extension);
 
   const renderer = new MapRenderer(canvas, {
     select: (nodeId) => {
@@ -137,6 +141,14 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   });
 
   const button = (label: string, onclick: () => void, attrs: Record<string, string> = {}) => h('button', { type: 'button', onclick, ...attrs }, label);
+  const exports = exportMenu({
+    drawing: () => exportSource(),
+    png: (size) => exportPng(size),
+    svg: () => exportSvg(),
+    drawio: () => exportDrawio(),
+    failed: (err) => showError(err),
+    apiExport: (format) => (shown() ? `/api/v1/topology/export${query({ network_id: state.networkId, view: state.view, format, at: state.at, tag_ids: hostTag(state), include_hidden: state.includeHidden || undefined })}` : undefined),
+  });
   // After an edit (editors.ts) the graph is read again, and the panel shows the host as saved.
   const edits: EditContext = { networkId: state.networkId, changed: (kind, saved) => { void refresh('change'); if (kind === 'host') void selectHost(saved?.id); } };
   const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Map tools' },
@@ -148,8 +160,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null,
     button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
     mode === 'map' ? addMenu(edits) : null,
-    button('PNG', async () => download(await renderer.png(), exportName('png')), { id: 'export-png', 'aria-label': 'Download PNG' }),
-    h('a', { class: 'button', id: 'export-svg', download: '', href: '#', 'aria-label': 'Download SVG' }, 'SVG'));
+    exports.button);
 
   const diffForm = mode === 'diff' ? diffControls() : null;
   fill(outlet, h('div', { class: 'map-screen' },
@@ -312,8 +323,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     performance.mark('map-draw-start');
     // The legend first: a fit leaves its box clear.
     fill(legend, h('summary', {}, 'Legend'), legendOf(g));
-    // A summary's count is the live one (or the interval's end): in History it is a bound, not what existed then.
-    const nodes = state.timeline ? g.nodes.map((n) => (n.kind === 'summary' ? { ...n, label: `up to ${n.label}` } : n)) : g.nodes;
+    const nodes = drawnNodes(g);
     renderer.setGraph(nodes, g.edges, g.layout.positions, state.refit);
     state.refit = false;
     performance.mark('map-graph-set');
@@ -344,8 +354,71 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
         requestAnimationFrame(() => performance.mark('map-interactive'));
       }
     }
-    const svg = document.getElementById('export-svg') as HTMLAnchorElement | null;
-    if (svg) svg.href = `/api/v1/topology/export${query({ network_id: state.networkId, view: state.view, format: 'svg', at: state.at, tag_ids: hostTag(state), include_hidden: state.includeHidden || undefined })}`;
+  }
+
+  /** The nodes drawn: a summary's count is the live one (or the interval's end): in History it is a bound, not what existed then. */
+  const drawnNodes = (g: Topology): GraphNode[] => (state.timeline ? g.nodes.map((n) => (n.kind === 'summary' ? { ...n, label: `up to ${n.label}` } : n)) : g.nodes);
+
+  // ---- exports (the Export menu) ---------------------------------------------------------------
+  /** The last file exported, for tests and tools: its name, size and each element's label as written. */
+  let lastExport: { format: string; file: string; width?: number; height?: number; limited?: boolean; labels?: Record<string, string[]>; nodes?: number } | undefined;
+  /** The title written above an exported drawing: network, view, instant (or a comparison's interval). */
+  const exportTitle = () => `${networkName} — ${VIEW_NAMES[state.view] ?? state.view} — ${state.diff && mode === 'diff' ? `changes from ${when(state.diff.from)} to ${when(state.diff.to)}` : when(instantDrawn())}`;
+  /** What is drawn, with its legend and title (undefined: nothing is drawn yet). */
+  function exportSource(): { drawing: ExportDrawing; legend: ReturnType<typeof legendModel>; title: string } | undefined {
+    const g = shown();
+    if (!g || !canvas.hasAttribute('data-ready')) return undefined;
+    return { drawing: renderer.exportDrawing(), legend: legendModel(g), title: exportTitle() };
+  }
+  async function exportPng(size: Parameters<typeof pngOf>[2]) {
+    const source = exportSource();
+    if (!source) return;
+    status.textContent = 'Making the PNG…';
+    try {
+      const png = await pngOf(source.drawing, { legend: source.legend, title: source.title, measure: measureText }, size);
+      const file = exportName('png');
+      download(png.blob, file);
+      lastExport = { format: 'png', file, width: png.width, height: png.height, limited: png.limited, labels: png.svg.labels };
+      status.textContent = `Downloaded ${file} (${png.width.toLocaleString()} × ${png.height.toLocaleString()} px${png.limited ? ', the largest image this browser makes' : ''}).`;
+    } catch (err) {
+      status.textContent = '';
+      showError(err);
+    }
+  }
+  function exportSvg() {
+    const source = exportSource();
+    if (!source) return;
+    const svg = toSvg(source.drawing, { legend: source.legend, title: source.title, measure: measureText });
+    const file = exportName('svg');
+    download(new Blob([svg.svg], { type: 'image/svg+xml' }), file);
+    lastExport = { format: 'svg', file, width: svg.width, height: svg.height, labels: svg.labels };
+  }
+  function exportDrawio() {
+    const g = shown();
+    const source = exportSource();
+    if (!g || !source) return;
+    const { containers, nodes, edges } = source.drawing;
+    const hex = (color: string) => paint(color).color;
+    const looks = new Map<string, DrawioLook>();
+    const positions: Record<string, { x: number; y: number; width: number; height: number }> = {};
+    for (const c of containers) {
+      positions[c.id] = { x: c.x, y: c.y, width: c.width, height: c.height };
+      looks.set(c.id, { fill: hex(c.fill), stroke: hex(c.stroke), strokeWidth: c.strokeWidth, dashed: c.dashed });
+    }
+    for (const n of nodes) {
+      positions[n.id] = { x: n.x, y: n.y, width: n.width, height: n.height };
+      looks.set(n.id, { fill: hex(n.fill), stroke: hex(n.stroke), strokeWidth: n.strokeWidth, dashed: n.borderStyle === 'dashed', fontColor: hex(n.textColor), bold: n.bold, italic: n.italic, opacity: n.opacity });
+    }
+    for (const e of edges) looks.set(e.id, { stroke: hex(e.color), strokeWidth: e.width, dashed: e.dash !== undefined, opacity: e.opacity });
+    const icons = new Map(nodes.map((n) => [n.id, n.icon]));
+    const drawnEdges = new Set(edges.map((e) => e.id));
+    const xml = toDrawio({
+      title: source.title, nodes: drawnNodes(g), edges: g.edges, positions,
+      omit: new Set(g.edges.filter((e) => !drawnEdges.has(e.id)).map((e) => e.id)), look: (id) => looks.get(id), icon: (n) => icons.get(n.id),
+    });
+    const file = exportName('drawio');
+    download(new Blob([xml], { type: 'application/vnd.jgraph.mxfile' }), file);
+    lastExport = { format: 'drawio', file, nodes: containers.length + nodes.length };
   }
 
   function renderViews(available: string[]) {
@@ -675,6 +748,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   // liveReads: how often the live graph was read, because the change stream said so or by the poll.
   (window as unknown as { netinventoryMap?: unknown }).netinventoryMap = {
     snapshot: () => renderer.snapshot(), titles: () => renderer.titleSnapshot(), centre: () => renderer.centre(), fitCentre: () => renderer.fitCentre(), liveReads: () => ({ ...liveReads }),
+    lastExport: () => lastExport,
   };
   renderViews([state.view]);
   if (mode === 'diff') {
@@ -695,6 +769,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     document.removeEventListener('keydown', onKey);
     changeStream?.close();
     for (const t of timers) clearTimeout(t);
+    exports.dispose();
     renderer.destroy();
   };
 }
