@@ -128,7 +128,7 @@ export function buildApp(services: Services, opts: { inFlight?: RequestsInFlight
   app.use(securityHeaders()); // same-origin writes, nosniff, no-store, CSP on HTML
   app.use(metricsEndpoint(services.config, services.metrics)); // GET /metrics (bearer token)
   app.use(queueDashboard(services)); // /admin/queues (Owner/Admin session); bull-board parses its own bodies
-  app.use(webApp()); // the web application's pages and assets (dist/web)
+  app.use(webApp({ shareFrameAncestors: services.config.shareFrameAncestors })); // the web application's pages and assets (dist/web)
   app.use(apiDocs('Network inventory API')); // /api/docs: Swagger UI over /api/openapi.json
   app.use(jsonBody(routes)); // JSON bodies of 1 MiB, or the route's declared bodyLimit
   app.use(bodyDepthLimit()); // at most 32 levels of arrays and objects

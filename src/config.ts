@@ -130,6 +130,13 @@ export interface AppConfig {
   smtpCaFile: string | undefined;
   /** ALERT_SWEEP_MS: how often the alert worker reports hosts past their offline delay and sends due e-mails (15 s). */
   alertSweepMs: number;
+  /**
+   * SHARE_FRAME_ANCESTORS: who may embed a share link's page (/share/<token>) in a frame, as the
+   * sources of its Content-Security-Policy `frame-ancestors`: 'none' (the default: nobody), 'self',
+   * or origins such as https://wiki.example.com https://*.example.com, space-separated. Every other
+   * page keeps frame-ancestors 'none' and X-Frame-Options DENY.
+   */
+  shareFrameAncestors: string;
 }
 
 function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
@@ -152,6 +159,18 @@ function absoluteUrl(name: string, text: string | undefined): string | undefined
   try { url = new URL(text.trim()); } catch { throw new Error(`${name} must be an absolute http(s) URL such as https://inventory.example.com (got '${text}')`); }
   if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) throw new Error(`${name} must be an http(s) URL without query or fragment (got '${text}')`);
   return url.href.replace(/\/+$/, '');
+}
+
+/** One CSP source expression: 'none', 'self', or a scheme://host[:port] origin (a leading *. wildcard allowed). */
+const FRAME_SOURCE = /^(?:'none'|'self'|https?:\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?)$/i;
+
+function frameAncestors(name: string, text: string | undefined): string {
+  const sources = (text ?? '').trim().split(/\s+/).filter(Boolean);
+  if (!sources.length) return "'none'";
+  const bad = sources.find((x) => !FRAME_SOURCE.test(x));
+  if (bad) throw new Error(`${name} must be 'none', 'self' or origins such as https://wiki.example.com, space-separated (got '${bad}')`);
+  if (sources.includes("'none'") && sources.length > 1) throw new Error(`${name}: 'none' cannot be combined with other sources (got '${text}')`);
+  return sources.join(' ');
 }
 
 function nonNegative(name: string, text: string | undefined, fallback: number): number {
@@ -229,6 +248,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.Proce
     smtpRequireTls: env.SMTP_REQUIRE_TLS !== 'false',
     smtpCaFile: env.SMTP_CA_FILE?.trim() || undefined,
     alertSweepMs: nonNegative('ALERT_SWEEP_MS', env.ALERT_SWEEP_MS, 15_000),
+    shareFrameAncestors: frameAncestors('SHARE_FRAME_ANCESTORS', env.SHARE_FRAME_ANCESTORS),
     ...overrides,
   };
 }

@@ -39,6 +39,7 @@ import { Migration20261202000004ScanAcknowledged } from '../migrations/Migration
 import { Migration20261202000005EndedScansIndex } from '../migrations/Migration20261202000005EndedScansIndex.js';
 import { Migration20261202000010DiscoverySchedules } from '../migrations/Migration20261202000010DiscoverySchedules.js';
 import { Migration20261202000020Alerts } from '../migrations/Migration20261202000020Alerts.js';
+import { Migration20261202103001ShareLinks } from '../migrations/Migration20261202103001ShareLinks.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -82,6 +83,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261202000005EndedScansIndex', class: Migration20261202000005EndedScansIndex },
   { name: 'Migration20261202000010DiscoverySchedules', class: Migration20261202000010DiscoverySchedules },
   { name: 'Migration20261202000020Alerts', class: Migration20261202000020Alerts },
+  { name: 'Migration20261202103001ShareLinks', class: Migration20261202103001ShareLinks },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

@@ -24,11 +24,12 @@ import { serviceDefinitionRoutes } from './modules/serviceDefinitions/routes.js'
 import { scheduleRoutes } from './modules/schedules/routes.js';
 import { alertRoutes } from './modules/alerts/routes.js';
 import { changesRoutes } from './modules/changes/routes.js';
+import { sharedMapRoutes, shareLinkRoutes } from './modules/shareLinks/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes, ...hostImportRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
   ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes, ...changesRoutes,
-  ...alertRoutes,
+  ...alertRoutes, ...shareLinkRoutes, ...sharedMapRoutes,
 ];

@@ -2359,6 +2359,75 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/networks/{id}/share-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A network’s share links, newest first (the usable ones; include_inactive: the revoked and expired too); tokens are never shown again */
+        get: operations["listShareLinks"];
+        put?: never;
+        /** A read-only link to the network’s map (a view, live or as of `at`) that works without signing in until expires_at (90 days at most); the token is shown only in this answer, the page is /share/<token> */
+        post: operations["createShareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/networks/{id}/share-links/{share_link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a share link: it answers 404 from now on, and its open streams end */
+        delete: operations["revokeShareLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/share/{token}/topology": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The map a share link shows: the same graph as GET /api/v1/topology for its network, view and instant (expand: containers to open); 404 for an unknown, expired or revoked link alike */
+        get: operations["getSharedTopology"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/share/{token}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-Sent Events: a `changed` event each time the live map of a share link may have changed (read it again); no ids, no data. A link fixed at an instant has no stream (404) */
+        get: operations["streamSharedTopology"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3635,6 +3704,74 @@ export type components = {
             acknowledged_at: string | null;
             /** Format: uuid */
             acknowledged_by: string | null;
+        };
+        ShareLink: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** Format: uuid */
+            network_id: string;
+            label: string | null;
+            /** @enum {string} */
+            view: "l3" | "workloads" | "application" | "l2";
+            /** @description The fixed instant shown (null: live) */
+            at: string | null;
+            expires_at: string;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+            /** Format: uuid */
+            created_by: string;
+            created_at: string;
+            revoked_at: string | null;
+            /** @description The last read through the link (written at most once a minute) */
+            last_used_at: string | null;
+        };
+        ShareLinkCreated: {
+            share_link: components["schemas"]["ShareLink"];
+            /** @description Shown only in this response: the page is /share/<token> */
+            token: string;
+        };
+        SharedTopology: {
+            /** Format: uuid */
+            network_id: string;
+            /** @enum {string} */
+            view: "l3" | "workloads" | "application" | "l2";
+            as_of: string;
+            digest: string;
+            available_views: ("l3" | "workloads" | "application" | "l2")[];
+            nodes: components["schemas"]["TopologyNode"][];
+            edges: components["schemas"]["TopologyEdge"][];
+            layout: {
+                /** @enum {string} */
+                status: "ready" | "pending" | "failed" | "skipped";
+                positions: {
+                    [key: string]: {
+                        x: number;
+                        y: number;
+                        width: number;
+                        height: number;
+                    };
+                };
+                pinned: string[];
+                /** @description Why the layout failed (status failed) */
+                error?: string;
+            };
+            filtered_out: {
+                hidden_hosts: number;
+                hosts_without_tag: number;
+                collapsed_containers: number;
+                collapsed_nodes: number;
+                over_budget: number;
+            };
+            /** @description What the link shows, and until when */
+            share: {
+                network_name: string;
+                label: string | null;
+                view: string;
+                at: string | null;
+                expires_at: string;
+            };
         };
         Meta: {
             api_version: number;
@@ -14248,6 +14385,228 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listShareLinks: {
+        parameters: {
+            query?: {
+                /** @description Also the revoked and expired links (newest first either way) */
+                include_inactive?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ShareLink"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createShareLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and creates nothing more; the same key with another request is 422 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "view": "l3",
+                 *       "expires_at": "2026-12-31T00:00:00Z",
+                 *       "label": "NOC wall screen"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The view the link shows
+                     * @default l3
+                     * @enum {string}
+                     */
+                    view?: "l3" | "workloads" | "application" | "l2";
+                    /** @description A fixed instant the link shows the map as of (null: live, following changes) */
+                    at?: string | null;
+                    /** @description When the link stops working: in the future, at most 90 days ahead */
+                    expires_at: string;
+                    /** @description What the link is for (a wall screen, a wiki page) */
+                    label?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ShareLinkCreated"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    revokeShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of the entity
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                id: string;
+                /**
+                 * @description The share link id
+                 * @example 3f1c2a9e-7b1d-4c55-9a7e-0c1d2e3f4a5b
+                 */
+                share_link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ShareLink"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getSharedTopology: {
+        parameters: {
+            query?: {
+                /** @description The expand */
+                expand?: string[] | string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The token
+                 * @example token-example
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SharedTopology"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    streamSharedTopology: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token
+                 * @example token-example
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

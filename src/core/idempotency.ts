@@ -43,8 +43,8 @@ function principalOf(scope: Scope): string {
   return scope.userId;
 }
 
-/** Secrets shown once: user and daemon API keys (scp_u_, scp_d_), webhook signing secrets (whsec_). */
-const SECRET = /^(scp_[ud]_[0-9A-Za-z]{32}|whsec_\S+)$/;
+/** Secrets shown once: user and daemon API keys (scp_u_, scp_d_), share link tokens (scp_s_), webhook signing secrets (whsec_). */
+const SECRET = /^(scp_[uds]_[0-9A-Za-z]{32}|whsec_\S+)$/;
 
 /** `value` without the fields that hold a secret, at any depth, and whether there was one. */
 function withoutSecrets(value: unknown): { kept: unknown; withheld: boolean } {

@@ -10,7 +10,8 @@ export type Role = (typeof ROLES)[number];
 
 export const ROLE_RANK: Record<Role, number> = { Owner: 4, Admin: 3, Member: 2, Viewer: 1 };
 
-export type PrincipalKind = 'session' | 'api_key' | 'daemon';
+/** share_link: an anonymous reader of one network's map through a share link (src/modules/shareLinks), never a route's caller. */
+export type PrincipalKind = 'session' | 'api_key' | 'daemon' | 'share_link';
 
 export interface Scope {
   kind: PrincipalKind;

@@ -5,6 +5,9 @@ import type { Logger } from '../core/logger.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A share link's token is its whole credential and travels in the path (/share/<token>, /api/share/<token>/…): never logged. */
+const withoutShareToken = (path: string) => path.replace(/(\/share\/)[^/]+/i, '$1…');
+
 export function requestLog(logger: Logger, onFinished?: (ctx: Context, seconds: number) => void) {
   return async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
@@ -18,7 +21,7 @@ export function requestLog(logger: Logger, onFinished?: (ctx: Context, seconds: 
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 },
+        { method: ctx.method, path: withoutShareToken(ctx.path), status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 },
         'request',
       );
       onFinished?.(ctx, seconds);

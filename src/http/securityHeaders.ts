@@ -13,10 +13,18 @@ import { AppError } from '../core/errors.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const CONTENT_SECURITY_POLICY = [
+/** The policy of an HTML page, framed by `frameAncestors` (only a share link's page names others than 'none'). */
+export const contentSecurityPolicy = (frameAncestors = "'none'") => [
   "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self'",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+  "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", `frame-ancestors ${frameAncestors}`,
 ].join('; ');
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
+
+/**
+ * Set by a page that may be framed (the share link page, webApp.ts): its frame-ancestors sources.
+ * Such a page gets no X-Frame-Options, which knows only DENY and SAMEORIGIN and would override them.
+ */
+export const FRAME_ANCESTORS_STATE = 'frameAncestors';
 
 /** Whether a browser says this request comes from a page of another site. */
 function crossSite(ctx: Context): string | undefined {
@@ -38,8 +46,9 @@ export function securityHeaders() {
     }
     await next();
     if (ctx.response.is('html')) {
-      ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-      ctx.set('X-Frame-Options', 'DENY');
+      const framedBy = ctx.state[FRAME_ANCESTORS_STATE] as string | undefined;
+      ctx.set('Content-Security-Policy', framedBy ? contentSecurityPolicy(framedBy) : CONTENT_SECURITY_POLICY);
+      if (!framedBy || framedBy === "'none'") ctx.set('X-Frame-Options', 'DENY');
     }
   };
 }

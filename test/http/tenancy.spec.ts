@@ -274,6 +274,12 @@ async function makeAlert(app: TestApp, networkId: string): Promise<string> {
     [id, networkId]);
   return id;
 }
+/** Networks of the share link revoke fixture → the link made on each. */
+const shareLinkOf = new Map<string, string>();
+const makeShareLink = async (networkId: string, app: TestApp, w: World) => {
+  const body = { expires_at: new Date(Date.now() + 86_400_000).toISOString() };
+  shareLinkOf.set(networkId, expectOk(await call(app.url, 'POST', `/api/v1/networks/${networkId}/share-links`, { auth: w.owner.auth, body }), 201).share_link.id as string);
+};
 /** Networks deleted for the restore fixture → an instant at which they existed. */
 const deletedAt = new Map<string, string>();
 
@@ -356,6 +362,16 @@ const FIXTURES: Record<string, Fixture> = {
     check: (data) => { expect(data).to.have.all.keys('hosts', 'services', 'subnets', 'dependencies', 'daemons', 'daemon_api_keys'); },
   },
   'POST /api/v1/networks/bulk-delete': bulkDelete('/api/v1/networks', 'network', 'Admin', 'Network', { organizationWide: true }),
+  // Share links (read-only links to a network's map): listed by the network's readers, made by a signed-in Admin, revoked by an Admin.
+  'GET /api/v1/networks/:id/share-links': { role: 'Viewer', id: 'network', outside: 'Network', answersOther: true },
+  'POST /api/v1/networks/:id/share-links': {
+    role: 'Admin', sessionOnly: true, id: 'network', outside: 'Network', answersOther: true, status: 201, body: () => ({ expires_at: new Date(Date.now() + 86_400_000).toISOString() }),
+    check: (data) => { expect(data.token).to.match(/^scp_s_[0-9A-Za-z]{32}$/); },
+  },
+  'DELETE /api/v1/networks/:id/share-links/:share_link_id': {
+    role: 'Admin', id: 'network', outside: 'Network', answersOther: true, afterFresh: makeShareLink,
+    check: (data) => { expect(data.status).to.equal('revoked'); },
+  },
   'GET /api/v1/networks/export/csv': exportCsv(),
   'POST /api/v1/networks/:id/restore': {
     role: 'Admin', organizationWide: true, id: 'network', fresh: 'network', outside: 'Network',
@@ -581,6 +597,8 @@ const PUBLIC_ROUTES = [
   'POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/logout',
   // The agent's builds: a machine being set up has no credentials, and the files hold none.
   'GET /api/v1/downloads', 'GET /downloads/:file',
+  // A share link's read-only map: the token in the path is the credential (src/modules/shareLinks, test/shareLinks).
+  'GET /api/share/:token/topology', 'GET /api/share/:token/stream',
 ];
 
 /**
@@ -646,6 +664,7 @@ function build(route: RouteDef, fx: Fixture, w: World, who: Person, place: Place
     if (param === 'subnet_id') return ids.subnet;
     if (param === 'session_id') return scanOf.get(ids.daemon) ?? randomUUID();
     if (param === 'schedule_id') return scheduleOf.get(ids.daemon) ?? randomUUID();
+    if (param === 'share_link_id') return shareLinkOf.get(ids.network) ?? randomUUID();
     // Consolidation: the place's host absorbs `ids.host` (a fresh one for the allowed call).
     if (param === 'destination') return place.host;
     if (param === 'other') return ids.host;

@@ -14,6 +14,7 @@ import { apiKeysScreen } from './screens/apiKeys.js';
 import { serviceDefinitionsScreen } from './screens/serviceDefinitions.js';
 import { networkScreen, networksScreen } from './screens/networks.js';
 import { webhooksScreen } from './screens/webhooks.js';
+import { shareScreen } from './screens/share.js';
 import type { CurrentUser, Network } from './apiTypes.js';
 
 export interface Session { user: CurrentUser; networks: Network[] }
@@ -131,6 +132,12 @@ async function render() {
   cleanup = undefined;
   const url = new URL(location.href);
   const route: Route = { path: url.pathname, params: {}, query: url.searchParams };
+  // A share link's page stands alone: no session, no shell, no way to another page.
+  const shared = /^\/share\/(?<token>[^/]+)$/.exec(route.path);
+  if (shared) {
+    cleanup = shareScreen(root, decodeURIComponent(shared.groups!.token!));
+    return;
+  }
   if (route.path === '/signin' || route.path === '/register') {
     session = undefined;
     cleanup = signInScreen(root, route, async () => { rememberSignedIn(true); session = await loadSession(); navigate(url.searchParams.get('next') || '/', true); });
@@ -155,7 +162,7 @@ async function render() {
 
 // A session that ends (expired, signed out elsewhere) returns to the sign-in page with a message.
 whenSignedOut(() => {
-  if (location.pathname === '/signin') return;
+  if (location.pathname === '/signin' || location.pathname.startsWith('/share/')) return;
   rememberSignedIn(false);
   session = undefined;
   navigate(`/signin?expired=1&next=${encodeURIComponent(location.pathname + location.search)}`, true);

@@ -14,6 +14,8 @@ export const revocationSubject = {
   session: (idHash: string) => `session:${idHash}`,
   user: (id: string) => `user:${id}`,
   organizationKeys: (organizationId: string) => `org-keys:${organizationId}`,
+  /** A share link's streams (src/modules/shareLinks): ended when it is revoked. */
+  shareLink: (id: string) => `share:${id}`,
 };
 
 /** Subjects as a log line may show them: a session's digest left out (it is what the sessions table stores). */

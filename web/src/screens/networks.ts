@@ -10,6 +10,7 @@ import { fill, h, notice, when } from '../dom.js';
 import { confirmDialog, openForm, type Field } from '../forms.js';
 import { chosenNetwork, isAdmin, navigate, reloadNetworks, useNetwork, type Route, type Session } from '../main.js';
 import { alertRulesSection } from '../alertRules.js';
+import { shareLinksSection } from '../shareLinks.js';
 import type { Network, NetworkContents } from '../apiTypes.js';
 
 /** The API's default (src/modules/hosts: DEFAULT_HOST_EXPIRY_DAYS). */
@@ -180,6 +181,6 @@ export function networkScreen(outlet: HTMLElement, route: Route, s: Session) {
             h('button', { type: 'button', class: 'danger delete-network', onclick: async () => {
               if (await deleteNetwork(s, network, (m) => fill(messages, m))) navigate('/networks', true);
             } }, 'Delete')) : null)),
-      alertRulesSection(id, s)));
+      alertRulesSection(id, s), shareLinksSection(id, s)));
   })();
 }
