@@ -56,6 +56,9 @@ export function shareScreen(root: HTMLElement, token: string): () => void {
     fill(legend, h('summary', {}, 'Legend'), legendOf(g));
     renderer.setGraph(g.nodes, g.edges, g.layout.positions, refit);
     refit = false;
+    // What tests wait for: drawn, and how much.
+    canvas.dataset.ready = 'true';
+    canvas.dataset.nodes = String(g.nodes.length);
     status.textContent = `${s.at ? `As of ${when(s.at)}` : `Live, as of ${when(g.as_of)}`} · ${s.view} view · link valid until ${when(s.expires_at)}`;
     if (!s.at && !stream) follow();
   }
