@@ -37,6 +37,7 @@ import { Migration20261202000002ProvenanceIsNoChange } from '../migrations/Migra
 import { Migration20261202000003HostPresence } from '../migrations/Migration20261202000003HostPresence.js';
 import { Migration20261202000004ScanAcknowledged } from '../migrations/Migration20261202000004ScanAcknowledged.js';
 import { Migration20261202000005EndedScansIndex } from '../migrations/Migration20261202000005EndedScansIndex.js';
+import { Migration20261202000006ChildPresence } from '../migrations/Migration20261202000006ChildPresence.js';
 import { Migration20261202000010DiscoverySchedules } from '../migrations/Migration20261202000010DiscoverySchedules.js';
 import { Migration20261202000020Alerts } from '../migrations/Migration20261202000020Alerts.js';
 import { Migration20261202103001ShareLinks } from '../migrations/Migration20261202103001ShareLinks.js';
@@ -81,6 +82,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261202000003HostPresence', class: Migration20261202000003HostPresence },
   { name: 'Migration20261202000004ScanAcknowledged', class: Migration20261202000004ScanAcknowledged },
   { name: 'Migration20261202000005EndedScansIndex', class: Migration20261202000005EndedScansIndex },
+  { name: 'Migration20261202000006ChildPresence', class: Migration20261202000006ChildPresence },
   { name: 'Migration20261202000010DiscoverySchedules', class: Migration20261202000010DiscoverySchedules },
   { name: 'Migration20261202000020Alerts', class: Migration20261202000020Alerts },
   { name: 'Migration20261202103001ShareLinks', class: Migration20261202103001ShareLinks },

@@ -2678,6 +2678,8 @@ export type components = {
             mac_random: boolean | null;
             name: string | null;
             position: number;
+            /** @description Since when the scans that covered it have not seen this address (null: seen by the last one, or never scanned; read-only, from discovery) */
+            offline_at: string | null;
         };
         Port: {
             /** Format: uuid */
@@ -2703,6 +2705,8 @@ export type components = {
             /** @enum {string} */
             protocol: "Tcp" | "Udp";
             type: string;
+            /** @description Since when the scans that covered it have not seen this port (null: seen by the last one, or never scanned; read-only, from discovery) */
+            offline_at: string | null;
         };
         Binding: {
             /** Format: uuid */
@@ -2757,6 +2761,8 @@ export type components = {
             source: components["schemas"]["EntitySource"];
             tags: string[];
             virtualization: components["schemas"]["Virtualization"];
+            /** @description Since when the scans that covered it have not seen this service (null: seen by the last one, or never scanned; read-only, from discovery) */
+            offline_at: string | null;
             /** @description Present except in history states (a binding has a history of its own) */
             bindings?: components["schemas"]["Binding"][];
         };

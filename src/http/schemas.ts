@@ -120,6 +120,8 @@ export const SERVER_OWNED = [
   'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'version_status', 'last_used_at', 'user_id',
   // What discovery alone writes (issue 25.1), echoed back from a GET.
   'hostname_source', 'name_source', 'device_type', 'device_model', 'os_name', 'os_version', 'os_confidence', 'mac_vendor', 'mac_random', 'fdb_macs',
+  // Presence, which discovery records (src/modules/discovery/presence.ts).
+  'offline_at',
 ] as const;
 
 /** Fields Scanopy's published schemas carry that we do not model: accepted and ignored, and listed in the docs. */

@@ -212,8 +212,8 @@ describe('agent: Docker discovery, read-only', function () {
     for (const name of ['shop-web-1', 'shop-db-1', 'cache']) expect(after.get(name)).to.deep.equal(before.get(name));
   });
 
-  // The server deletes stopped services after Network sessions only (src/modules/discovery/hostIngest.ts
-  // pruningDaemon): a Docker session's reports never delete anything, and a container's host is
+  // The server takes stopped services offline after Network sessions only (src/modules/discovery/hostIngest.ts
+  // pruningDaemon): a Docker session's reports never mark anything, and a container's host is
   // never deleted by discovery. The agent cannot delete (the daemon API has no such call): the
   // server needs a rule for Docker sessions (docs/agent.md, "Docker").
   it('a container that stopped is gone from the server\'s inventory after the next Docker run (needs a server rule)');

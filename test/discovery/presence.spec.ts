@@ -90,6 +90,32 @@ describe('discovery: online, offline, stale and ignored hosts', () => {
     expect(past.map((s) => s.offline_at === null)).to.include.members([true, false]); // the offline state is kept
   });
 
+  it('an address a completed scan of its subnet did not see is offline, its host answering elsewhere; seen again, online', async () => {
+    const c = randomUUID();
+    const twoAddresses = (addresses: Array<[string, any]>) => hostReport(d, net, {
+      hostId: c, hostname: null, interfaces: addresses.map(([ip, subnet]) => ({ id: randomUUID(), subnet_id: subnet.id, ip_address: ip })), ports: [{ number: 22 }],
+      services: [{ name: 'SSH', ports: [22] }],
+    });
+    const runWith = async (addresses: Array<[string, any]>) => {
+      const id = randomUUID();
+      const update = { session_id: id, daemon_id: d.id, network_id: net, phase: 'Scanning', discovery_type: networkType([lan.id, other.id]), progress: 10, error: null, started_at: new Date().toISOString(), finished_at: null };
+      expectOk(await d.post(`/api/v1/discovery/${id}/update`, update));
+      await postHost(d, twoAddresses(addresses));
+      expectOk(await d.post(`/api/v1/discovery/${id}/update`, { ...update, phase: 'Complete', progress: 100, finished_at: new Date().toISOString() }));
+    };
+    const presence = async () => Object.fromEntries((await host(c)).ip_addresses.map((i: any) => [i.ip_address, i.offline_at === null ? 'online' : 'offline']));
+    await runWith([['10.39.1.9', lan], ['10.39.2.9', other]]);
+    expect(await presence()).to.deep.equal({ '10.39.1.9': 'online', '10.39.2.9': 'online' });
+    await runWith([['10.39.1.9', lan]]);
+    expect(await presence()).to.deep.equal({ '10.39.1.9': 'online', '10.39.2.9': 'offline' });
+    expect((await host(c)).status).to.equal('online');
+    const graph = expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${net}&view=l3`, { auth: t.owner }));
+    const offlineNodes = graph.nodes.filter((n: any) => n.host_id === c && n.offline).map((n: any) => n.ip_address);
+    expect(offlineNodes, 'the map greys the address, not the host').to.deep.equal(['10.39.2.9']);
+    await runWith([['10.39.1.9', lan], ['10.39.2.9', other]]);
+    expect(await presence()).to.deep.equal({ '10.39.1.9': 'online', '10.39.2.9': 'online' });
+  });
+
   it('a failed or cancelled scan proves nothing missing', async () => {
     await run([lan.id], [[ids.a, '10.39.1.5']], 'Failed');
     await run([lan.id], [[ids.a, '10.39.1.5']], 'Cancelled');

@@ -73,6 +73,11 @@ describe('discovery: a rescan that changes nothing writes nothing', () => {
     return row!;
   };
   const hostSeen = async () => Date.parse(expectOk(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: t.owner })).last_seen_at);
+  /** When the host's address, ports and services were last seen: the earliest of them. */
+  const childrenSeen = async () => {
+    const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: t.owner }));
+    return Math.min(...[...host.ip_addresses, ...host.ports, ...host.services].map((c: any) => Date.parse(c.last_seen_at)));
+  };
   const updates = async () => (await sql(app, `select type, changes from events where organization_id = ? and type like '%.updated' order by id`, [t.orgId]))
     .map((e) => `${e.type}: ${Object.keys(e.changes).sort().join(', ')}`);
 
@@ -94,12 +99,14 @@ describe('discovery: a rescan that changes nothing writes nothing', () => {
     expect(before).to.include({ host: 1, ips: 1, ports: 2, services: 2, bindings: 2, updated_events: 0 });
     expect(before.deliveries).to.be.greaterThan(0); // the endpoint gets the events (those since it was made)
     const seen = await hostSeen();
+    const childSeen = await childrenSeen();
 
     const second = await run(d, networkType(d, [lan.id])); // "Scan now": the approved targets named
     expect(second).to.include({ hosts_found: 1, hosts_new: 0, hosts_changed: 0, hosts_unchanged: 1 });
     expect(await updates()).to.deep.equal([]);
     expect(await written()).to.deep.equal(before);
     expect(await hostSeen()).to.be.greaterThan(seen);
+    expect(await childrenSeen(), 'its address, ports and services seen too').to.be.greaterThan(childSeen);
     // The source still says who found it (a stopped service is deleted only when its own daemon's scans alone found it).
     const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${ids.host}`, { auth: t.owner }));
     expect(host.source.metadata.map((m: any) => m.subnet_ids)).to.deep.equal([[lan.id], null]);
@@ -107,6 +114,29 @@ describe('discovery: a rescan that changes nothing writes nothing', () => {
     // …in its history too: the open state carries the live source (no state of its own).
     const [state] = await sql(app, `select source from hosts_history where id = ? and valid_to is null`, [ids.host]);
     expect(state!.source.metadata).to.have.length(2);
+  });
+
+  it('the same report again (answered from its digest): the host, its address, ports and services are seen, nothing else is written', async () => {
+    // The same request each time (a daemon re-sending its report as it was): answered from the digest.
+    const same = report(d, { ...networkType(d, null) });
+    const runSame = async () => {
+      const session = await startSession(d, networkType(d, null));
+      await postHost(d, same);
+      await session.end();
+      return (await sql(app, `select summary from discovery_sessions where id = ?`, [session.id]))[0]!.summary;
+    };
+    await runSame();
+    await runSame();
+    const before = await written();
+    const [seen, childSeen] = [await hostSeen(), await childrenSeen()];
+    const digest = async () => (await sql(app, `select digest from host_discovery_digests where host_id = ?`, [ids.host]))[0]?.digest;
+    const kept = await digest();
+    expect(kept).to.be.a('string');
+    expect(await runSame()).to.include({ hosts_found: 1, hosts_unchanged: 1 });
+    expect(await written()).to.deep.equal(before);
+    expect(await hostSeen()).to.be.greaterThan(seen);
+    expect(await childrenSeen()).to.be.greaterThan(childSeen);
+    expect(await digest(), 'moving last_seen_at keeps the digest').to.equal(kept);
   });
 
   it('another daemon finding the same host: no state, no event, no delivery', async () => {

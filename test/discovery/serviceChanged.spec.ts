@@ -45,7 +45,7 @@ describe('discovery: a port whose service changed between runs', () => {
   });
   after(() => app.close());
 
-  it('the new service is bound to the port; the old one is gone', async () => {
+  it('the new service is bound to the port; the old one is offline, bound to nothing', async () => {
     await startNetworkSession();
     const first = await postHost(d, report([{ name: 'HTTP', ports: [8088] }, { name: 'OpenSSH', ports: [22] }]));
     await startNetworkSession();
@@ -53,8 +53,8 @@ describe('discovery: a port whose service changed between runs', () => {
     expect(answer.id).to.equal(first.id);
     const host = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${first.id}`, { auth: t.owner }));
     const portOf = new Map<string, number>(host.ports.map((p: any) => [p.id, p.number]));
-    const bound = Object.fromEntries(host.services.map((s: any) => [s.name, s.bindings.map((b: any) => portOf.get(b.port_id))]));
-    expect(bound).to.deep.equal({ 'Acme console': [8088], OpenSSH: [22] });
+    const bound = Object.fromEntries(host.services.map((s: any) => [s.name, [s.offline_at === null ? 'online' : 'offline', ...s.bindings.map((b: any) => portOf.get(b.port_id))]]));
+    expect(bound).to.deep.equal({ 'Acme console': ['online', 8088], OpenSSH: ['online', 22], HTTP: ['offline'] });
     // The daemon's answer says the same (its service bound to the port it reported).
     const acme = answer.services.find((s: any) => s.name === 'Acme console');
     expect(acme.bindings.map((b: any) => answer.ports.find((p: any) => p.id === b.port_id)?.number)).to.deep.equal([8088]);

@@ -1,6 +1,8 @@
-// A stopped service is gone after the next run (issue 24.7): a host reported in a Network session
-// loses the services the report no longer lists that only this daemon's network scans ever found;
-// a Manual service, one another daemon also found, and anything reported in a Docker session stay.
+// A stopped service is offline after the next run: a host reported in a Network session has the
+// services the report no longer lists that only this daemon's network scans ever found go offline
+// (kept, with their history; their bindings deleted), and the ports it no longer lists that no other
+// service holds; a Manual service, one another daemon also found, and anything reported in a Docker
+// session stay online. Listed again, they are online again.
 // Through HTTP as daemons (sessions are queued in the table, as the scheduler queues them).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
@@ -13,7 +15,7 @@ import { hostReport, postHost, postSubnet, type ReportOptions } from './reports.
 const STATUS = { name: 'scanopy-daemon', mode: 'daemon_poll', version: '0.14.13' };
 const NETWORK = { type: 'Network', subnet_ids: null, host_naming_fallback: 'BestService', snmp_credentials: { default_credential: null, ip_overrides: [] }, probe_raw_socket_ports: false };
 
-describe('discovery: a stopped service is gone after the next run', () => {
+describe('discovery: a stopped service is offline after the next run', () => {
   let app: TestApp;
   let t: Tenant;
   let net: string;
@@ -43,8 +45,9 @@ describe('discovery: a stopped service is gone after the next run', () => {
   const REDIS = { name: 'Redis', ports: [6379] };
   const SSH = { name: 'OpenSSH', ports: [22] };
   const NGINX = { name: 'Nginx', ports: [80] };
+  /** The host's services that are online. */
   const services = async (hostId: string) => (expectOk(await call(app.url, 'GET', `/api/v1/services?host_id=${hostId}`, { auth: t.owner })) as any[])
-    .map((s) => s.name).sort();
+    .filter((s) => s.offline_at === null).map((s) => s.name).sort();
   const states = async () => (await sql(app, `select (select count(*)::int from services_history) as services, (select count(*)::int from bindings_history) as bindings`))[0];
 
   beforeEach(async () => {
@@ -62,7 +65,7 @@ describe('discovery: a stopped service is gone after the next run', () => {
   });
   afterEach(() => app.close());
 
-  it('Redis not reported in the next Network run is deleted (history closed, binding gone, port kept); a Manual service stays; the same report again deletes nothing', async () => {
+  it('Redis not reported in the next Network run is offline (a history state, binding gone, port kept); a Manual service stays; the same report again changes nothing; listed again, it is back', async () => {
     await startSession(d, 'Network');
     const host = await postHost(d, report(d, [REDIS, SSH]));
     const redis = host.services.find((s: any) => s.name === 'Redis');
@@ -75,8 +78,7 @@ describe('discovery: a stopped service is gone after the next run', () => {
     expect(answer.id).to.equal(host.id);
     expect(await services(host.id)).to.deep.equal(['Backup job', 'OpenSSH']);
     const history = expectOk(await call(app.url, 'GET', `/api/v1/services/${redis.id}/history`, { auth: t.owner }));
-    expect(history[0].valid_to, 'Redis closed').to.be.a('string');
-    expect(history.every((s: any) => s.valid_to !== null)).to.equal(true);
+    expect(history.map((s: any) => [s.valid_to === null, s.offline_at === null]), 'Redis kept, offline since this run').to.deep.equal([[true, false], [false, true]]);
     expect((await sql(app, `select count(*)::int as n from bindings where service_id = ?`, [redis.id]))[0]!.n).to.equal(0);
     const ports = expectOk(await call(app.url, 'GET', `/api/v1/hosts/${host.id}`, { auth: t.owner })).ports.map((p: any) => p.number);
     expect(ports).to.include(6379);
@@ -87,6 +89,26 @@ describe('discovery: a stopped service is gone after the next run', () => {
     expect(await postHost(d, sshOnly)).to.deep.equal(answer);
     expect(await states()).to.deep.equal(before);
     expect(await services(host.id)).to.deep.equal(['Backup job', 'OpenSSH']);
+
+    // Redis answers again: the same service, online, bound to its port again.
+    await startSession(d, 'Network');
+    await postHost(d, report(d, [REDIS, SSH]));
+    expect(await services(host.id)).to.deep.equal(['Backup job', 'OpenSSH', 'Redis']);
+    expect((await sql(app, `select count(*)::int as n from bindings where service_id = ?`, [redis.id]))[0]!.n).to.equal(1);
+  });
+
+  it('a port no longer listed is offline unless a service that stays holds it; listed again, it is back', async () => {
+    await startSession(d, 'Network');
+    const host = await postHost(d, report(d, [REDIS, SSH]));
+    const portsOf = async () => Object.fromEntries((expectOk(await call(app.url, 'GET', `/api/v1/ports?host_id=${host.id}`, { auth: t.owner })) as any[])
+      .map((p) => [p.number, p.offline_at === null ? 'online' : 'offline']));
+    await startSession(d, 'Network');
+    await postHost(d, hostReport(d, net, { interfaces: [{ subnet_id: lan.id, ip_address: '198.18.1.5', mac_address: 'AA:BB:CC:00:00:05' }], ports: [{ number: 22 }], services: [SSH], metadata: run(d) }));
+    // 6379: its service stopped; 80: bound to nothing.
+    expect(await portsOf()).to.deep.equal({ 22: 'online', 80: 'offline', 6379: 'offline' });
+    await startSession(d, 'Network');
+    await postHost(d, report(d, [REDIS, SSH]));
+    expect(await portsOf()).to.deep.equal({ 22: 'online', 80: 'online', 6379: 'online' });
   });
 
   it('a service another daemon also found (or found alone) stays when this daemon no longer reports it', async () => {

@@ -215,6 +215,8 @@ describe('continuous discovery in the lab: schedules, offline, alerts, no noise'
       const port8080 = web.ports.find((p: any) => p.number === 8080)?.id;
       const on8080 = web.services.filter((sv: any) => (sv.bindings ?? []).some((b: any) => b.port_id === port8080));
       expect(on8080, `${m.name}: web's stopped service: ${JSON.stringify(web.services)}`).to.deep.equal([]);
+      expect(web.ports.find((p: any) => p.number === 8080)?.offline_at, `${m.name}: port 8080 closed, kept offline`).to.be.a('string');
+      expect(web.services.filter((sv: any) => sv.offline_at !== null), `${m.name}: the stopped service kept, offline`).to.have.length(1);
       expect(hosts.find((h) => h.id === m.hostIds.phone)).to.include({ status: 'ignored', offline_at: null });
       const digest = await waitFor(`${m.name}: a digest with iot offline`, async () => digests(m).find((r) => r.json.data.items.some((i: any) => i.kind === 'host_offline')), 30_000, 200);
       expect(digest.verified).to.equal(true);

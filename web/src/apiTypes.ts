@@ -39,9 +39,9 @@ export type GraphNode = Schemas['TopologyNode'] & {
   host_id?: string; host_name?: string; hostname?: string; ip_address?: string; intervals?: Interval[];
   /** An address of one container: the container's service name (l3). */
   workload?: string;
-  services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }> }>;
+  services?: Array<{ id: string; name: string; service_definition?: string; ports?: Array<{ number: number; protocol: string }>; offline?: boolean }>;
   counts?: Record<string, number>; collapsed_kind?: string; color?: string; host_kind?: string; cidr?: string;
-  /** A host completed scans no longer see (hosts.offline_at). */
+  /** A host completed scans no longer see (hosts.offline_at), or an address or service no longer seen on one that is. */
   offline?: boolean;
   /** A host the network's last completed scan found new. */
   new?: boolean;

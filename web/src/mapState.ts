@@ -151,7 +151,7 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
   const host = n.host_name ?? n.label;
   const name = n.kind !== 'ip_address' ? n.label : n.workload ? `${n.workload} · ${host}` : host;
   const mid = n.ip_address ? `${name}\n${n.ip_address}` : name;
-  const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}`);
+  const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}${s.offline ? ' (offline)' : ''}`);
   return { name, mid, full: [mid, ...services].join('\n') };
 }
 

@@ -13,11 +13,9 @@
 //    that flapped within the delay gives neither);
 //  - service_added / port_added: services or ports the session created on hosts it did not create
 //    (a new host's services are part of "new host");
-//  - service_removed / port_removed: services or ports deleted while the session ran (their last
-//    state closed since it began, no live row: discovery deletes a stopped service, a person a
-//    port); and a port closed: one the network's previous completed Network session saw that this
-//    completed session did not, on a host whose report it applied in full (discovery keeps the
-//    port, last seen then; a report identical to the last one moves only the host's last_seen_at);
+//  - service_removed / port_removed: services or ports that went offline while the session ran
+//    (a stopped service, a closed port: discovery keeps them, offline) or that a person deleted then
+//    (their last state closed since it began, no live row);
 //  - mac_changed: an address the session wrote whose MAC differs from one the same IP answered
 //    with before (on the same record, or another record of the network: a conflict or a spoof);
 //  - vendor_new: a MAC vendor (from the OUI) the network had never seen before the session.
@@ -88,22 +86,19 @@ const QUERIES: Record<AlertKind, (opts: { offlineRule: boolean }) => string> = {
     where c.organization_id = {org} and c.network_id = {network} and c.first_discovery_id = s.id and c.created_at >= s.created_at
       and not h.ignored and not (${NEW_HOST}) order by h.name, c.number, c.id`,
   service_removed: () => `with ${SESSION},
-    gone as (select distinct on (p.id) p.id, p.name, p.host_id from services_history p, s
-             where p.organization_id = {org} and p.network_id = {network} and p.valid_to >= s.created_at
-               and not exists (select 1 from services c where c.organization_id = {org} and c.id = p.id)
-             order by p.id, p.valid_from desc)
+    stopped as (select c.id, c.name, c.host_id from services c, s
+                where c.organization_id = {org} and c.network_id = {network} and c.offline_at >= s.created_at),
+    deleted as (select distinct on (p.id) p.id, p.name, p.host_id from services_history p, s
+                where p.organization_id = {org} and p.network_id = {network} and p.valid_to >= s.created_at
+                  and not exists (select 1 from services c where c.organization_id = {org} and c.id = p.id)
+                order by p.id, p.valid_from desc),
+    gone as (select * from stopped union select * from deleted)
     select jsonb_build_object('kind', 'service_removed', 'host_id', g.host_id, 'host_name', h.name, 'ip', ${firstIp('g.host_id')}, 'service_id', g.id, 'service_name', g.name) as item
     from gone g left join hosts h on h.organization_id = {org} and h.id = g.host_id
     where coalesce(not h.ignored, true) order by h.name, g.name, g.id`,
   port_removed: () => `with ${SESSION},
-    prev as materialized (select max(p.created_at) as at from discovery_sessions p, s
-                          where p.organization_id = {org} and p.network_id = {network} and p.discovery_type->>'type' = 'Network'
-                            and p.phase = 'Complete' and p.created_at < s.created_at),
-    closed as (select c.id, c.number, c.protocol, c.host_id from ports c join hosts h on h.organization_id = {org} and h.id = c.host_id, s, prev
-               where s.phase = 'Complete' and c.organization_id = {org} and c.network_id = {network} and h.last_seen_at >= s.created_at
-                 and c.last_seen_at < s.created_at and c.last_seen_at >= prev.at
-                 -- the host's report was applied in full (an unchanged report moves the host's last_seen_at alone, its children's not)
-                 and exists (select 1 from ip_addresses i where i.organization_id = {org} and i.host_id = h.id and i.last_seen_at >= s.created_at)),
+    closed as (select c.id, c.number, c.protocol, c.host_id from ports c, s
+               where c.organization_id = {org} and c.network_id = {network} and c.offline_at >= s.created_at),
     deleted as (select distinct on (p.id) p.id, p.number, p.protocol, p.host_id from ports_history p, s
                 where p.organization_id = {org} and p.network_id = {network} and p.valid_to >= s.created_at
                   and not exists (select 1 from ports c where c.organization_id = {org} and c.id = p.id)

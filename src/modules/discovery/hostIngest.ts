@@ -20,14 +20,15 @@
 // Reports of one machine in one batch (they share an identity key, or match the same stored host)
 // go in successive rounds of steps 2–4, in report order: the batch gives what ingesting its reports
 // one by one gives. Matching and merging are pure (./plan.ts).
-// A report of a Network session also deletes the services of its host that it no longer lists and
-// that only this daemon's network scans ever found (stoppedServices: a stopped service is gone after
-// the next run, issue 24.7), after step 4, in one statement per round.
+// A report of a Network session also takes offline the services of its host that it no longer lists
+// and that only this daemon's network scans ever found, and the ports it no longer lists that no
+// other service holds (markStopped), after step 4, in one statement per round. A child listed again
+// is online again (its plan clears offline_at); one found again unchanged moves last_seen_at only.
 // Unchanged hosts skip steps 2–4: each host keeps the digest of the last report applied to it in
 // full, and the answer it got (table host_discovery_digests, forgotten by triggers on any write
 // that could change the outcome; migration 0006, and 0020 for interfaces). A report with that
-// digest, alone in its batch to name its machine, moves the host's last_seen_at and gets the
-// stored answer: one statement for all of them, right after step 1.
+// digest, alone in its batch to name its machine, moves the last_seen_at of the host and of the
+// children its answer lists, and gets the stored answer: one statement for all of them, right after step 1.
 // A batch that writes 50 or more new rows of a kind also asks the planner what it knows of the
 // network's rows of that kind (one EXPLAIN per table), and analyzes the table when that predates the
 // batch (./statistics.ts).
@@ -350,14 +351,35 @@ interface Planned {
  */
 async function settle(
   db: Db, table: HistoryTable, owner: 'host_id' | 'service_id', planned: Planned[][], compared: string[], discovery: string | null,
-): Promise<Row[][]> {
+): Promise<{ rows: Row[][]; unchanged: string[] }> {
   // Equal JSON text is equal content (the usual case: an unchanged child keeps the stored objects'
   // key order); only text that differs needs the key-order-free comparison.
   const equal = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b) || canonical(a) === canonical(b);
   const same = (p: Planned) => !!p.stored && compared.every((c) => equal(p.row[c] ?? null, p.stored![c] ?? null));
   const writes = planned.flat().filter((p) => !same(p)).map((p) => ({ ...p.row, last_discovery_id: discovery ?? p.stored?.last_discovery_id ?? null }));
   const written = await upsert(db, table, owner, writes, [...compared, 'last_discovery_id']);
-  return planned.map((list) => list.map((p) => table.toResponse(written.get(p.row.id as string) ?? p.stored!)));
+  return {
+    rows: planned.map((list) => list.map((p) => table.toResponse(written.get(p.row.id as string) ?? p.stored!))),
+    unchanged: planned.flat().filter(same).map((p) => p.row.id as string),
+  };
+}
+
+/** The children whose presence discovery follows: found again unchanged, they move last_seen_at only. */
+const SEEN_CHILDREN = ['ip_addresses', 'ports', 'services'] as const;
+type SeenChild = (typeof SEEN_CHILDREN)[number];
+
+/**
+ * Moves last_seen_at of unchanged children found again, one statement for every kind (volatile: no
+ * history state, no event, and the host's report digest stays).
+ */
+async function touchSeen(db: Db, ctx: IngestContext, ids: Record<SeenChild, string[]>): Promise<void> {
+  const [last, ...others] = SEEN_CHILDREN.filter((k) => ids[k].length);
+  if (!last) return;
+  const touch = (k: SeenChild) => `update ${k} set last_seen_at = now() where organization_id = ? and id = any(?::uuid[])`;
+  await db.query(
+    `${others.length ? `with ${others.map((k) => `${k}_seen as (${touch(k)})`).join(', ')} ` : ''}${touch(last)}`,
+    [...others, last].flatMap((k) => [ctx.organizationId, ids[k]]),
+  );
 }
 
 const firstOf = <T>(items: T[], key: (t: T) => string) => {
@@ -465,6 +487,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
     };
   }
   const onHost = { ...owned, host_id: hostId };
+  // A child the report lists is there (one a scan had missed is back).
+  const seen = { offline_at: null };
   const nextPosition = (rows: Row[] | undefined) => {
     let next = Math.max(-1, ...(rows ?? []).map((row) => row.position as number)) + 1;
     return () => next++;
@@ -480,8 +504,8 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
     // The vendor as reported, else as stored; whether the MAC is random follows from the MAC itself (never from a report's flag).
     const vendor = { mac_vendor: i.mac_vendor ?? s?.mac_vendor ?? null, mac_random: mac ? isLocallyAdministered(mac) : null };
     return s
-      ? { stored: s, row: { ...onHost, ...common, ...vendor, id: s.id, mac_address: mac, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
-      : { row: { ...onHost, ...common, ...vendor, id: ids.idFor(i.id), mac_address: mac, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };
+      ? { stored: s, row: { ...onHost, ...seen, ...common, ...vendor, id: s.id, mac_address: mac, name: s.name ?? i.name, position: s.position, lineage_id: s.lineage_id } }
+      : { row: { ...onHost, ...seen, ...common, ...vendor, id: ids.idFor(i.id), mac_address: mac, name: i.name, position: nextIpPosition(), lineage_id: ipLineage.get(i.n) ?? null } };
   });
 
   // Ports: identified by (number, protocol) on the host; the type follows from them.
@@ -490,7 +514,7 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
     return {
       stored: s,
       row: {
-        ...onHost, id: s ? (s.id as string) : ids.idFor(p.id), number: p.number, protocol: p.protocol, type: portType(p.number, p.protocol),
+        ...onHost, ...seen, id: s ? (s.id as string) : ids.idFor(p.id), number: p.number, protocol: p.protocol, type: portType(p.number, p.protocol),
         first_discovery_id: first(s), lineage_id: s?.lineage_id ?? null,
       },
     };
@@ -527,13 +551,13 @@ function planReport(ctx: IngestContext, m: ReturnType<typeof matchReport>, facts
       ? {
         stored: s,
         row: {
-          ...onHost, id: s.id, name: s.name, service_definition: s.service_definition, position: s.position, tags: s.tags, lineage_id: s.lineage_id,
+          ...onHost, ...seen, id: s.id, name: s.name, service_definition: s.service_definition, position: s.position, tags: s.tags, lineage_id: s.lineage_id,
           source: mergeSource(s.source as DaemonSource, svc.source), virtualization: s.virtualization ?? svc.virtualization, first_discovery_id: first(s),
         },
       }
       : {
         row: {
-          ...onHost, id: ids.idFor(svc.id), name: svc.name, service_definition: svc.service_definition, position: nextServicePosition(), tags: [], lineage_id: null,
+          ...onHost, ...seen, id: ids.idFor(svc.id), name: svc.name, service_definition: svc.service_definition, position: nextServicePosition(), tags: [], lineage_id: null,
           source: newSource(svc.source, 'DiscoveryWithMatch'), virtualization: svc.virtualization, first_discovery_id: discovery,
         },
       };
@@ -598,10 +622,12 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
     for (const row of rows) hosts.set(row.id as string, row);
   }
 
-  const ipRows = await settle(db, ipAddressTable, 'host_id', plans.map((p) => p.ipPlan), ['subnet_id', 'ip_address', 'mac_address', 'mac_vendor', 'mac_random', 'name', 'first_discovery_id'], discovery);
-  const interfaceRows = await settle(db, interfaceTable, 'host_id', plans.map((p) => p.interfacePlan), [...IF_ENTRY_COLUMNS, 'first_discovery_id'], discovery);
-  const portRows = await settle(db, portTable, 'host_id', plans.map((p) => p.portPlan), ['number', 'protocol', 'type', 'first_discovery_id'], discovery);
-  const serviceRows = await settle(db, serviceTable, 'host_id', plans.map((p) => p.servicePlan), ['source', 'virtualization', 'first_discovery_id'], discovery);
+  const ips = await settle(db, ipAddressTable, 'host_id', plans.map((p) => p.ipPlan), ['subnet_id', 'ip_address', 'mac_address', 'mac_vendor', 'mac_random', 'name', 'offline_at', 'first_discovery_id'], discovery);
+  const { rows: interfaceRows } = await settle(db, interfaceTable, 'host_id', plans.map((p) => p.interfacePlan), [...IF_ENTRY_COLUMNS, 'first_discovery_id'], discovery);
+  const ports = await settle(db, portTable, 'host_id', plans.map((p) => p.portPlan), ['number', 'protocol', 'type', 'offline_at', 'first_discovery_id'], discovery);
+  const services = await settle(db, serviceTable, 'host_id', plans.map((p) => p.servicePlan), ['source', 'virtualization', 'offline_at', 'first_discovery_id'], discovery);
+  await touchSeen(db, ctx, { ip_addresses: ips.unchanged, ports: ports.unchanged, services: services.unchanged });
+  const [ipRows, portRows, serviceRows] = [ips.rows, ports.rows, services.rows];
 
   // New binding ids of reports of known children: one check against other owners for the round.
   const unchecked = plans.filter((p) => p.uncheckedBindingIds.length);
@@ -614,7 +640,7 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
     const theirs = await idsOfOtherOrganizations(db, ctx, unchecked.flatMap((p) => p.uncheckedBindingIds.map((id) => ({ h: p.h, kind: 'binding', id }))));
     ids.exclude([...taken, ...theirs].map((t) => t.id));
   }
-  const bindingRows = await settle(db, bindingTable, 'service_id', plans.map((p) => p.planBindings()), ['first_discovery_id'], discovery);
+  const { rows: bindingRows } = await settle(db, bindingTable, 'service_id', plans.map((p) => p.planBindings()), ['first_discovery_id'], discovery);
 
   return new Map(plans.map((p, k) => {
     const host = hosts.get((p.hostInsert ?? p.hostUpdate)!.id as string)!;
@@ -631,14 +657,14 @@ async function writeRound(db: Db, ctx: IngestContext, plans: Array<ReturnType<ty
 /**
  * What decides a report's outcome against an unchanged stored state: the report as sent, whether it
  * names a discovery session (a first one fills first_discovery_id), and whose stopped services it
- * deletes (a Network session's daemon, else none). The same content in another key order is merely a miss.
+ * takes offline (a Network session's daemon, else none). The same content in another key order is merely a miss.
  */
 function reportDigest(ctx: IngestContext, request: DaemonHostRequest, pruneFor: string | null): string {
   return createHash('sha256').update(ctx.discoveryId ? 'session\n' : 'none\n').update(`prune:${pruneFor ?? ''}\n`).update(JSON.stringify(request)).digest('base64url');
 }
 
 /**
- * The daemon whose stopped services a report deletes: the reporting daemon when the report belongs
+ * The daemon whose stopped services a report takes offline: the reporting daemon when the report belongs
  * to a Network session of it. Never for SelfReport or Docker sessions (a Docker session reports
  * several payloads per host, each with part of its services), nor for a report of no session.
  */
@@ -656,42 +682,77 @@ function onlyFoundByNetworkScansOf(source: DaemonSource | null | undefined, daem
   return metadata.length > 0 && metadata.every((m) => m?.type === 'Network' && m.daemon_id === daemonId);
 }
 
-/**
- * Stopped services (issue 24.7): of a stored host a Network session reported, the services the
- * report does not list and that only this daemon's network scans found (never a Manual or System
- * one, nor one another daemon or another kind of discovery also found) are deleted; their history
- * closes and their bindings go with them (foreign key); ports stay. The report itself must say it
- * comes from a network scan of this daemon (its host's metadata): a server_poll daemon re-sends
- * unconfirmed entities of an earlier session, a Docker run's among them, during the next one. Runs
- * before the round's digests are remembered (the delete's trigger forgets the host's old digest).
- */
-async function deleteStoppedServices(db: Db, ctx: IngestContext, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
-  const stopped = matched.flatMap((m) => stoppedServiceIds(m, daemonId));
-  if (stopped.length) await db.query(`delete from services where organization_id = ? and id = any(?::uuid[])`, [ctx.organizationId, stopped]);
+/** Whether the report comes from a network scan of this daemon (its host's metadata says so). */
+function fromNetworkScanOf(m: ReturnType<typeof matchReport>, daemonId: string): boolean {
+  const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
+  return !!m.stored && reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId);
 }
 
-/** The stored services of a matched report that deleteStoppedServices deletes (planReport leaves their bindings out). */
+/**
+ * Stopped services and closed ports: of a stored host a Network session reported, the services the
+ * report does not list and that only this daemon's network scans found (never a Manual or System
+ * one, nor one another daemon or another kind of discovery also found) go offline, and so do the
+ * ports discovery found that the report does not list and that no other service is bound to. Their
+ * bindings are deleted (the service no longer answers on that port; history keeps them); the rows
+ * stay, offline, and are online again when a report lists them. The report itself must say it comes
+ * from a network scan of this daemon: a server_poll daemon re-sends unconfirmed entities of an
+ * earlier session, a Docker run's among them, during the next one. Runs before the round's digests
+ * are remembered (the writes' triggers forget the host's old digest). One statement per round.
+ */
+async function markStopped(db: Db, ctx: IngestContext, matched: Array<ReturnType<typeof matchReport>>, daemonId: string): Promise<void> {
+  const services = matched.flatMap((m) => stoppedServiceIds(m, daemonId));
+  const ports = matched.flatMap((m) => closedPortIds(m, daemonId, new Set(services)));
+  if (!services.length && !ports.length) return;
+  await db.query(
+    `with unbound as (delete from bindings where organization_id = ? and service_id = any(?::uuid[])),
+          closed as (update ports set offline_at = now(), last_discovery_id = coalesce(?::uuid, last_discovery_id)
+                     where organization_id = ? and id = any(?::uuid[]) and offline_at is null)
+     update services set offline_at = now(), last_discovery_id = coalesce(?::uuid, last_discovery_id)
+     where organization_id = ? and id = any(?::uuid[]) and offline_at is null`,
+    [ctx.organizationId, services, ctx.discoveryId ?? null, ctx.organizationId, ports, ctx.discoveryId ?? null, ctx.organizationId, services],
+  );
+}
+
+/** The stored services of a matched report that markStopped takes offline (planReport leaves their bindings out). */
 function stoppedServiceIds(m: ReturnType<typeof matchReport>, daemonId: string): string[] {
-  const reported = Array.isArray(m.r.d.host.source?.metadata) ? (m.r.d.host.source.metadata as Array<{ type?: unknown; daemon_id?: unknown }>) : [];
-  if (!m.stored || !reported.some((x) => x?.type === 'Network' && x.daemon_id === daemonId)) return [];
+  if (!fromNetworkScanOf(m, daemonId)) return [];
   const listed = new Set(m.serviceMatch.flatMap((s) => (s ? [s.id] : [])));
-  return m.stored.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
+  return m.stored!.services.filter((s) => !listed.has(s.id) && onlyFoundByNetworkScansOf(s.source as DaemonSource, daemonId)).map(byId);
+}
+
+/** The stored ports discovery found that the report does not list, bound to no service but stopped ones. */
+function closedPortIds(m: ReturnType<typeof matchReport>, daemonId: string, stopped: Set<string>): string[] {
+  if (!fromNetworkScanOf(m, daemonId)) return [];
+  const listed = new Set(m.portMatch.flatMap((p) => (p ? [p.id] : [])));
+  const kept = new Set<unknown>(m.stored!.bindings.filter((b) => !stopped.has(b.service_id as string)).map((b) => b.port_id));
+  return m.stored!.ports.filter((p) => !listed.has(p.id) && p.last_seen_at != null && p.offline_at == null && !kept.has(p.id)).map(byId);
 }
 
 /**
  * Unchanged hosts: for the reports whose digest is their host's, the host's last_seen_at and
- * last_discovery_id move (hosts locked in id order) and the stored answers come back, by digest.
+ * last_discovery_id move (hosts locked in id order), so does the last_seen_at of the addresses,
+ * ports and services of the stored answer (what the same report found last time), and the stored
+ * answers come back, by digest. One statement.
  */
+/** The children a stored answer lists (discoveryToDaemon: the daemon calls addresses "interfaces"). */
+const TOUCHED_IN_ANSWER: Array<[SeenChild, string]> = [['ip_addresses', 'interfaces'], ['ports', 'ports'], ['services', 'services']];
+
 async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Promise<Map<string, { id: string; answer: string }>> {
   if (!digests.length) return new Map();
   const [sql, params] = bind(
     `with hit as (
        select h.id, d.digest, d.response from hosts h join host_discovery_digests d on d.host_id = h.id
        where h.organization_id = {org} and d.organization_id = {org} and d.network_id = {network} and d.digest = any({digests}::text[])
-       order by h.id for update of h)
-     update hosts h set last_seen_at = now(), last_discovery_id = coalesce({discovery}::uuid, h.last_discovery_id)
-     from hit where h.organization_id = {org} and h.id = hit.id
-     returning h.id, hit.digest, hit.response`,
+       order by h.id for update of h),
+     touched as (
+       update hosts h set last_seen_at = now(), last_discovery_id = coalesce({discovery}::uuid, h.last_discovery_id)
+       from hit where h.organization_id = {org} and h.id = hit.id
+       returning h.id, hit.digest, hit.response),
+     answer as materialized (select t.response::jsonb as r from touched t),
+     ${TOUCHED_IN_ANSWER.map(([table, key]) => `${table}_seen as (
+       update ${table} set last_seen_at = now() where organization_id = {org}
+         and id in (select (e->>'id')::uuid from answer a, jsonb_array_elements(a.r->'${key}') e))`).join(',\n     ')}
+     select id, digest, response from touched`,
     { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null, org: ctx.organizationId },
   );
   const rows = await db.query<{ id: string; digest: string; response: string }>(sql, params);
@@ -781,7 +842,7 @@ export async function ingestHosts(db: Db, ctx: IngestContext, requests: DaemonHo
       const plans = matched.map((m) => planReport(ctx, m, facts.get(m.r.h), ids, pruneFor));
       countNewRows(newRows, plans, matched);
       const written = await writeRound(tx, ctx, plans, ids);
-      if (pruneFor) await deleteStoppedServices(tx, ctx, matched, pruneFor);
+      if (pruneFor) await markStopped(tx, ctx, matched, pruneFor);
       const applied: Array<{ host_id: string; digest: string; response: string }> = [];
       for (const [h, stored] of written) {
         const ingested = { id: stored.host.id as string, answer: JSON.stringify(discoveryToDaemon(stored)) };

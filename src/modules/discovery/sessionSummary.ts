@@ -9,8 +9,8 @@
 //  - new: found hosts the session created (first_discovery_id is the session and the row is younger
 //    than the session; a deleted host found again is a new row, so it counts as new);
 //  - changed: other found hosts whose own columns, or a child (address, port, service, binding,
-//    interface) the session wrote, differ from their state when the session began, or that lost a
-//    service while it ran (a stopped service). Provenance is left out of the comparison (source
+//    interface) the session wrote (a stopped service or a closed port too: offline), differ from
+//    their state when the session began, or that lost a service while it ran (deleted). Provenance is left out of the comparison (source
 //    metadata, discovery ids, timestamps): a Scanopy daemon dates every report, and another session
 //    or daemon adds its own metadata entry, without anything of the host changing (nor does it make
 //    a history state: source is volatile, migration 20261202000002);
@@ -106,7 +106,7 @@ export async function summarizeSession(db: Db, organizationId: string, sessionId
        'hosts_unchanged', counts.found - counts.new - counts.changed,
        'hosts_gone', case when s.phase = 'Complete' then (select count(*) from gone) end,
        'services_found', (select count(*) from found f join services sv on sv.organization_id = {org} and sv.host_id = f.id
-                          where sv.source->'metadata' @> jsonb_build_array(jsonb_build_object('type', 'Network', 'daemon_id', s.daemon_id))),
+                          where sv.offline_at is null and sv.source->'metadata' @> jsonb_build_array(jsonb_build_object('type', 'Network', 'daemon_id', s.daemon_id))),
        'new_hosts', ${hostList('found where is_new')},
        'gone_hosts', ${hostList('gone')},
        'changed_hosts', ${hostList('found where id in (select id from changed)')},

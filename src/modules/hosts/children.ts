@@ -90,6 +90,10 @@ export async function compactPositions(db: Db, table: string, owner: ChildOwner)
   );
 }
 
+/** Since when a child discovery follows has not been seen (null: there); read-only. */
+export const offlineAt = (what: string) => timestamp().allow(null)
+  .description(`Since when the scans that covered it have not seen this ${what} (null: seen by the last one, or never scanned; read-only, from discovery)`);
+
 /** Response fields every host child carries (tenancy, discovery, history). */
 export const childResponseFields = () => {
   const ts = () => timestamp().allow(null);

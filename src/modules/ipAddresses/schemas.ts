@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { ipAddress, listQuery, orderQuery, readOnlyNetworkId, timestamp, uuid } from '../../http/schemas.js';
 import { ipAddressInput } from '../hosts/schemas.js';
-import { childResponseFields } from '../hosts/children.js';
+import { childResponseFields, offlineAt } from '../hosts/children.js';
 
 export const IP_ADDRESS_ORDER_FIELDS = ['ip_address', 'name', 'position', 'created_at', 'updated_at'] as const;
 
@@ -18,5 +18,5 @@ export const ipAddressResponse = Joi.object({
   ...childResponseFields(), host_id: uuid(), subnet_id: uuid(), ip_address: ipAddress(), mac_address: Joi.string().allow(null),
   mac_vendor: Joi.string().allow(null).description('The MAC\'s vendor from the OUI database (read-only, from discovery)'),
   mac_random: Joi.boolean().allow(null).description('A locally administered (randomised) MAC: never used alone to identify a host (read-only, from discovery)'),
-  name: Joi.string().allow(null), position: Joi.number().integer(),
+  name: Joi.string().allow(null), position: Joi.number().integer(), offline_at: offlineAt('address'),
 }).label('IPAddress');

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { listQuery, orderQuery, readOnlyNetworkId, timestamp, uuid } from '../../http/schemas.js';
 import { portInput } from '../hosts/schemas.js';
-import { childResponseFields } from '../hosts/children.js';
+import { childResponseFields, offlineAt } from '../hosts/children.js';
 
 export const PORT_ORDER_FIELDS = ['number', 'protocol', 'type', 'created_at', 'updated_at'] as const;
 
@@ -16,5 +16,5 @@ export const portListQuery = listQuery({
 });
 
 export const portResponse = Joi.object({
-  ...childResponseFields(), host_id: uuid(), number: Joi.number().integer(), protocol: Joi.string().valid('Tcp', 'Udp'), type: Joi.string(),
+  ...childResponseFields(), host_id: uuid(), number: Joi.number().integer(), protocol: Joi.string().valid('Tcp', 'Udp'), type: Joi.string(), offline_at: offlineAt('port'),
 }).label('Port');

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { listQuery, readOnlyNetworkId, sourceResponse, virtualizationResponse, orderQuery, timestamp, uuid } from '../../http/schemas.js';
 import { bindingResponse } from '../bindings/schemas.js';
 import { bindingInput, serviceInput } from '../hosts/schemas.js';
-import { childResponseFields } from '../hosts/children.js';
+import { childResponseFields, offlineAt } from '../hosts/children.js';
 
 export const SERVICE_ORDER_FIELDS = ['name', 'service_definition', 'position', 'created_at', 'updated_at'] as const;
 
@@ -22,5 +22,5 @@ export const serviceListQuery = listQuery({
 
 export const serviceResponse = Joi.object({
   ...childResponseFields(), host_id: uuid(), name: Joi.string(), service_definition: Joi.string(), position: Joi.number().integer(),
-  source: sourceResponse(), tags: Joi.array().items(uuid()), virtualization: virtualizationResponse(), bindings: Joi.array().items(bindingResponse).optional().description('Present except in history states (a binding has a history of its own)'),
+  source: sourceResponse(), tags: Joi.array().items(uuid()), virtualization: virtualizationResponse(), offline_at: offlineAt('service'), bindings: Joi.array().items(bindingResponse).optional().description('Present except in history states (a binding has a history of its own)'),
 }).label('Service');

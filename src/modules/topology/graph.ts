@@ -231,7 +231,7 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
         const p = port.get(b.port_id)!;
         return { number: p.number, protocol: p.protocol };
       });
-      const entry = { id: svc.id, name: svc.name, service_definition: svc.service_definition, ports };
+      const entry = { id: svc.id, name: svc.name, service_definition: svc.service_definition, ports, ...(svc.offline_at != null ? { offline: true } : {}) };
       // Where it is drawn: the addresses it is bound to; a port binding without one means every
       // address of the host; no binding at all, the host's first address.
       const on = new Set<string>();
@@ -610,20 +610,23 @@ export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forc
   const counted = emptyFilteredOut();
   const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
   const drawn = BUILDERS[view](s, hosts, o);
-  markPresence(drawn.nodes, hosts, o.newHostIds ?? []);
+  markPresence(drawn.nodes, s, hosts, o.newHostIds ?? []);
   const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
   return { nodes, edges, filtered_out };
 }
 
 /**
  * The nodes of a host that completed scans no longer see (hosts.offline_at) say so (`offline`: the
- * map greys them), and those of a host the last scan found new (`new`: the map marks them).
+ * map greys them), as do an address or a service no longer seen on a host that is; those of a host
+ * the last scan found new say `new` (the map marks them).
  */
-function markPresence(nodes: GraphNode[], hosts: Row[], newHostIds: string[]): void {
+function markPresence(nodes: GraphNode[], s: Snapshot, hosts: Row[], newHostIds: string[]): void {
   const offline = new Set(hosts.filter((h) => h.offline_at != null).map((h) => h.id as string));
+  const offlineChildren = new Set([...s.ipAddresses, ...s.services].filter((r) => r.offline_at != null).map((r) => r.id as string));
   const fresh = new Set(newHostIds);
-  if (!offline.size && !fresh.size) return;
+  if (!offline.size && !offlineChildren.size && !fresh.size) return;
   for (const n of nodes) {
+    if ((n.kind === 'ip_address' || n.kind === 'service') && offlineChildren.has(n.entity_id as string)) n.offline = true;
     const hostId = (n.host_id as string | undefined) ?? (n.kind === 'host' ? n.entity_id as string : undefined);
     if (!hostId) continue;
     if (offline.has(hostId)) n.offline = true;

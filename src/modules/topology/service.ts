@@ -22,9 +22,9 @@ import type { HeavyReadBudget } from './heavyReadBudget.js';
 const COLUMNS = {
   subnets: 'id, cidr, name, subnet_type',
   hosts: 'id, name, hostname, hidden, tags, virtualization, chassis_id, device_type, offline_at',
-  ip_addresses: 'id, host_id, subnet_id, ip_address, position, mac_address',
+  ip_addresses: 'id, host_id, subnet_id, ip_address, position, mac_address, offline_at',
   ports: 'id, host_id, number, protocol',
-  services: 'id, host_id, name, service_definition, position, tags, virtualization',
+  services: 'id, host_id, name, service_definition, position, tags, virtualization, offline_at',
   bindings: 'id, service_id, type, port_id, ip_address_id',
   interfaces: 'id, host_id, if_index, if_name, if_descr, if_alias, mac_address, oper_status, lldp_sys_name, lldp_port_id, cdp_device_id, cdp_port_id, neighbor, lldp_chassis_id, lldp_port_desc, fdb_macs',
   dependencies: 'id, name, color, dependency_type, edge_style, members',
