@@ -25,11 +25,12 @@ import { scheduleRoutes } from './modules/schedules/routes.js';
 import { alertRoutes } from './modules/alerts/routes.js';
 import { changesRoutes } from './modules/changes/routes.js';
 import { sharedMapRoutes, shareLinkRoutes } from './modules/shareLinks/routes.js';
+import { searchRoutes } from './modules/search/routes.js';
 
 export const routes: RouteDef[] = [
   ...systemRoutes, ...accountRoutes, ...apiKeyRoutes, ...networkRoutes, ...tagRoutes, ...subnetRoutes, ...hostRoutes, ...hostImportRoutes,
   ...ipAddressRoutes, ...portRoutes, ...serviceRoutes, ...bindingRoutes, ...interfaceRoutes, ...dependencyRoutes,
   ...daemonKeyRoutes, ...daemonRoutes, ...daemonProtocolRoutes, ...discoveryRoutes, ...topologyRoutes,
-  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes, ...changesRoutes,
+  ...eventRoutes, ...webhookRoutes, ...downloadRoutes, ...serviceDefinitionRoutes, ...scheduleRoutes, ...changesRoutes, ...searchRoutes,
   ...alertRoutes, ...shareLinkRoutes, ...sharedMapRoutes,
 ];

@@ -2271,6 +2271,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Hosts, addresses, MACs, services, subnets and tags whose name or address holds the text, across the networks the caller may see (exact matches first) */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alert_rules": {
         parameters: {
             query?: never;
@@ -3647,6 +3664,34 @@ export type components = {
              * @description The user who acknowledged it (null: nobody yet, or a removed user)
              */
             acknowledged_by: string | null;
+        };
+        SearchResult: {
+            /** @enum {string} */
+            kind: "host" | "ip_address" | "mac_address" | "service" | "subnet" | "tag";
+            /**
+             * Format: uuid
+             * @description The entity found (for an address or a MAC, the address)
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Its network (null for a tag: tags belong to the organization)
+             */
+            network_id: string | null;
+            /**
+             * Format: uuid
+             * @description The host it belongs to (host, address, MAC, service)
+             */
+            host_id: string | null;
+            /** @description What to show: the host, address, service, subnet or tag name */
+            label: string;
+            /** @description Where it is: the host of an address or service, a subnet's CIDR */
+            detail: string | null;
+            /**
+             * @description How the text matched (results are ordered by it, then by kind and label)
+             * @enum {string}
+             */
+            match: "exact" | "prefix" | "contains";
         };
         AlertRule: {
             /** Format: uuid */
@@ -13975,6 +14020,48 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /**
+                 * @description What to look for: part of a host name or hostname, the start of an address, part of a MAC (any separators), part of a service, subnet or tag name
+                 * @example web
+                 */
+                q: string;
+                /** @description Only this network (left out: every network the caller may see) */
+                network_id?: string;
+                /** @description Page size: at most 1000 (default 50) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SearchResult"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
