@@ -16,6 +16,7 @@ import { networkScreen, networksScreen } from './screens/networks.js';
 import { webhooksScreen } from './screens/webhooks.js';
 import { shareScreen } from './screens/share.js';
 import type { CurrentUser, Network } from './apiTypes.js';
+import { openSearch, searchShortcut } from './searchPalette.js';
 
 export interface Session { user: CurrentUser; networks: Network[] }
 export interface Route { path: string; params: Record<string, string>; query: URLSearchParams }
@@ -110,6 +111,8 @@ function shell(active: string, s: Session, route: Route): { frame: HTMLElement; 
   });
   const header = h('header', { class: 'top' },
     h('strong', { class: 'brand' }, 'netinventory'),
+    h('button', { type: 'button', class: 'search-open', id: 'search-open', title: 'Search everywhere (Ctrl+K)', 'aria-keyshortcuts': 'Control+K Meta+K', onclick: () => openSearch(network, navigate) },
+      'Search', h('kbd', {}, 'Ctrl K')),
     menuToggle,
     h('div', { class: 'menu', id: 'main-menu' },
       h('nav', { 'aria-label': 'Main' },
@@ -168,6 +171,8 @@ whenSignedOut(() => {
   navigate(`/signin?expired=1&next=${encodeURIComponent(location.pathname + location.search)}`, true);
 });
 window.addEventListener('popstate', () => void render());
+// Ctrl/Cmd+K: search everywhere, once signed in (from the network the page shows, else the chosen one).
+searchShortcut(() => (session ? /^\/networks\/([\w-]+)/.exec(location.pathname)?.[1] ?? chosenNetwork(session) : undefined), navigate, () => !!session);
 // Opened on a map: its graph is asked for now, while the session loads (the map screen takes it).
 const onMap = /^\/networks\/(?<network>[\w-]+)\/topology$/.exec(location.pathname);
 if (onMap && localStorage.getItem(SIGNED_IN)) prefetchMap(onMap.groups!.network!, new URLSearchParams(location.search));

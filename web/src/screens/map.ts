@@ -757,9 +757,14 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   } else void loadGraph(firstGraph).then(() => {
     readServices();
     if (q.get('history') === 'true') void openTimeline();
-    // Opened from a host's page: that host selected and brought into view.
+    // Opened from a host's page or a search: that host selected and brought into view; another
+    // element (a subnet) brought into view.
     const focus = focusedHost(q.get('focus'), hosts());
     if (focus && state.graph) void selectHost(focus, true);
+    else if (q.get('focus')) {
+      const ids = (shown()?.nodes ?? []).filter((n) => n.entity_id === q.get('focus')).map((n) => n.id);
+      if (ids.length) renderer.focus(ids);
+    }
     listen();
     later(LIVE_POLL_MS, poll);
   });
