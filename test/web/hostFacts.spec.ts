@@ -169,7 +169,7 @@ describe('web: what discovery says a host is (device, OS, MAC vendor)', function
     });
     expect(await page.locator('.facts-os .badge').textContent()).to.equal('Medium confidence');
     // The addresses' table names each MAC's vendor.
-    expect(await page.$$eval('article.host-details section', (ss) => ss.find((s) => s.querySelector('h3')?.textContent === 'IP addresses')!.querySelector('tbody tr')!.textContent)).to.equal('10.3.0.203C:2A:F4:00:00:20Hewlett Packardeth0');
+    expect(await page.$$eval('article.host-details section', (ss) => ss.find((s) => s.querySelector('h3')?.textContent === 'IP addresses')!.querySelector('tbody tr')!.textContent)).to.equal('10.3.0.203C:2A:F4:00:00:20Hewlett Packardeth0online');
     if (process.env.SCREENSHOTS) {
       await page.evaluate(() => document.fonts.ready);
       await page.screenshot({ path: `${DOCS}web-host-facts-details.png` });

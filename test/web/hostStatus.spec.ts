@@ -102,4 +102,19 @@ describe('web: online, offline, stale and ignored hosts', function () {
     expect(await statusOf('web')).to.deep.equal(['Online', 'Online']);
     expectNoProblems(w);
   });
+
+  it('a host\'s page says which of its addresses, ports and services a scan no longer saw', async () => {
+    // As a scan that no longer found web's SSH would leave it (test/discovery/stopped.spec.ts makes it so through ingest).
+    await sql(world.app, `update services set offline_at = now() where host_id = ?`, [ids.get('web')]);
+    await sql(world.app, `update ports set offline_at = now() where host_id = ?`, [ids.get('web')]);
+    w = await openPage(world.browser, world.app.url, [], { width: 1440, height: 900 });
+    const { page } = w;
+    await signIn(page, world.app.url, world.user, `/hosts/${ids.get('web')}`);
+    const section = (title: string) => page.locator('article.host-details section', { has: page.locator('h3', { hasText: title }) });
+    await section('Services').locator('tbody tr').first().waitFor();
+    expect(await section('Services').locator('tbody tr td:last-child').allTextContents()).to.satisfy((cells: string[]) => cells.length === 1 && /^offline since /.test(cells[0]!));
+    expect(await section('Ports').locator('tbody tr td:last-child').allTextContents()).to.satisfy((cells: string[]) => cells.length === 1 && /^offline since /.test(cells[0]!));
+    expect(await section('IP addresses').locator('tbody tr td:last-child').allTextContents()).to.deep.equal(['online']);
+    expectNoProblems(w);
+  });
 });

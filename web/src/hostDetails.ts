@@ -70,6 +70,8 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
       ? `port ${portById.get(b.port_id)?.number ?? '?'}/${portById.get(b.port_id)?.protocol ?? ''}${b.ip_address_id ? ` on ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}` : ' on every address'}`
       : `address ${ipById.get(b.ip_address_id)?.ip_address ?? '?'}`;
     const daemon = daemons.find((d) => d.host_id === hostId);
+    // An address, port or service a scan no longer saw: offline since then (kept, with its history).
+    const seen = (c: { offline_at?: string | null; last_seen_at?: string | null }) => (c.offline_at ? `offline since ${when(c.offline_at)}` : c.last_seen_at ? 'online' : '—');
     const dependencies = await dependenciesOf(host, q);
     return h('article', { class: 'host-details', 'aria-label': `Host ${host.name}` },
       h('h2', {}, host.name, host.hidden ? h('span', { class: 'badge' }, 'hidden') : null),
@@ -86,9 +88,9 @@ export async function hostDetails(hostId: string, opts: { at?: string; mapLink?:
         h('h3', {}, 'Daemon'),
         h('p', {}, `${daemon.name}: version ${daemon.version ?? 'unknown'} — `, h('strong', {}, daemon.version_status?.status ?? 'Unknown'), daemon.is_unreachable ? h('span', { class: 'badge bad' }, 'unreachable') : null),
         (daemon.version_status?.warnings ?? []).map((w: any) => notice(w.severity === 'Critical' ? 'error' : 'info', `${w.severity}: ${w.message}`))) : null,
-      table('IP addresses', ['Address', 'MAC', 'Vendor', 'Name'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.mac_vendor ?? '—', ip.name ?? '—']), 'No addresses.'),
-      table('Ports', ['Port', 'Protocol'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol]), 'No open ports.'),
-      table('Services', ['Service', 'Definition', 'Bindings'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—']), 'No services.'),
+      table('IP addresses', ['Address', 'MAC', 'Vendor', 'Name', 'Seen'], (host.ip_addresses ?? []).map((ip: any) => [ip.ip_address, ip.mac_address ?? '—', ip.mac_vendor ?? '—', ip.name ?? '—', seen(ip)]), 'No addresses.'),
+      table('Ports', ['Port', 'Protocol', 'Seen'], (host.ports ?? []).map((p: any) => [String(p.number), p.protocol, seen(p)]), 'No open ports.'),
+      table('Services', ['Service', 'Definition', 'Bindings', 'Seen'], (host.services ?? []).map((s: any) => [s.name, s.service_definition ?? '—', (s.bindings ?? []).map(binding).join('; ') || '—', seen(s)]), 'No services.'),
       dependencies,
       await history);
   } catch (err) {
