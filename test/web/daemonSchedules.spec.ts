@@ -1,5 +1,5 @@
 // The Daemons page's schedules (issue 39.1) in real headless Chromium against a real app: an Admin
-// adds one (every N minutes), sees how it runs and when next, disables and enables it, deletes it; a
+// adds one (every N minutes, or a cron expression in a time zone), sees how it runs and when next, disables and enables it, deletes it; a
 // schedule that disabled itself says why; a Viewer sees the schedules with no button or form.
 // SCREENSHOTS=1 writes docs/web-daemons-schedules.png (1440×900) and docs/web-daemons-schedules-phone.png (390×844).
 import { expect } from 'chai';
@@ -43,7 +43,7 @@ describe('web application: the Daemons page\'s schedules (Chromium)', function (
   });
 
   it('an Admin adds a schedule, disables, enables and deletes it; one that disabled itself says why', async () => {
-    w = await openPage(world.browser, world.app.url);
+    w = await openPage(world.browser, world.app.url, [/status of 400/]); // the wrong cron expression's answer
     await signIn(w.page, world.app.url, world.user, '/daemons');
     const c = card(w.page);
     await c.locator('.daemon-schedules').getByText('None: it scans when someone presses Scan now.').waitFor();
@@ -63,8 +63,19 @@ describe('web application: the Daemons page\'s schedules (Chromium)', function (
     await row.getByRole('button', { name: 'Enable the schedule every 15 minutes' }).click();
     await row.locator('.schedule-state', { hasText: 'enabled' }).waitFor();
 
+    // A cron expression in a time zone; a wrong one is refused with the API's reason.
+    await c.locator('.schedule-kind').selectOption('cron');
+    expect(await c.locator('.schedule-every').isVisible()).to.equal(false);
+    await c.locator('.schedule-cron').fill('daily at 3');
+    await c.locator('.schedule-zone').fill('Europe/Paris');
+    await c.getByRole('button', { name: 'Add schedule' }).click();
+    await c.getByText(/cron expression has 5 fields/).waitFor();
+    await c.locator('.schedule-cron').fill('0 3 * * *');
+    await c.getByRole('button', { name: 'Add schedule' }).click();
+    await c.locator('li.schedule').getByText('cron 0 3 * * * (Europe/Paris)').waitFor();
+    const second = (expectOk(await call(world.app.url, 'GET', schedules(), { auth: session })) as any[]).find((s) => s.cron);
+    expect(second).to.include({ cron: '0 3 * * *', timezone: 'Europe/Paris', every_minutes: null });
     // As the worker leaves one that failed max_failures times in a row.
-    const second = expectOk(await call(world.app.url, 'POST', schedules(), { auth: session, body: { cron: '0 3 * * *', timezone: 'Europe/Paris' } }), 201);
     await sql(world.app, `update discovery_schedules set enabled = false, consecutive_failures = 3, last_outcome = 'failed', last_run_at = now(), next_run_at = null,
       last_error = 'nothing to scan: no subnet is approved for the daemon', disabled_reason = 'Disabled after 3 consecutive failures; the last: nothing to scan: no subnet is approved for the daemon'
       where id = ?`, [second.id]);

@@ -217,7 +217,7 @@ interface Actions {
   setOption(d: Daemon, subnetId: string, options: { snmp_public?: boolean; probe_raw_socket_ports?: boolean }): void;
   scan(d: Daemon): void;
   cancel(d: Daemon, s: DiscoverySession): void;
-  addSchedule(d: Daemon, everyMinutes: number): void;
+  addSchedule(d: Daemon, timing: ScheduleTiming): void;
   setScheduleEnabled(d: Daemon, s: DiscoverySchedule, enabled: boolean): void;
   deleteSchedule(d: Daemon, s: DiscoverySchedule): void;
 }
@@ -324,9 +324,39 @@ function scheduleRow(d: Daemon, s: DiscoverySchedule, act: Actions) {
       : s.last_error ? h('p', { class: 'warning schedule-error' }, `Last error: ${s.last_error}`) : null);
 }
 
+/** When a new schedule runs: every N minutes, or a cron expression read in a time zone. */
+type ScheduleTiming = { every_minutes: number } | { cron: string; timezone: string };
+/**
+ * What is typed in each daemon's schedule form: the card's parts are redrawn after every action
+ * (an error too), and a refused cron expression must still be there to correct.
+ */
+const scheduleDrafts = new Map<string, { kind: string; minutes: string; cron: string; zone: string }>();
+
 function schedulesPart(e: DaemonEntry, act: Actions) {
   const d = e.daemon;
-  const minutes = h('input', { type: 'number', min: 1, max: 527040, step: 1, value: 60, required: true, id: `schedule-every-${d.id}`, class: 'schedule-every' }) as HTMLInputElement;
+  const draft = scheduleDrafts.get(d.id) ?? { kind: 'every', minutes: '60', cron: '', zone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
+  scheduleDrafts.set(d.id, draft);
+  const kind = h('select', { id: `schedule-kind-${d.id}`, class: 'schedule-kind', 'aria-label': 'How often' },
+    h('option', { value: 'every' }, 'every'), h('option', { value: 'cron' }, 'at (cron)')) as HTMLSelectElement;
+  const minutes = h('input', { type: 'number', min: 1, max: 527040, step: 1, value: draft.minutes, required: true, id: `schedule-every-${d.id}`, class: 'schedule-every', 'aria-label': 'Minutes' }) as HTMLInputElement;
+  const cron = h('input', { type: 'text', id: `schedule-cron-${d.id}`, class: 'schedule-cron', placeholder: '0 2 * * *', value: draft.cron, 'aria-label': 'Cron expression (minute hour day month weekday)', spellcheck: 'false' }) as HTMLInputElement;
+  // The browser's own time zone by default: "0 2 * * *" means 2 o'clock where the person is.
+  const zone = h('input', { type: 'text', id: `schedule-zone-${d.id}`, class: 'schedule-zone', value: draft.zone, 'aria-label': 'Time zone' }) as HTMLInputElement;
+  const everyPart = h('span', { class: 'schedule-every-part' }, minutes, ' minutes');
+  const cronPart = h('span', { class: 'schedule-cron-part' }, cron, ' in ', zone);
+  const showKind = () => {
+    const byCron = kind.value === 'cron';
+    everyPart.hidden = byCron;
+    cronPart.hidden = !byCron;
+    minutes.required = !byCron;
+    cron.required = byCron;
+  };
+  kind.value = draft.kind;
+  showKind();
+  kind.addEventListener('change', () => { draft.kind = kind.value; showKind(); });
+  minutes.addEventListener('input', () => { draft.minutes = minutes.value; });
+  cron.addEventListener('input', () => { draft.cron = cron.value; });
+  zone.addEventListener('input', () => { draft.zone = zone.value; });
   return [
     h('h3', {}, 'Schedules'),
     e.schedules.length
@@ -336,9 +366,9 @@ function schedulesPart(e: DaemonEntry, act: Actions) {
       class: 'part-actions schedule-form',
       onsubmit: (ev: SubmitEvent) => {
         ev.preventDefault();
-        act.addSchedule(d, Number(minutes.value));
+        act.addSchedule(d, kind.value === 'cron' ? { cron: cron.value.trim(), timezone: zone.value.trim() || 'UTC' } : { every_minutes: Number(minutes.value) });
       },
-    }, h('label', { for: minutes.id }, 'Scan every '), minutes, ' minutes ',
+    }, h('label', { for: kind.id }, 'Scan '), kind, ' ', everyPart, cronPart, ' ',
     h('button', { type: 'submit', disabled: act.busy(`schedule-add:${d.id}`) }, 'Add schedule')) : null,
   ];
 }
@@ -448,7 +478,7 @@ export function daemonsScreen(outlet: HTMLElement, _route: Route, session: Sessi
     setOption: (d, subnetId, options) => void act(d, `target:${d.id}:${subnetId}`, () => api.patch(apiPath`/api/v1/daemons/${d.id}/targets/${subnetId}`, options)),
     scan: (d) => void act(d, `scan:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions`)),
     cancel: (d, s) => void act(d, `cancel:${s.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/sessions/${s.id}/cancel`)),
-    addSchedule: (d, everyMinutes) => void act(d, `schedule-add:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/schedules`, { every_minutes: everyMinutes })),
+    addSchedule: (d, timing) => void act(d, `schedule-add:${d.id}`, () => api.post(apiPath`/api/v1/daemons/${d.id}/schedules`, timing)),
     setScheduleEnabled: (d, s, enabled) => void act(d, `schedule:${d.id}:${s.id}`, () => api.patch(apiPath`/api/v1/daemons/${d.id}/schedules/${s.id}`, { enabled })),
     deleteSchedule: (d, s) => void act(d, `schedule:${d.id}:${s.id}`, () => api.delete(apiPath`/api/v1/daemons/${d.id}/schedules/${s.id}`)),
   };
