@@ -104,7 +104,7 @@ export async function closeServices(services: Services, opts: { keepOrm?: boolea
 
 /** `inFlight`: counts the requests being handled (the API process waits for them at shutdown). */
 export function buildApp(services: Services, opts: { inFlight?: RequestsInFlight } = {}): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
+  const app = new Koa({ proxy: services.config.trustProxy });
   // Errors after the answer started (the envelope handles the rest): a client leaving an event
   // stream is how streams end, not an error; anything else is logged, not printed by Koa.
   app.on('error', (err: NodeJS.ErrnoException) => {

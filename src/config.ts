@@ -1,12 +1,13 @@
-// Configuration read once from the environment. Everything has a working default for a
-// developer machine; DATABASE_URL and REDIS_URL override whatever scripts/services.ts found.
+// The API's configuration, made once from the environment variables declared in
+// src/core/settings.ts (their meaning, defaults and checks are there, and in docs/configuration.md).
+// Everything has a working default for a developer machine; DATABASE_URL and REDIS_URL override
+// whatever scripts/services.ts found.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllowedNetworks } from './core/outboundPolicy.js';
-import { parseClusterNodes } from './core/redis.js';
-import { DEFAULT_SIGNUP_LIMIT_PER_HOUR, RATE_POLICIES, type BucketPolicy } from './core/tokenBucket.js';
-import { DEFAULT_HEAVY_READ_BUDGET, type HeavyReadBudgetPolicy } from './modules/topology/heavyReadBudget.js';
+import { environment, setting, type Env, type SettingName } from './core/settings.js';
+import type { BucketPolicy } from './core/tokenBucket.js';
+import type { HeavyReadBudgetPolicy } from './modules/topology/heavyReadBudget.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -42,6 +43,8 @@ export interface AppConfig {
   apiVersion: number;
   serverVersion: string;
   secureCookies: boolean;
+  /** TRUST_PROXY: the client address is the first X-Forwarded-For address. */
+  trustProxy: boolean;
   /** Register also creates a first network named "Default" (decisions §2). */
   createDefaultNetwork: boolean;
   metricsToken: string | undefined;
@@ -139,53 +142,6 @@ export interface AppConfig {
   shareFrameAncestors: string;
 }
 
-function bucketPolicy(name: string, text: string | undefined, fallback: BucketPolicy): BucketPolicy {
-  if (text === undefined || text === '') return fallback;
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be <burst>/<tokens per minute>, e.g. 150/300 (got '${text}')`);
-  return { capacity: Number(m[1]), refillPerMinute: Number(m[2]) };
-}
-
-function seconds(name: string, text: string | undefined, fallback: number[]): number[] {
-  if (!text?.trim()) return fallback;
-  const list = text.split(/[\s,]+/).filter(Boolean).map(Number);
-  if (!list.length || list.some((n) => !Number.isFinite(n) || n < 0)) throw new Error(`${name} must be a comma-separated list of seconds (got '${text}')`);
-  return list;
-}
-
-function absoluteUrl(name: string, text: string | undefined): string | undefined {
-  if (!text?.trim()) return undefined;
-  let url: URL;
-  try { url = new URL(text.trim()); } catch { throw new Error(`${name} must be an absolute http(s) URL such as https://inventory.example.com (got '${text}')`); }
-  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) throw new Error(`${name} must be an http(s) URL without query or fragment (got '${text}')`);
-  return url.href.replace(/\/+$/, '');
-}
-
-/** One CSP source expression: 'none', 'self', or a scheme://host[:port] origin (a leading *. wildcard allowed). */
-const FRAME_SOURCE = /^(?:'none'|'self'|https?:\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?)$/i;
-
-function frameAncestors(name: string, text: string | undefined): string {
-  const sources = (text ?? '').trim().split(/\s+/).filter(Boolean);
-  if (!sources.length) return "'none'";
-  const bad = sources.find((x) => !FRAME_SOURCE.test(x));
-  if (bad) throw new Error(`${name} must be 'none', 'self' or origins such as https://wiki.example.com, space-separated (got '${bad}')`);
-  if (sources.includes("'none'") && sources.length > 1) throw new Error(`${name}: 'none' cannot be combined with other sources (got '${text}')`);
-  return sources.join(' ');
-}
-
-function nonNegative(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got '${text}')`);
-  return n;
-}
-
-function wholeNumber(name: string, text: string | undefined, fallback: number): number {
-  const n = nonNegative(name, text, fallback);
-  if (!Number.isInteger(n)) throw new Error(`${name} must be a whole number (got '${text}')`);
-  return n;
-}
-
 /** The URL a person on this machine opens for an API listening on `host`:`port`. */
 export function publicUrl(host: string | undefined, port: number): string {
   const name = !host || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
@@ -197,58 +153,57 @@ export function portInUseMessage(host: string | undefined, port: number): string
   return `port ${port} is already in use${host ? ` on ${host}` : ''}: is netinventory (or another program) running there? Stop it or choose another PORT.`;
 }
 
-export function loadConfig(overrides: Partial<AppConfig> = {}, env: NodeJS.ProcessEnv = process.env): AppConfig {
+export function loadConfig(overrides: Partial<AppConfig> = {}, env: Env = environment()): AppConfig {
+  const get = <N extends SettingName>(name: N) => setting(name, env);
   // The per-address budget defaults to twice the organization's as configured (or overridden): off with it.
-  const heavyReadBudget: HeavyReadBudgetPolicy = overrides.heavyReadBudget ?? {
-    refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_MS_PER_SECOND', env.HEAVY_READ_BUDGET_MS_PER_SECOND, DEFAULT_HEAVY_READ_BUDGET.refillMsPerSecond),
-    burstMs: nonNegative('HEAVY_READ_BUDGET_BURST_MS', env.HEAVY_READ_BUDGET_BURST_MS, DEFAULT_HEAVY_READ_BUDGET.burstMs),
-  };
+  const heavyReadBudget: HeavyReadBudgetPolicy = overrides.heavyReadBudget ?? { refillMsPerSecond: get('HEAVY_READ_BUDGET_MS_PER_SECOND'), burstMs: get('HEAVY_READ_BUDGET_BURST_MS') };
   return {
-    port: Number(env.PORT ?? 3000),
-    host: env.HOST || undefined,
-    publicUrl: absoluteUrl('PUBLIC_URL', env.PUBLIC_URL),
-    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/netinventory',
-    databaseReplicaUrl: env.DATABASE_REPLICA_URL || undefined,
-    replicaMaxLagSeconds: nonNegative('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 10),
-    replicaWaitMs: nonNegative('DATABASE_REPLICA_WAIT_MS', env.DATABASE_REPLICA_WAIT_MS, 2000),
-    replicaProbeIntervalMs: nonNegative('DATABASE_REPLICA_PROBE_MS', env.DATABASE_REPLICA_PROBE_MS, 1000),
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES),
-    redisPrefix: env.REDIS_PREFIX ?? 'netinv:',
+    port: get('PORT'),
+    host: get('HOST'),
+    publicUrl: get('PUBLIC_URL')?.replace(/\/+$/, ''),
+    databaseUrl: get('DATABASE_URL'),
+    databaseReplicaUrl: get('DATABASE_REPLICA_URL'),
+    replicaMaxLagSeconds: get('DATABASE_REPLICA_MAX_LAG_SECONDS'),
+    replicaWaitMs: get('DATABASE_REPLICA_WAIT_MS'),
+    replicaProbeIntervalMs: get('DATABASE_REPLICA_PROBE_MS'),
+    redisUrl: get('REDIS_URL'),
+    redisClusterNodes: get('REDIS_CLUSTER_NODES'),
+    redisPrefix: get('REDIS_PREFIX'),
     apiVersion: 1,
     serverVersion: pkg.version,
-    secureCookies: env.SECURE_COOKIES === 'true',
-    createDefaultNetwork: env.CREATE_DEFAULT_NETWORK !== 'false',
-    metricsToken: env.METRICS_TOKEN,
-    operatorEmails: (env.OPERATOR_EMAILS ?? '').split(',').map((e) => e.trim().toLowerCase()).filter(Boolean),
-    operatorOrganizationId: env.OPERATOR_ORGANIZATION_ID || undefined,
-    logLevel: env.LOG_LEVEL ?? 'info',
-    daemonAllowedNetworks: parseAllowedNetworks(env.DAEMON_ALLOWED_NETWORKS),
-    eventRetentionDays: nonNegative('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 90),
-    eventHeartbeatMs: nonNegative('EVENT_HEARTBEAT_MS', env.EVENT_HEARTBEAT_MS, 15_000),
-    eventStreamBufferBytes: nonNegative('EVENT_STREAM_BUFFER_BYTES', env.EVENT_STREAM_BUFFER_BYTES, 1024 * 1024),
-    eventRecheckMs: nonNegative('EVENT_RECHECK_MS', env.EVENT_RECHECK_MS, 1000),
-    topologyCacheItems: nonNegative('TOPOLOGY_CACHE_ITEMS', env.TOPOLOGY_CACHE_ITEMS, 50_000),
-    webhookRetrySchedule: seconds('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE, [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
-    webhookAllowedNetworks: parseAllowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS, 'WEBHOOK_ALLOWED_NETWORKS'),
-    webhookTimeoutMs: nonNegative('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
-    rateLimitRedisTimeoutMs: nonNegative('RATE_LIMIT_REDIS_TIMEOUT_MS', env.RATE_LIMIT_REDIS_TIMEOUT_MS, 100),
-    rateLimitTestClock: env.RATE_LIMIT_TEST_CLOCK === 'true',
-    userRateLimit: bucketPolicy('RATE_LIMIT_USER', env.RATE_LIMIT_USER, RATE_POLICIES.user),
-    signupLimitPerHour: wholeNumber('SIGNUP_LIMIT_PER_HOUR', env.SIGNUP_LIMIT_PER_HOUR, DEFAULT_SIGNUP_LIMIT_PER_HOUR),
+    secureCookies: get('SECURE_COOKIES'),
+    trustProxy: get('TRUST_PROXY'),
+    createDefaultNetwork: get('CREATE_DEFAULT_NETWORK'),
+    metricsToken: get('METRICS_TOKEN'),
+    operatorEmails: get('OPERATOR_EMAILS'),
+    operatorOrganizationId: get('OPERATOR_ORGANIZATION_ID'),
+    logLevel: get('LOG_LEVEL'),
+    daemonAllowedNetworks: get('DAEMON_ALLOWED_NETWORKS'),
+    eventRetentionDays: get('EVENT_RETENTION_DAYS'),
+    eventHeartbeatMs: get('EVENT_HEARTBEAT_MS'),
+    eventStreamBufferBytes: get('EVENT_STREAM_BUFFER_BYTES'),
+    eventRecheckMs: get('EVENT_RECHECK_MS'),
+    topologyCacheItems: get('TOPOLOGY_CACHE_ITEMS'),
+    webhookRetrySchedule: get('WEBHOOK_RETRY_SCHEDULE'),
+    webhookAllowedNetworks: get('WEBHOOK_ALLOWED_NETWORKS'),
+    webhookTimeoutMs: get('WEBHOOK_TIMEOUT_MS'),
+    rateLimitRedisTimeoutMs: get('RATE_LIMIT_REDIS_TIMEOUT_MS'),
+    rateLimitTestClock: get('RATE_LIMIT_TEST_CLOCK'),
+    userRateLimit: get('RATE_LIMIT_USER'),
+    signupLimitPerHour: get('SIGNUP_LIMIT_PER_HOUR'),
     heavyReadBudget,
     heavyReadBudgetPerAddress: {
-      refillMsPerSecond: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND', env.HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND, 2 * heavyReadBudget.refillMsPerSecond),
-      burstMs: nonNegative('HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS', env.HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS, 2 * heavyReadBudget.burstMs),
+      refillMsPerSecond: setting('HEAVY_READ_BUDGET_PER_ADDRESS_MS_PER_SECOND', { ...env, HEAVY_READ_BUDGET_MS_PER_SECOND: String(heavyReadBudget.refillMsPerSecond) }),
+      burstMs: setting('HEAVY_READ_BUDGET_PER_ADDRESS_BURST_MS', { ...env, HEAVY_READ_BUDGET_BURST_MS: String(heavyReadBudget.burstMs) }),
     },
-    secretsKey: env.SECRETS_KEY?.trim() || undefined,
-    secretsKeyFile: path.resolve(env.SECRETS_KEY_FILE || fileURLToPath(new URL('../data/secrets.key', import.meta.url))),
-    smtpUrl: env.SMTP_URL?.trim() || undefined,
-    smtpFrom: env.SMTP_FROM?.trim() || 'netinventory@localhost',
-    smtpRequireTls: env.SMTP_REQUIRE_TLS !== 'false',
-    smtpCaFile: env.SMTP_CA_FILE?.trim() || undefined,
-    alertSweepMs: nonNegative('ALERT_SWEEP_MS', env.ALERT_SWEEP_MS, 15_000),
-    shareFrameAncestors: frameAncestors('SHARE_FRAME_ANCESTORS', env.SHARE_FRAME_ANCESTORS),
+    secretsKey: get('SECRETS_KEY'),
+    secretsKeyFile: path.resolve(get('SECRETS_KEY_FILE') ?? fileURLToPath(new URL('../data/secrets.key', import.meta.url))),
+    smtpUrl: get('SMTP_URL'),
+    smtpFrom: get('SMTP_FROM'),
+    smtpRequireTls: get('SMTP_REQUIRE_TLS'),
+    smtpCaFile: get('SMTP_CA_FILE'),
+    alertSweepMs: get('ALERT_SWEEP_MS'),
+    shareFrameAncestors: get('SHARE_FRAME_ANCESTORS'),
     ...overrides,
   };
 }

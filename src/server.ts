@@ -4,9 +4,12 @@ import { collectDefaultMetrics } from 'prom-client';
 import { buildApp, closeServices, createServices } from './app.js';
 import { loadConfig, portInUseMessage, publicUrl } from './config.js';
 import { Db, migrate } from './core/db.js';
+import { assertSettings } from './core/settings.js';
 import { sealStoredSecrets } from './core/secretBox.js';
 import { RequestsInFlight } from './http/inFlight.js';
 
+// Every variable of src/core/settings.ts checked first: one message naming each bad one.
+assertSettings();
 const config = loadConfig();
 const services = await createServices(config);
 const applied = await migrate(services.orm);

@@ -11,6 +11,7 @@ import { versionPolicyFromEnv, type VersionPolicy } from '../src/modules/daemons
 import type { PollerDeps } from '../src/modules/serverPoll/poller.js';
 import { HeavyReadBudget } from '../src/modules/topology/heavyReadBudget.js';
 import { closeCpuPool } from '../src/modules/topology/pool.js';
+import { setting } from '../src/core/settings.js';
 
 /** What the server-poll cycle needs (src/modules/serverPoll), plus the shared job metrics. */
 export interface WorkerServices extends PollerDeps {
@@ -24,7 +25,7 @@ export interface WorkerServices extends PollerDeps {
 export async function createWorkerServices(config: AppConfig, settings: QueueSettings, logger: Logger): Promise<WorkerServices> {
   useSecretKeys(loadSecretKeys(config)); // webhook deliveries sign, the server-poll poller calls daemons
   // WORKER_DB_POOL (20): webhook deliveries run 50 at a time, each a query before and after its POST.
-  const orm = await createOrm(config.databaseUrl, Number(process.env.WORKER_DB_POOL ?? 20));
+  const orm = await createOrm(config.databaseUrl, setting('WORKER_DB_POOL'));
   const redis = createRedis(config, 'worker');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = openQueues(config, settings);

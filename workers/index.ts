@@ -29,7 +29,10 @@ import { startServerPoll } from './serverPoll.js';
 import { startTopologyLayout } from './topologyLayout.js';
 import { startVersionStatus } from './versionStatus.js';
 import { startWebhookDelivery } from './webhookDelivery.js';
+import { assertSettings } from '../src/core/settings.js';
 
+// Every variable of src/core/settings.ts checked first: one message naming each bad one.
+assertSettings();
 const config = loadConfig();
 const settings = loadQueueSettings();
 const logger = createLogger(config.logLevel).child({ process: 'worker' });

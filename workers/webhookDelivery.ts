@@ -10,6 +10,7 @@ import { QUEUE_NAMES } from '../src/core/queues.js';
 import { EventHub } from '../src/modules/events/hub.js';
 import { attemptDeliveries, dispatchEvents, enqueueDeliveries, enqueueDispatched, sweepDeliveries, type DeliveryJob } from '../src/modules/webhooks/delivery.js';
 import { timed, workerOptions, type WorkerServices } from './context.js';
+import { setting } from '../src/core/settings.js';
 
 export const WEBHOOK_DELIVERY_QUEUE = QUEUE_NAMES.webhookDelivery;
 
@@ -38,7 +39,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
   });
   const dispatch = dispatcher.run;
   const hub = new EventHub({ databaseUrl: config.databaseUrl, orm: services.orm, logger, heartbeatMs: 60_000, onEvents: dispatch });
-  const sweepMs = opts.sweepMs ?? Number(process.env.WEBHOOK_SWEEP_MS ?? 5000);
+  const sweepMs = opts.sweepMs ?? setting('WEBHOOK_SWEEP_MS');
   const sweep = setInterval(() => {
     dispatch();
     void sweepDeliveries(db(), queues).catch((err: Error) => logger.warn({ err: err.message }, 'webhook sweep failed'));
@@ -48,7 +49,7 @@ export async function startWebhookDelivery(services: WorkerServices, opts: { swe
     WEBHOOK_DELIVERY_QUEUE,
     timed(services, WEBHOOK_DELIVERY_QUEUE, (job) => processDeliveryJob(services, job)),
     // Jobs at once (a dispatched job holds up to DISPATCH_BATCH deliveries, POSTed in parallel).
-    workerOptions(services, QUEUE_NAMES.webhookDelivery, Number(process.env.WEBHOOK_DELIVERY_CONCURRENCY ?? 20)),
+    workerOptions(services, QUEUE_NAMES.webhookDelivery, setting('WEBHOOK_DELIVERY_CONCURRENCY')),
   );
   worker.on('closing', () => {
     clearInterval(sweep);

@@ -6,6 +6,7 @@
 // parser attaches to its errors is dropped. One place, for every logger of every process.
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { setting } from './settings.js';
 
 export type { Logger };
 
@@ -29,7 +30,7 @@ export function redactSecrets(value: unknown, depth = 0, seen = new WeakSet<obje
   return out;
 }
 
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info', format = process.env.LOG_FORMAT, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(level: string = setting('LOG_LEVEL'), format = setting('LOG_FORMAT'), destination?: NodeJS.WritableStream): Logger {
   const options = {
     level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: (object: Record<string, unknown>) => redactSecrets(object) as Record<string, unknown> },

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
 import type { AppConfig } from '../config.js';
 import { createRedis, isCluster, redisOptionsFromUrl, type RedisClient, type RedisConfig } from './redis.js';
+import { environment, setting, type Env } from './settings.js';
 
 export { redisOptionsFromUrl } from './redis.js';
 
@@ -89,33 +90,26 @@ export interface QueueSettings {
   scheduleMinuteMs: number;
 }
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer (got '${raw}')`);
-  return n;
-}
-
-export function loadQueueSettings(env: NodeJS.ProcessEnv = process.env, overrides: Partial<QueueSettings> = {}): QueueSettings {
+/** The queues' settings from the variables of src/core/settings.ts. */
+export function loadQueueSettings(env: Env = environment(), overrides: Partial<QueueSettings> = {}): QueueSettings {
   return {
-    serverPollIntervalMs: positiveInt(env, 'SERVER_POLL_INTERVAL_MS', 30_000),
-    serverPollTimeoutMs: positiveInt(env, 'SERVER_POLL_TIMEOUT_MS', 10_000),
-    serverPollReconcileMs: positiveInt(env, 'SERVER_POLL_RECONCILE_MS', 60_000),
-    serverPollConcurrency: positiveInt(env, 'SERVER_POLL_CONCURRENCY', 10),
-    serverPollAckWaitMs: positiveInt(env, 'SERVER_POLL_ACK_WAIT_MS', 5_000),
-    discoverySyncConcurrency: positiveInt(env, 'DISCOVERY_SYNC_CONCURRENCY', 4),
-    discoverySyncAttempts: positiveInt(env, 'DISCOVERY_SYNC_ATTEMPTS', 5),
-    discoverySyncBackoffMs: positiveInt(env, 'DISCOVERY_SYNC_BACKOFF_MS', 1_000),
-    discoverySyncBatch: positiveInt(env, 'DISCOVERY_SYNC_BATCH', 100),
-    versionStatusIntervalMs: positiveInt(env, 'VERSION_STATUS_INTERVAL_MS', 3_600_000),
-    maintenanceIntervalMs: positiveInt(env, 'MAINTENANCE_INTERVAL_MS', 3_600_000),
-    shutdownTimeoutMs: positiveInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
-    lockDurationMs: positiveInt(env, 'WORKER_LOCK_DURATION_MS', 30_000),
-    stalledIntervalMs: positiveInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000),
-    discoverySyncTestDelayMs: env.NODE_ENV === 'production' ? 0 : positiveInt(env, 'DISCOVERY_SYNC_TEST_DELAY_MS', 0),
-    scheduleReconcileMs: positiveInt(env, 'DISCOVERY_SCHEDULE_RECONCILE_MS', 300_000),
-    scheduleMinuteMs: env.NODE_ENV === 'production' ? 60_000 : positiveInt(env, 'DISCOVERY_SCHEDULE_MINUTE_MS', 60_000) || 60_000,
+    serverPollIntervalMs: setting('SERVER_POLL_INTERVAL_MS', env),
+    serverPollTimeoutMs: setting('SERVER_POLL_TIMEOUT_MS', env),
+    serverPollReconcileMs: setting('SERVER_POLL_RECONCILE_MS', env),
+    serverPollConcurrency: setting('SERVER_POLL_CONCURRENCY', env),
+    serverPollAckWaitMs: setting('SERVER_POLL_ACK_WAIT_MS', env),
+    discoverySyncConcurrency: setting('DISCOVERY_SYNC_CONCURRENCY', env),
+    discoverySyncAttempts: setting('DISCOVERY_SYNC_ATTEMPTS', env),
+    discoverySyncBackoffMs: setting('DISCOVERY_SYNC_BACKOFF_MS', env),
+    discoverySyncBatch: setting('DISCOVERY_SYNC_BATCH', env),
+    versionStatusIntervalMs: setting('VERSION_STATUS_INTERVAL_MS', env),
+    maintenanceIntervalMs: setting('MAINTENANCE_INTERVAL_MS', env),
+    shutdownTimeoutMs: setting('SHUTDOWN_TIMEOUT_MS', env),
+    lockDurationMs: setting('WORKER_LOCK_DURATION_MS', env),
+    stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', env),
+    discoverySyncTestDelayMs: setting('DISCOVERY_SYNC_TEST_DELAY_MS', env),
+    scheduleReconcileMs: setting('DISCOVERY_SCHEDULE_RECONCILE_MS', env),
+    scheduleMinuteMs: setting('DISCOVERY_SCHEDULE_MINUTE_MS', env),
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
 // Random tokens, their stored digests, and password hashing.
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { setting } from './settings.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -26,10 +27,7 @@ const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
  * lowers it (test/setup.ts), where thousands of throwaway users would otherwise spend a minute in
  * scrypt; a stored hash carries its own N, so verification works whatever the setting.
  */
-const scryptCostN = () => {
-  const n = Number(process.env.PASSWORD_HASH_COST_N);
-  return Number.isInteger(n) && n >= 1024 && (n & (n - 1)) === 0 ? n : SCRYPT.N;
-};
+const scryptCostN = () => setting('PASSWORD_HASH_COST_N');
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

@@ -1,6 +1,7 @@
 // A daemon's version_status, computed on read from its version and the policy in configuration
 // (decisions §7). Pure: the same inputs always give the same status, and `now` is a parameter so
 // a sunset date can pass without any write (the version-status job re-evaluates periodically).
+import { environment, setting, type Env } from '../../core/settings.js';
 
 export interface VersionPolicy {
   minimumSupported: string;
@@ -73,14 +74,9 @@ export function versionStatus(version: string | null | undefined, policy: Versio
 }
 
 /** The policy from the environment: DAEMON_MIN_VERSION, DAEMON_RECOMMENDED_VERSION, DAEMON_SUNSET_FLOOR + DAEMON_SUNSET_DATE. */
-export function versionPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): VersionPolicy {
-  const policy: VersionPolicy = {
-    minimumSupported: env.DAEMON_MIN_VERSION ?? DEFAULT_VERSION_POLICY.minimumSupported,
-    recommended: env.DAEMON_RECOMMENDED_VERSION ?? DEFAULT_VERSION_POLICY.recommended,
-  };
-  if (env.DAEMON_SUNSET_FLOOR && env.DAEMON_SUNSET_DATE) policy.sunset = { floor: env.DAEMON_SUNSET_FLOOR, date: env.DAEMON_SUNSET_DATE };
-  for (const v of [policy.minimumSupported, policy.recommended, policy.sunset?.floor].filter(Boolean)) {
-    if (!parseVersion(v)) throw new Error(`daemon version policy: '${v}' is not a semver version`);
-  }
+export function versionPolicyFromEnv(env: Env = environment()): VersionPolicy {
+  const policy: VersionPolicy = { minimumSupported: setting('DAEMON_MIN_VERSION', env), recommended: setting('DAEMON_RECOMMENDED_VERSION', env) };
+  const [floor, date] = [setting('DAEMON_SUNSET_FLOOR', env), setting('DAEMON_SUNSET_DATE', env)];
+  if (floor && date) policy.sunset = { floor, date };
   return policy;
 }

@@ -33,6 +33,7 @@ import type { Logger } from '../../core/logger.js';
 import { canSeeNetwork, type Scope } from '../../core/scope.js';
 import { eventResponse, readEvents, sequencePending, visibleTo, type Event, type EventFilter, type EventRow } from './service.js';
 import { loggable, revocationSubject, type RevocationKind } from './revocations.js';
+import { setting } from '../../core/settings.js';
 
 export interface EventHubOptions {
   databaseUrl: string;
@@ -198,7 +199,7 @@ export class EventHub {
     if (!this.timers.length) {
       this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatMs).unref());
       this.timers.push(setInterval(() => this.rechecker.run(), this.opts.recheckMs ?? 1000).unref());
-      this.timers.push(setInterval(() => this.sequence(), this.opts.outboxPollMs ?? Number(process.env.EVENT_OUTBOX_POLL_MS ?? 100)).unref());
+      this.timers.push(setInterval(() => this.sequence(), this.opts.outboxPollMs ?? setting('EVENT_OUTBOX_POLL_MS')).unref());
     }
     // Revocation notices sent while the connection was down were missed: every stream checked again
     // before it is handed what was committed meanwhile (the fan-out waits).

@@ -9,12 +9,12 @@
 // Measured here: a small task's round trip 0.15 ms; a thread start 0.3 s under tsx. Its own FIFO
 // queue is not used: at most `threads` tasks are handed to it at a time, chosen by the fair scheduler.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
 import { payerOf, type HeavyReadBudget } from './heavyReadBudget.js';
 import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput, type ThreadFailure } from './thread.js';
+import { environment, setting, type Env } from '../../core/settings.js';
 
 /**
  * The CPU time of the heavy read in progress (heavy() opens one per read), which each task it runs
@@ -35,7 +35,7 @@ export const INLINE_BELOW: Record<TaskName, number> = { draw: 2000, drawJson: 20
 
 export interface CpuPoolOptions {
   /**
-   * TOPOLOGY_THREADS: availableParallelism() - 1, at least 2. The threads run below the event loop
+   * TOPOLOGY_THREADS (CPUs − 1, at least 2). The threads run below the event loop
    * (nice 10), so a second one costs the loop little and lets another organization's work start
    * while one organization's runs.
    */
@@ -50,21 +50,13 @@ export interface CpuPoolOptions {
   restRatio: number;
 }
 
-function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min} (got '${raw}')`);
-  return n;
-}
-
-export function cpuPoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CpuPoolOptions {
+export function cpuPoolOptionsFromEnv(env: Env = environment()): CpuPoolOptions {
   return {
-    threads: envInt(env, 'TOPOLOGY_THREADS', Math.max(2, availableParallelism() - 1)),
-    perOrgRunning: envInt(env, 'TOPOLOGY_TASKS_PER_ORG', 1),
-    perOrgQueued: envInt(env, 'TOPOLOGY_QUEUE_PER_ORG', 4, 0),
-    timeoutMs: envInt(env, 'TOPOLOGY_TASK_TIMEOUT_MS', 30_000),
-    restRatio: envInt(env, 'TOPOLOGY_REST_PERCENT', 100, 0) / 100,
+    threads: setting('TOPOLOGY_THREADS', env),
+    perOrgRunning: setting('TOPOLOGY_TASKS_PER_ORG', env),
+    perOrgQueued: setting('TOPOLOGY_QUEUE_PER_ORG', env),
+    timeoutMs: setting('TOPOLOGY_TASK_TIMEOUT_MS', env),
+    restRatio: setting('TOPOLOGY_REST_PERCENT', env) / 100,
   };
 }
 
