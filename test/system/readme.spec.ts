@@ -1,4 +1,4 @@
-// The README's worked example runs as written: its shell block is executed against a real server and
+// The API walkthrough's worked example (docs/api.md) runs as written: its shell block is executed against a real server and
 // every line it prints must equal the README's own `# → …` line that follows the command.
 import { expect } from 'chai';
 import { execFile, spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
 
 /** The fenced block between the readme-example markers, and the outputs the README promises. */
 export function readmeExample(text: string): { script: string; expected: string[] } {
