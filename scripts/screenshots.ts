@@ -1,4 +1,4 @@
-// `npm run screenshots [-- <base url>]`: the pictures of docs/web.md of the web application (docs/*.png),
+// `npm run screenshots [-- <base url>]`: the pictures of the web application in docs/web.md (docs/*.png),
 // taken in headless Chromium against a running service (`npm start`, default http://localhost:3000).
 // It registers a new organization and builds the realistic network (scripts/realisticNetwork.ts,
 // ~20 s through the API), then takes every screen at 1440x900 (docs/web-<what>.png) and at a
