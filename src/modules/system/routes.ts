@@ -1,7 +1,7 @@
 // Version, liveness and readiness (decisions §8), and the OpenAPI document.
 import Joi from 'joi';
 import { AppError } from '../../core/errors.js';
-import { pendingMigrations } from '../../core/db.js';
+import { Db, pendingMigrations } from '../../core/db.js';
 import { defineRoutes } from '../../http/pipeline.js';
 
 export const systemRoutes = defineRoutes([
@@ -20,7 +20,7 @@ export const systemRoutes = defineRoutes([
     summary: 'Readiness: database and Redis reachable, no pending migration (503 otherwise)',
     response: Joi.object({ database: Joi.string(), redis: Joi.string(), pending_migrations: Joi.number(), rate_limiter: Joi.string() }),
     handler: async ({ services }) => {
-      const database = await services.orm.em.fork().execute('select 1').then(() => 'ok', () => 'unreachable');
+      const database = await new Db(services.orm.em.fork()).query('select 1').then(() => 'ok', () => 'unreachable');
       const pending = database === 'ok' ? await pendingMigrations(services.orm).catch(() => -1) : -1;
       const redis = await services.redis.ping().then(() => 'ok', () => 'unreachable');
       const report = {
