@@ -1,4 +1,4 @@
-// Docker discovery (issue 25.2), read-only: the agent lists and inspects containers and lists
+// Docker discovery, read-only: the agent lists and inspects containers and lists
 // networks through the Engine API (dockerode; Podman's socket serves the same API). It never execs
 // into a container, never creates, starts or stops one, and sends no POST at all: what a container
 // listens on is what its configuration says (exposed and published ports), not what a shell inside

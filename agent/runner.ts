@@ -72,7 +72,7 @@ const REPORT_LINES = 100;
 const REPORT_TEXT = 500;
 const lines = (texts: string[]) => texts.slice(0, REPORT_LINES).map((t) => (t.length > REPORT_TEXT ? `${t.slice(0, REPORT_TEXT - 1)}…` : t));
 
-/** The run's report (issue 25.3) from the scanner's: what was tried, found alive and by what evidence, recognised by which rule. */
+/** The run's report from the scanner's: what was tried, found alive and by what evidence, recognised by which rule. */
 export function runReport(report: ScanReport | undefined, warnings: string[], incomplete: string[]): RunReport {
   const servicesByRule: Record<string, number> = {};
   for (const h of report?.hosts ?? []) for (const s of h.services) servicesByRule[s.rule] = (servicesByRule[s.rule] ?? 0) + 1;

@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL primary and a streaming hot standby of it (issue 26.4), from Debian's
+ * A throwaway PostgreSQL primary and a streaming hot standby of it, from Debian's
  * binaries (/usr/lib/postgresql/<version>/bin), for the read replica test and bench:
  *   - a NEW cluster in a temporary directory (never the machine's server on 5432, never the
  *     project's own in ./data), listening on 127.0.0.1 only, trust on loopback, wal_level=replica;

@@ -1,4 +1,4 @@
-// A realistic network to look at (issue 23): about 150 hosts in five subnets of an office and its
+// A realistic network to look at: about 150 hosts in five subnets of an office and its
 // server room — a firewall, a router, a 36-port switch with LLDP neighbours, access points and
 // printers, 96 workstations, a Docker host with containers, a Proxmox host with VMs, six
 // dependencies (one whose hub is a hidden host), tags, application tags — and a second network of

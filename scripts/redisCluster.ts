@@ -1,6 +1,6 @@
 /**
  * A throwaway Redis Cluster on this machine, from Debian's redis-server (7.x): 3 masters and 3
- * replicas on loopback ports, no persistence, in a temporary directory (issue 26.3). Used by the
+ * replicas on loopback ports, no persistence, in a temporary directory. Used by the
  * Redis Cluster test (test/scale/redisCluster.spec.ts), by `npm run test:cluster`, and by hand:
  *
  *   node --import tsx scripts/redisCluster.ts start     # prints REDIS_CLUSTER_NODES=…; stays up until Ctrl-C

@@ -1,4 +1,4 @@
-// Queue `alert-delivery` (issue 39.4): one job scheduler (`alert-sweep`, every ALERT_SWEEP_MS) so
+// Queue `alert-delivery`: one job scheduler (`alert-sweep`, every ALERT_SWEEP_MS) so
 // each interval runs once however many worker processes there are: hosts past their rule's offline
 // delay are reported (src/modules/alerts/sweep.ts), and every due alert e-mail (quiet hours over,
 // or a retry) is sent over SMTP. Digests are made when a session ends (in its transaction); their

@@ -8,7 +8,7 @@ import type { AnswerRule } from './rules.js';
 /** The probe id of a GET of `path` asked by a rule of this file or by a custom definition. */
 export const pathProbeId = (path: string) => `GET ${path}`;
 
-/** At most this many path GETs per port (issue 38: "at most a few GETs per HTTP port"). */
+/** At most this many path GETs per port ("at most a few GETs per HTTP port"). */
 export const MAX_PATH_PROBES = 3;
 
 type PathRule = Pick<AnswerRule, 'id' | 'name' | 'definition' | 'match' | 'confidence'> & { path: string; ports: number[] };

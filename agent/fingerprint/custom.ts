@@ -1,4 +1,4 @@
-// An organization's custom service definitions (issue 38.6), received with a Network discovery's work
+// An organization's custom service definitions, received with a Network discovery's work
 // (`discovery_type.service_definitions`, src/modules/serviceDefinitions/work.ts), made answer rules
 // like ours (rules.ts): layer application, id `custom:<definition id>`, named and defined by the
 // definition's name, tried before the built-in rules. A banner definition reads the NULL probe's

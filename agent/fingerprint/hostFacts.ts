@@ -1,4 +1,4 @@
-// What a host is, from every finding of its ports and its SNMP system description (issue 38.3):
+// What a host is, from every finding of its ports and its SNMP system description:
 // its kind of device and its model, its OS and version, each with the confidence of the best
 // evidence for it. The MAC's vendor comes apart (the OUI registry).
 import type { Confidence, Finding, FoundHost } from '../scan/types.js';

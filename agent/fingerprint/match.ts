@@ -222,7 +222,7 @@ export interface PortIdentity extends Recognition {
   answers: ProbeAnswer[];
 }
 
-/** At most this many redirects are followed, each on the same host (issue 38: a login page behind `/`). */
+/** At most this many redirects are followed, each on the same host (a login page behind `/`). */
 export const MAX_REDIRECTS = 3;
 
 /**

@@ -230,7 +230,7 @@ export interface WorkPayload {
   error: string | null;
   started_at: string | null;
   finished_at: string | null;
-  /** Our extension (issue 25.3): the run's report, on a Network session's terminal update only. */
+  /** Our extension: the run's report, on a Network session's terminal update only. */
   report?: RunReport;
 }
 

@@ -4,7 +4,7 @@
 // byte-identical reports: no new history on the server.
 //
 // Each container is a host of its own, with its addresses on its Docker networks and its own ports,
-// and one service bound to those only (issue 28: a container's address lists its own services, not
+// and one service bound to those only (a container's address lists its own services, not
 // the Docker host's). The Docker host gets a "Docker" service and the host ports its containers
 // publish, each bound to a service named after its container. docs/agent.md says why containers are
 // not sent as the Docker host's payloads (Scanopy's way).

@@ -102,7 +102,7 @@ export function evidenceSummary(found: FoundHost): string {
 const CONFIDENCE_ORDER = ['Low', 'Medium', 'High', 'Certain'];
 
 /**
- * A host's name from the best source it has (issue 38): the name it gave (PTR, mDNS, SNMP sysName),
+ * A host's name from the best source it has: the name it gave (PTR, mDNS, SNMP sysName),
  * then a certificate's DNS name, then a page title that is not a product's own; a service's name only
  * when nothing else names it (host_naming_fallback BestService, §1.2.5), else the address.
  */

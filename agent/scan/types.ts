@@ -164,7 +164,7 @@ export interface ScanOptions {
   fullRangeSlice?: { index: number; of: number };
   /** Ports found open on a previous run, per address: always probed again (a stopped service is noticed). */
   known?: Record<string, number[]>;
-  /** SNMP credentials to try on each live host and device (issue 25); none: no SNMP. */
+  /** SNMP credentials to try on each live host and device; none: no SNMP. */
   snmp?: SnmpCredentials;
   /** A DNS resolver (inside the targets or loopback) for PTR names; none: no PTR lookup. */
   dnsServer?: string;

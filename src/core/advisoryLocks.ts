@@ -9,7 +9,7 @@
 // and `subnets:<organization id>:<0..63>` (ADDRESS_SETS) the addresses of the organization's
 // subnets whose id falls in that bucket.
 //
-// Addresses are locked at two grains (issue 37). A writer of a few addresses (a host's create or
+// Addresses are locked at two grains. A writer of a few addresses (a host's create or
 // update, a discovery batch) takes each address's `ip:` key exclusively and the `subnets:` bucket of
 // each of their subnets SHARED. A bulk create, which may write 4,000 addresses in one transaction,
 // does the same while that stays within 64 keys, and otherwise takes the buckets of its subnets

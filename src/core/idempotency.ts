@@ -1,4 +1,4 @@
-// `Idempotency-Key` on creates (issue 10.5; Stripe's convention and the IETF draft
+// `Idempotency-Key` on creates (Stripe's convention and the IETF draft
 // "The Idempotency-Key HTTP Header Field"): a create retried with the same key answers what the
 // first one answered and creates nothing more, for 24 hours. The key is stored in the create's own
 // transaction, so a create that failed leaves no key behind (a retry runs it again), and a second

@@ -1,5 +1,5 @@
 // Operators: the users who may see what spans organizations (the queue dashboard). Granted
-// explicitly (issue 10.7): a row of `operators` (`npm run operator -- grant <email>`), an email of
+// explicitly: a row of `operators` (`npm run operator -- grant <email>`), an email of
 // OPERATOR_EMAILS, or an Owner or Admin of OPERATOR_ORGANIZATION_ID. Nobody by default, in
 // particular not whoever registered first.
 import type { AppConfig } from '../config.js';

@@ -1,4 +1,4 @@
-// A read replica (issue 26.4): with DATABASE_REPLICA_URL set (a streaming hot standby of
+// A read replica: with DATABASE_REPLICA_URL set (a streaming hot standby of
 // DATABASE_URL), GET routes whose reads tolerate a little lag (history, `at` reads, topology at an
 // instant, diffs, timelines, exports: `readsFromReplica` in src/http/pipeline.ts decides, from the
 // route's declaration) get a `ReplicaDb`: plain reads go to the standby, anything that writes (a

@@ -1,4 +1,4 @@
-// Users' regular expressions (custom service definitions, issue 38.6) that can never backtrack
+// Users' regular expressions (custom service definitions) that can never backtrack
 // without bound: checked once here, by the server when a definition is written (400 on
 // `match.pattern` with the reason) and by the agent when it receives one (the same module: the agent
 // imports it, as it does src/core/secretFields.ts), then run by JS RegExp on at most

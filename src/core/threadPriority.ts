@@ -1,5 +1,5 @@
 // CPU-bound worker threads run at a lower scheduling priority than the event loop that started
-// them (issue 22): on a machine whose cores are all busy, the kernel then gives the API's and the
+// them: on a machine whose cores are all busy, the kernel then gives the API's and the
 // worker's main threads (health checks, other tenants' small requests, webhook deliveries) the CPU
 // first, and the big drawing or layout takes what is left. Linux only: a thread's own id comes from
 // /proc/thread-self, and setpriority() on a thread id changes that thread alone. Elsewhere, or if the

@@ -1,4 +1,4 @@
-// Bulk create (issue 28): `POST <collection>/bulk` takes a JSON array of the resource's create
+// Bulk create: `POST <collection>/bulk` takes a JSON array of the resource's create
 // bodies and runs the resource's own create for each, in order, in ONE transaction: all or none,
 // one history instant (the transaction's now()) and one event batch (netinv.batch_id is set per
 // transaction). The route itself is declared from the resource's create route (resourceRoutes.ts,

@@ -1,4 +1,4 @@
-// JSON made elsewhere, spliced into an answer as it is (issue 22). No imports but node's: the
+// JSON made elsewhere, spliced into an answer as it is. No imports but node's: the
 // topology threads' bundle takes this file too (layout.ts).
 import { randomUUID } from 'node:crypto';
 

@@ -63,7 +63,7 @@ interface RouteBase {
   /** The largest JSON body the route takes, when more than BODY_LIMIT_BYTES (bulk creates). */
   bodyLimit?: number;
   /**
-   * Where a GET reads (issue 26.4): 'replica', the answer tolerates a little lag, so the standby of
+   * Where a GET reads: 'replica', the answer tolerates a little lag, so the standby of
    * DATABASE_REPLICA_URL may serve it; 'primary', never. Unset: `readsFromReplica` derives it.
    */
   reads?: 'replica' | 'primary';
@@ -71,12 +71,12 @@ interface RouteBase {
   unlimited?: boolean;
   /**
    * Limited per client address with the anonymous bucket whatever credentials come along (login,
-   * register): a session cookie must not lift the limit on guessing passwords (issue 10.4).
+   * register): a session cookie must not lift the limit on guessing passwords.
    */
   limitByAddress?: boolean;
   /**
    * Changes something of the whole organization (users, networks, organization tags): refused to
-   * an API key limited to some networks, whatever its role (issue 10.1).
+   * an API key limited to some networks, whatever its role.
    */
   organizationWide?: boolean;
 }

@@ -45,7 +45,7 @@ export function queueDashboard(services: Services) {
       const adapter = new BullMQAdapter(q);
       // A job carries what it works on: a discovery-sync job, the entities a server_poll daemon
       // reported, their source metadata with the SNMP credentials of its discovery type. Credentials
-      // are write-only (issue 37): shown masked here, as everywhere but the daemon's work.
+      // are write-only: shown masked here, as everywhere but the daemon's work.
       adapter.setFormatter('data', (data: unknown) => maskSecrets(data));
       adapter.setFormatter('returnValue', (value: unknown) => maskSecrets(value));
       return adapter;

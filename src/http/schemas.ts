@@ -118,7 +118,7 @@ export function orderTerms(
 export const SERVER_OWNED = [
   'organization_id', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'lineage_id', 'source',
   'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'version_status', 'last_used_at', 'user_id',
-  // What discovery alone writes (issue 25.1), echoed back from a GET.
+  // What discovery alone writes, echoed back from a GET.
   'hostname_source', 'name_source', 'device_type', 'device_model', 'os_name', 'os_version', 'os_confidence', 'mac_vendor', 'mac_random', 'fdb_macs',
   // Presence, which discovery records (src/modules/discovery/presence.ts).
   'offline_at',

@@ -1,4 +1,4 @@
-// Browser-facing defaults (issue 10.8), for every response of the app, before the web application
+// Browser-facing defaults, for every response of the app, before the web application
 // ships:
 // - a request that changes something and comes from another site's page (Origin, or Sec-Fetch-Site
 //   when there is no Origin) is refused, unless it carries its own credential in Authorization: a

@@ -1,4 +1,4 @@
-// The web application (issue 12), built from web/ by scripts/build.ts into dist/web/ and served by
+// The web application, built from web/ by scripts/build.ts into dist/web/ and served by
 // the API process. Assets carry their content hash in their names, so they are cached for a year;
 // every page of the application answers index.html (revalidated each time), which names them. The
 // page is HTML, so securityHeaders() gives it the Content-Security-Policy (no inline script, nothing

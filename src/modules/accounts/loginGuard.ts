@@ -1,4 +1,4 @@
-// Login throttling (issue 10.4, OWASP Authentication cheat sheet; decisions §2 kept per address):
+// Login throttling (OWASP Authentication cheat sheet; decisions §2 kept per address):
 // - per (account, client address): the fifth failed attempt within 15 minutes stops that address
 //   from trying that account for 15 minutes (429 auth_login_locked). Somebody else's address is
 //   not affected, so nobody can lock an account out by failing on purpose.

@@ -1,4 +1,4 @@
-// E-mail alerts (issue 39.4): `alert_emails` is an outbox; the alert-delivery worker's sweep claims
+// E-mail alerts: `alert_emails` is an outbox; the alert-delivery worker's sweep claims
 // the due ones (a lease on next_attempt_at, so two workers never send one twice at once) and sends
 // each as one message over SMTP (nodemailer) to its recipients. SMTP_URL says where
 // (smtp://user:pass@host:587, smtps:// for implicit TLS); STARTTLS is used whenever the server

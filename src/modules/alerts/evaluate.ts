@@ -1,4 +1,4 @@
-// What a Network session changed, turned into one alert digest per session (issue 39.4). Called in
+// What a Network session changed, turned into one alert digest per session. Called in
 // the transaction that ends the session (src/modules/discovery/ingest.ts, after markPresence), and
 // by the alert worker's sweep for hosts whose offline delay has passed since (no session then).
 //

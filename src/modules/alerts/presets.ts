@@ -1,4 +1,4 @@
-// Webhook presets (issue 39.4): the body a webhook's `preset` gives a delivery, so that a chat or
+// Webhook presets: the body a webhook's `preset` gives a delivery, so that a chat or
 // push service's own webhook URL can be an endpoint as it is. `generic` is the signed Standard
 // Webhooks JSON ({type, timestamp, data}) every delivery has had. The others turn the payload into
 // a title and text lines (an alert digest: one line per change) and shape them as the product

@@ -1,4 +1,4 @@
-// What each Network scan changed, scan by scan (issue 39.4): the ended sessions of a network with
+// What each Network scan changed, scan by scan: the ended sessions of a network with
 // their summaries (new, gone, changed, offline and back-online hosts: sessionSummary.ts and
 // presence.ts write them when the session ends), newest first, and an operator's acknowledgement.
 import type { Db } from '../../core/db.js';

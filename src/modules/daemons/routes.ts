@@ -88,7 +88,7 @@ const daemonRoutesDeclared = defineRoutes([
       return listDaemonSessions(db, scope.organizationId, params.id);
     },
   },
-  // Operators' sessions (issue 25.3): "scan now" and cancel, managed like the daemon's other writes.
+  // Operators' sessions: "scan now" and cancel, managed like the daemon's other writes.
   {
     operationId: 'scanDaemonNow', method: 'post', path: '/api/v1/daemons/:id/sessions', group: 'Daemons', auth: 'Admin', status: 201, errors: [409],
     summary: 'Scan now: queue a Network discovery of the daemon’s approved targets (filled in when it is handed out); 409 discovery_no_target when none is approved, discovery_session_active while one is pending or running',
@@ -110,7 +110,7 @@ const daemonRoutesDeclared = defineRoutes([
       return cancelSession(tx, scope.organizationId, params.id, params.session_id);
     }),
   },
-  // What the daemon may scan (issue 24.8): read like the daemon, approved and revoked like its other writes.
+  // What the daemon may scan: read like the daemon, approved and revoked like its other writes.
   {
     operationId: 'listDaemonTargets', method: 'get', path: '/api/v1/daemons/:id/targets', group: 'Daemons', auth: 'Viewer',
     summary: 'The subnets a daemon is approved to scan, and the ones it suggests (its own subnets, not approved)',

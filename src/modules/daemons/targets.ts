@@ -1,4 +1,4 @@
-// The subnets a daemon may scan (issue 24.8). A daemon scans only what it was given explicitly: the
+// The subnets a daemon may scan. A daemon scans only what it was given explicitly: the
 // subnets it reports being on (capabilities.interfaced_subnet_ids, from its SelfReport) are
 // suggestions, and an operator approves some of them (or any other subnet of the daemon's network,
 // a routed one). The approved ones go out with the daemon's Network work (withApprovedTargets).

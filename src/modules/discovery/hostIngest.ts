@@ -87,7 +87,7 @@ export function bind(sql: string, values: Record<string, unknown>): [string, unk
   return [text, params];
 }
 
-/** A MAC that may identify a machine: not all zeros, and not locally administered (random, issue 25.1). */
+/** A MAC that may identify a machine: not all zeros, and not locally administered (random). */
 const isUsableMac = (mac: string | null | undefined) => !!mac && mac !== '00:00:00:00:00:00' && !isLocallyAdministered(mac);
 
 interface StoredHost extends Row {

@@ -120,7 +120,7 @@ export async function applySessionUpdate(db: Db, ctx: IngestContext, payload: Di
     if (applied && TERMINAL_PHASES.includes(applied.phase)) {
       await summarizeSession(tx, ctx.organizationId, payload.session_id, scannedSubnetIds(payload.discovery_type));
       await markPresence(tx, ctx.organizationId, payload.session_id);
-      // What the session changed, as the network's alert rules want it: one digest (issue 39.4).
+      // What the session changed, as the network's alert rules want it: one digest.
       await evaluateSessionAlerts(tx, ctx.organizationId, payload.session_id);
     }
   });

@@ -188,7 +188,7 @@ export function claimStoredHosts(found: Array<[number, string]>): { claimed: Map
   return { claimed, deferred };
 }
 
-// ---- MACs and SNMP interfaces (issue 25.1) ---------------------------------------------------
+// ---- MACs and SNMP interfaces ---------------------------------------------------
 
 /**
  * A locally administered MAC (bit 0x02 of the first octet): phones, laptops and VMs randomise

@@ -44,7 +44,7 @@ const daemonBinding = open({
   interface_id: anyUuid().allow(null).when('type', { is: 'Interface', then: Joi.required().invalid(null) }),
 });
 
-// ---- SNMP (issue 25.1): Scanopy 0.14's IfEntry and host SNMP fields, and our agent's extensions ----
+// ---- SNMP: Scanopy 0.14's IfEntry and host SNMP fields, and our agent's extensions ----
 
 /** Most MACs one port's forwarding table may report (a busy uplink learns thousands). */
 export const FDB_MACS_MAX = 4096;
@@ -143,7 +143,7 @@ export const daemonHostRequestBody = StorableJoi.object({
 }).unknown(true);
 
 /**
- * The run's report our agent adds to its session updates (issue 25.3); Scanopy daemons never send
+ * The run's report our agent adds to its session updates; Scanopy daemons never send
  * one. Unlike the rest of what daemons send it is ours, so it is checked strictly (no unknown key)
  * and every part is bounded: it is stored as sent and shown on the Daemons page.
  */

@@ -148,7 +148,7 @@ export async function failSessionsOfRestartedDaemon(db: Db, organizationId: stri
   // What it found before the restart is in the inventory: a Network session's summary says so.
   for (const { id } of failed) {
     await summarizeSession(db, organizationId, id);
-    await evaluateSessionAlerts(db, organizationId, id); // what it found is alerted on (issue 39.4)
+    await evaluateSessionAlerts(db, organizationId, id); // what it found is alerted on
   }
   return failed.length;
 }
@@ -174,7 +174,7 @@ export async function sweepStalledSessions(db: Db, stalledAfterMs = STALLED_AFTE
   );
   for (const f of failed) {
     await summarizeSession(db, f.organization_id, f.id);
-    await db.transaction((tx) => evaluateSessionAlerts(tx, f.organization_id, f.id)); // what it found is alerted on (issue 39.4)
+    await db.transaction((tx) => evaluateSessionAlerts(tx, f.organization_id, f.id)); // what it found is alerted on
   }
   const cancelRequested = await db.query(
     `${ACROSS_ORGANIZATIONS} update discovery_sessions set cancel_requested = true, updated_at = now()
@@ -216,7 +216,7 @@ export async function listDaemonSessions(db: Db, organizationId: string, daemonI
   return rows.map(sessionView);
 }
 
-// ---- Operators' sessions: "scan now" and cancel (issue 25.3) -----------------------------------------
+// ---- Operators' sessions: "scan now" and cancel -----------------------------------------
 // The caller holds the daemon's row lock (as request-work does), so a scan queued or a session
 // cancelled never races a hand-out of the same daemon's work.
 

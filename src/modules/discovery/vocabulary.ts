@@ -37,9 +37,9 @@ export interface DaemonHost {
   hidden?: boolean;
   virtualization: object | null;
   source: DaemonSource;
-  /** Ours (issue 25.1): where `hostname` came from. */
+  /** Ours: where `hostname` came from. */
   hostname_source?: HostnameSource | null;
-  /** Ours (issue 38.4): where `name` came from; absent from Scanopy daemons (their names are kept). */
+  /** Ours: where `name` came from; absent from Scanopy daemons (their names are kept). */
   name_source?: NameSource | null;
   sys_descr?: string | null;
   sys_object_id?: string | null;
@@ -53,7 +53,7 @@ export type HostnameSource = 'ptr' | 'mdns' | 'snmp';
 export const NAME_SOURCES = ['hostname', 'certificate', 'title', 'service', 'address'] as const;
 export type NameSource = (typeof NAME_SOURCES)[number];
 export const SNMP_HOST_FIELDS = ['sys_descr', 'sys_object_id', 'sys_location', 'sys_contact', 'chassis_id'] as const;
-/** Ours (issue 38.3): what the host is, from all the evidence; a report without them keeps what is stored. */
+/** Ours: what the host is, from all the evidence; a report without them keeps what is stored. */
 export const HOST_FACT_FIELDS = ['device_type', 'device_model', 'os_name', 'os_version', 'os_confidence'] as const;
 
 export interface DaemonInterface {

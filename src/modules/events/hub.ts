@@ -1,4 +1,4 @@
-// The live half of the feed (issue 13.3), one per process. It sequences the outbox when this
+// The live half of the feed, one per process. It sequences the outbox when this
 // process has committed a write (src/core/db.ts onWriteCommitted) and, for writes made elsewhere
 // (another process, raw SQL), when a short poll of the outbox finds one (EVENT_OUTBOX_POLL_MS,
 // 100 ms: one index probe). Writers do not NOTIFY (migration 21: a NOTIFY takes a database-wide lock
@@ -12,7 +12,7 @@
 // live, so there is no gap and no repeat. A client that reads slower than events come is cut off
 // (with its last id, to resume from) once MAX_BUFFER_BYTES wait for it.
 //
-// Revocation (issue 37) does not wait for the 1 s re-check: a request that revokes a credential
+// Revocation does not wait for the 1 s re-check: a request that revokes a credential
 // (key deleted, disabled or rotated, session signed out, user removed or changed, API access off)
 // calls `revoke` after its commit and before it answers. That NOTIFYs `netinv_revocations` with the
 // credentials and a reply channel, and reads in the same statement which hubs listen: each hub's

@@ -26,7 +26,7 @@ const REVOCATION_AFTER_COMMIT_MS = 3000;
 
 /**
  * Once the request's writes are committed and before it answers: the streams of `subjects` ended
- * or checked again on every API process (issue 37), so no event committed after the answer reaches
+ * or checked again on every API process, so no event committed after the answer reaches
  * them. Nothing happens if the request fails (its writes rolled back).
  */
 export function revokeStreamsAfterCommit(req: Pick<RequestInput<Scope | undefined>, 'services' | 'afterCommit'>, kind: RevocationKind, subjects: string[]): void {

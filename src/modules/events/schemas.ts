@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { timestamp, uuid } from '../../http/schemas.js';
 
-/** Every event type (issue 13.1); a `types` filter names them or a prefix with `*` (`host.*`). */
+/** Every event type; a `types` filter names them or a prefix with `*` (`host.*`). */
 export const ENTITY_TYPES = ['host', 'interface', 'ip_address', 'port', 'service', 'binding', 'subnet', 'dependency', 'tag', 'network', 'daemon'] as const;
 export const EVENT_TYPES = [
   ...ENTITY_TYPES.flatMap((e) => [`${e}.created`, `${e}.updated`, `${e}.deleted`]),

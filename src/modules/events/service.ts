@@ -1,4 +1,4 @@
-// The change feed (issue 13.2): events read in commit order after a cursor, filtered to what the
+// The change feed: events read in commit order after a cursor, filtered to what the
 // caller may see. Events are written by the database itself (migration 13: outbox triggers and
 // the sequencer); this module reads them, sequences the outbox when a reader is ahead of the
 // sequencer, records the few events no table write yields, and applies retention.

@@ -33,7 +33,7 @@ import { hostTable } from './table.js';
 export const BULK_MAX_IP_ADDRESSES = 4000;
 
 /**
- * The most advisory locks a bulk create holds for its addresses, to its commit (issue 37): one per
+ * The most advisory locks a bulk create holds for its addresses, to its commit: one per
  * address filled PostgreSQL's shared lock table (about 12,000 slots with the default settings, for
  * every transaction of the server) with three 4,000-address bulks, and then any transaction of any
  * tenant needing a slot failed with "out of shared memory" (bench/bulkLocks.ts). 64 is what the

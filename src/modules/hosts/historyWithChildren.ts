@@ -1,4 +1,4 @@
-// A host's history with its children (issue 28.3): every instant at which the host row or one of the
+// A host's history with its children: every instant at which the host row or one of the
 // children it owned then (IP addresses, ports, services, their bindings, interfaces) got a new state
 // or lost one, newest first; each entry is the host as of that instant, with its children exactly as
 // `GET /hosts/{id}?at=` answers them, and the list of what changed at that instant.

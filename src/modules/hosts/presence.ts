@@ -1,4 +1,4 @@
-// Whether a host is there (issue 39.2), as the API shows it: derived from what discovery recorded
+// Whether a host is there, as the API shows it: derived from what discovery recorded
 // (offline_at, src/modules/discovery/presence.ts), what a person said (ignored), and the
 // network's expiry. Pure: the hosts list's status filter is its SQL twin (statusClause), and a test
 // compares the two.

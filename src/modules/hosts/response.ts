@@ -15,7 +15,7 @@ export const hostResponse = Joi.object({
   id: uuid(), name: Joi.string(), hostname: Joi.string().allow(null), description: Joi.string().allow(null), hidden: Joi.boolean(),
   network_id: uuid(), organization_id: uuid(), tags: Joi.array().items(uuid()), source: sourceResponse(), virtualization: virtualizationResponse(),
   credential_assignments: Joi.array().items(Joi.object({ credential_id: uuid() }).unknown(true)),
-  // Set by discovery only (issue 25.1): read-only, ignored in a request body.
+  // Set by discovery only: read-only, ignored in a request body.
   hostname_source: Joi.string().valid('ptr', 'mdns', 'snmp').allow(null).description('Where discovery found `hostname`: a PTR record, mDNS or SNMP sysName (read-only)'),
   name_source: Joi.string().valid(...NAME_SOURCES).allow(null)
     .description('Where discovery took `name` from (hostname, certificate, title, service, address): discovery renames such a host when its evidence changes; null for a name a person gave, which discovery never replaces (read-only)'),

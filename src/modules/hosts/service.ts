@@ -170,7 +170,7 @@ export const hostService = {
       if (input.credential_assignments) values.credential_assignments = input.credential_assignments;
       if (input.ignored !== undefined) values.ignored = input.ignored;
       if (input.ignored) values.hidden = true;
-      // A person who writes another name owns it from now on: discovery never renames the host again (issue 38.4).
+      // A person who writes another name owns it from now on: discovery never renames the host again.
       const named = await tx.query<{ name: string }>(`select name from hosts where organization_id = ? and id = ?`, [scope.organizationId, id]);
       if (named[0] && named[0].name !== input.name) values.name_source = null;
       // The update reads the host locked (404 / 403 first); a bad tag then rolls the transaction back.

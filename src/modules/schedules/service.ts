@@ -1,4 +1,4 @@
-// Discovery schedules (issue 39.1): a daemon's Network discovery every N minutes or by a cron
+// Discovery schedules: a daemon's Network discovery every N minutes or by a cron
 // expression in a time zone, optionally of a subset of its approved subnets. Read like the daemon
 // (Viewer), written by Admins; after a committed change the worker is asked to make the schedule's
 // job scheduler match (jobs.ts requestScheduleSync; it also re-registers every schedule at start).

@@ -1,4 +1,4 @@
-// Custom service definitions (issue 38.6): per organization, read by every member, written by Admins
+// Custom service definitions: per organization, read by every member, written by Admins
 // and Owners; the enabled ones go to our agent with its Network discovery work (work.ts). Settings,
 // not inventory: plain rows (no history, no events), as webhooks.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Webhook delivery (issue 13.4, 13.7). PostgreSQL is the source of truth: the dispatcher turns
+// Webhook delivery. PostgreSQL is the source of truth: the dispatcher turns
 // events into `webhook_deliveries` rows (one per endpoint and event, under a cursor, in one
 // transaction), and BullMQ only carries "attempt these deliveries now" jobs, each naming the one
 // organization they belong to so that an attempt reads that organization's rows only (a retry's id is

@@ -1,4 +1,4 @@
-// Webhook endpoints (issue 13.4–13.5), Admin only: CRUD, secret rotation, the delivery log and
+// Webhook endpoints, Admin only: CRUD, secret rotation, the delivery log and
 // redelivery. Delivery itself is src/modules/webhooks/delivery.ts, run by workers/webhookDelivery.ts.
 import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../config.js';
