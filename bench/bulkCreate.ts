@@ -13,19 +13,24 @@
 // addresses, 2,000 ports in its network).
 // Requests are timed with a plain fetch (the test client's OpenAPI check of each answer is not the
 // server's time).
+// Checked (full and small runs), each round: the three ways wrote the same hosts, as the API answers
+// them (GET /api/v1/hosts of each pass's network, ids, timestamps and the pass's /16 set aside).
 // Environment: BENCH_BULK_ROUNDS (5), BENCH_BULK_HOSTS (1000), BENCH_BULK_SINGLE_HOSTS (200), DATABASE_URL, REDIS_URL.
+// BENCH_SMALL=1 (bench/small.ts): one round, 100 hosts, 10 one by one; results in a temporary directory.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { prepareTemplate, releaseTestDatabases, startTestApp } from '../test/support/app.js';
 import { call, expectOk } from '../test/support/client.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
+import { firstDifference } from './rawHosts.js';
+import { mustAgree, resultsFile, sized } from './small.js';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const ROUNDS = env('BENCH_BULK_ROUNDS', 5);
-const HOSTS = env('BENCH_BULK_HOSTS', 1000);
-const SINGLE_HOSTS = Math.min(HOSTS, env('BENCH_BULK_SINGLE_HOSTS', 200));
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
+const ROUNDS = sized('BENCH_BULK_ROUNDS', 5, 1);
+const HOSTS = sized('BENCH_BULK_HOSTS', 1000, 100);
+const SINGLE_HOSTS = Math.min(HOSTS, sized('BENCH_BULK_SINGLE_HOSTS', 200, 10));
 
 const pct = (values: number[], p: number) => {
   const s = [...values].sort((a, b) => a - b);
@@ -71,13 +76,31 @@ async function main(): Promise<void> {
       if (c.hosts !== hosts || c.ips !== 2 * hosts || c.ports !== 2 * hosts) throw new Error(`pass wrote ${JSON.stringify(c)}`);
     };
 
+    /**
+     * The first `count` hosts of a pass's network as the API answers them, made comparable across
+     * passes: ids, timestamps and the pass's /16 (10.<octet>.) written as placeholders, in host order (bench-<i>).
+     */
+    const written = async (network: string, octet: number, count: number) => {
+      const hosts: Array<{ name: string }> = [];
+      for (let offset = 0; offset < count; offset += 1000) {
+        hosts.push(...expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${network}&limit=1000&offset=${offset}`, { auth: t.owner })));
+      }
+      const number = (h: { name: string }) => Number(h.name.slice('bench-'.length));
+      const text = JSON.stringify(hosts.filter((h) => number(h) < count).sort((a, b) => number(a) - number(b)))
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '<time>')
+        .replaceAll(`"10.${octet}.`, '"10.<pass>.');
+      return JSON.parse(text) as unknown[];
+    };
     const seconds = { bulk: [] as number[], single: [] as number[], raw: [] as number[] };
     const bulkRequestMs: number[] = [];
     const singleRequestMs: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
+      const passes: Record<'bulk' | 'single' | 'raw', { network: string; octet: number }> = {} as never;
       // bulk: one request
       {
         const p = await place('bulk');
+        passes.bulk = { network: p.network, octet: p.octet };
         const body = Array.from({ length: HOSTS }, (_, i) => hostBody(p.network, p.subnet, p.octet, i));
         const started = performance.now();
         const data = await post('/api/v1/hosts/bulk', body);
@@ -90,6 +113,7 @@ async function main(): Promise<void> {
       // single: one request per host
       {
         const p = await place('single');
+        passes.single = { network: p.network, octet: p.octet };
         const started = performance.now();
         for (let i = 0; i < SINGLE_HOSTS; i++) {
           const one = performance.now();
@@ -102,6 +126,7 @@ async function main(): Promise<void> {
       // raw SQL: the same rows, three statements, one transaction, triggers on
       {
         const p = await place('raw');
+        passes.raw = { network: p.network, octet: p.octet };
         const ids = Array.from({ length: HOSTS }, () => randomUUID());
         const hosts = ids.map((id, i) => ({ id, organization_id: t.orgId, network_id: p.network, name: `bench-${i}`, source: { type: 'Manual' } }));
         const owned = (i: number) => ({ organization_id: t.orgId, network_id: p.network, host_id: ids[i] });
@@ -120,6 +145,12 @@ async function main(): Promise<void> {
         seconds.raw.push((performance.now() - started) / 1000);
         await check(p.network);
       }
+      // The raw SQL and the one-by-one pass wrote what the bulk wrote (the first SINGLE_HOSTS for the latter).
+      const byBulk = await written(passes.bulk.network, passes.bulk.octet, HOSTS);
+      let diff = firstDifference(byBulk, await written(passes.raw.network, passes.raw.octet, HOSTS));
+      mustAgree('the raw SQL wrote the hosts the bulk create wrote', diff === null, diff ?? '');
+      diff = firstDifference(byBulk.slice(0, SINGLE_HOSTS), await written(passes.single.network, passes.single.octet, SINGLE_HOSTS));
+      mustAgree('the creates one by one wrote the hosts the bulk create wrote', diff === null, diff ?? '');
       log(`round ${r + 1}/${ROUNDS}: ${HOSTS} hosts: bulk ${round(seconds.bulk[r]!, 2)} s, raw SQL ${round(seconds.raw[r]!, 2)} s; ${SINGLE_HOSTS} hosts one by one ${round(seconds.single[r]!, 2)} s`);
     }
 
@@ -137,8 +168,7 @@ async function main(): Promise<void> {
       seconds_per_round: { bulk: seconds.bulk.map((s) => round(s, 2)), single: seconds.single.map((s) => round(s, 2)), raw_sql: seconds.raw.map((s) => round(s, 2)) },
     };
     console.log(JSON.stringify(result, null, 1));
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/bulkCreate-${result.at.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`bulkCreate-${result.at.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
     log(`wrote ${file.pathname}`);
   } finally {

@@ -25,11 +25,15 @@
 // Every bulk and every write of the other tenant is counted by answer (status, code); PostgreSQL's
 // log (own server) and the API processes' logs are searched for "out of shared memory", and each
 // failed write of the other tenant is matched to its logged error (request id: which statement).
-// Flags: --small (scenarios 3x1,1x3, 1,000 addresses, 3 s baselines: a quick check, ~30 s),
+// Flags: --small (scenarios 3x1,1x3, 1,000 addresses, 3 s baselines: a quick check, ~30 s; results in
+// a temporary directory, not bench/results/; BENCH_SMALL=1 (bench/small.ts) is smaller still: one
+// scenario 2x1, 400 addresses, a 2 s baseline),
 // --scenarios 10x1,1x10,20x1,30x1 (the default), --addresses 4000, --baseline 10 (seconds),
 // --database-url <url>, --label <text> (kept in the JSON: which code was measured), --keep (keep
 // the logs). Results: bench/results/bulkLocks-<stamp>.json, with the load average at start and end
 // of the run and of each scenario (/proc/loadavg).
+// Checked (full and small runs): every bulk stored all its rows or none, as answered, and the other
+// tenant's baseline loop (alone) wrote without a failure.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -43,21 +47,22 @@ import { migrate } from '../src/core/db.js';
 import { deleteKeysMatching } from '../src/core/redis.js';
 import { createOrm } from '../src/database.js';
 import { freePort } from '../scripts/pgStandby.js';
+import { mustAgree, resultsFile, SMALL as BENCH_SMALL } from './small.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const option = (name: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : undefined; };
-const SMALL = flag('small');
-const SCENARIOS = (option('scenarios') ?? (SMALL ? '3x1,1x3' : '10x1,1x10,20x1,30x1')).split(',').map((s) => {
+const SMALL = flag('small') || BENCH_SMALL;
+const SCENARIOS = (option('scenarios') ?? (BENCH_SMALL ? '2x1' : SMALL ? '3x1,1x3' : '10x1,1x10,20x1,30x1')).split(',').map((s) => {
   const m = /^(\d+)x(\d+)$/.exec(s.trim());
   if (!m) throw new Error(`--scenarios: <organizations>x<bulks each>, e.g. 10x1,1x10 (got '${s}')`);
   return { orgs: Number(m[1]), perOrg: Number(m[2]), label: s.trim() };
 });
-const ADDRESSES = Number(option('addresses') ?? (SMALL ? 1000 : 4000));
+const ADDRESSES = Number(option('addresses') ?? (BENCH_SMALL ? 400 : SMALL ? 1000 : 4000));
 const ADDRESSES_PER_HOST = 4;
 const HOSTS = Math.ceil(ADDRESSES / ADDRESSES_PER_HOST);
-const BASELINE_S = Number(option('baseline') ?? (SMALL ? 3 : 10));
+const BASELINE_S = Number(option('baseline') ?? (BENCH_SMALL ? 2 : SMALL ? 3 : 10));
 const BULKS_PER_API = 8;
 const log = (line: string) => console.log(`[bulkLocks] ${line}`);
 const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').trim();
@@ -172,6 +177,13 @@ function newLines(file: string, from: number, re: RegExp): string[] {
 }
 
 const LOCK_TABLE_ERROR = /out of shared memory|max_locks_per_transaction/i;
+
+/** A small run's results file: resultsFile() of bench/small.ts, which is a temporary directory under BENCH_SMALL=1 and for --small alike. */
+function resultsFileFor(name: string): string {
+  if (BENCH_SMALL) return fileURLToPath(resultsFile(name));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netinv-bench-small-'));
+  return path.join(dir, name);
+}
 
 async function main(): Promise<void> {
   const started = { at: new Date().toISOString(), loadavg: loadavg() };
@@ -382,6 +394,8 @@ async function main(): Promise<void> {
         },
       };
       results.push(result);
+      mustAgree(`scenario ${scenario.label}: every bulk stored all its rows or none, as answered`, result.bulks.stored_as_answered, `bulks ${inconsistent.join(', ')}`);
+      mustAgree(`scenario ${scenario.label}: the other tenant's baseline loop wrote without a failure`, result.other_tenant.baseline.writes > 0 && result.other_tenant.baseline.failed === 0, JSON.stringify(result.other_tenant.baseline.answers));
       const d = result.other_tenant.during_bulks;
       log(`  bulks ${result.bulks.ok} ok / ${result.bulks.failed} failed ${JSON.stringify(result.bulks.answers)} in ${result.bulks.seconds_to_last} s; `
         + `peak advisory locks ${result.pg_locks.peak_advisory} (lock rows ${result.pg_locks.peak_rows}); `
@@ -399,8 +413,9 @@ async function main(): Promise<void> {
       baseline_seconds: BASELINE_S, scenarios: results,
     };
     log(`load average at end: ${output.loadavg.end}`);
-    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-    const file = path.join(ROOT, 'bench', 'results', `bulkLocks-${started.at.replace(/[:.]/g, '-')}.json`);
+    // A small run (--small or BENCH_SMALL=1) writes outside bench/results/.
+    const file = SMALL ? resultsFileFor(`bulkLocks-${started.at.replace(/[:.]/g, '-')}.json`) : path.join(ROOT, 'bench', 'results', `bulkLocks-${started.at.replace(/[:.]/g, '-')}.json`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify(output, null, 1)}\n`);
     log(`wrote ${file}`);
   } finally {

@@ -19,7 +19,11 @@
 // transactions/s and COMMIT p50/p99, 1 and 4 writers, NOTIFY per write or none.
 // Then BENCH_CONCURRENT_RAW_WRITES (50) tags inserted by raw SQL on another connection (nothing wakes
 // the hub but its poll, EVENT_OUTBOX_POLL_MS): write → stream p50/p99, and the poll probe's round trip.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Checked (full and small runs): in both modes every host's event reached the stream (the baseline
+// mode and the measured one deliver the same events), and every raw write's too.
+// BENCH_SMALL=1 (bench/small.ts): 30 hosts a pass, one round, 20 small writes, 5 raw writes; results in
+// a temporary directory.
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -34,12 +38,13 @@ import { hostReport, postSubnet } from '../test/discovery/reports.js';
 import { openStream } from '../test/scale/support.js';
 import { prepareTemplate, startTestApp } from '../test/support/app.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
+import { mustAgree, resultsFile, sized, SMALL } from './small.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const HOSTS = env('BENCH_CONCURRENT_HOSTS', 600);
-const REPEAT = env('BENCH_CONCURRENT_REPEAT', 5);
-const RAW_WRITES = env('BENCH_CONCURRENT_RAW_WRITES', 50);
-const SMALL_WRITES = env('BENCH_CONCURRENT_SMALL_WRITES', 800);
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
+const HOSTS = sized('BENCH_CONCURRENT_HOSTS', 600, 30);
+const REPEAT = sized('BENCH_CONCURRENT_REPEAT', 5, 1);
+const RAW_WRITES = sized('BENCH_CONCURRENT_RAW_WRITES', 50, 5);
+const SMALL_WRITES = sized('BENCH_CONCURRENT_SMALL_WRITES', 800, 20);
 const WRITERS = [1, 4];
 const MODES = ['notify_per_write', 'no_notify'] as const;
 type Mode = (typeof MODES)[number];
@@ -162,6 +167,7 @@ async function main() {
       while ([...committedAt.keys()].some((n) => !arrivals.has(n)) && performance.now() < deadline) await sleep(20);
       const delivery = [...committedAt].map(([n, t]) => (arrivals.has(n) ? arrivals.get(n)! - t : Number.NaN));
       const missing = delivery.filter(Number.isNaN).length;
+      mustAgree(`${mode}, ${writers} writer(s): every host's event reached the stream`, missing === 0, `${missing} of ${HOSTS} missing after 30 s`);
       return { mode, writers, hosts: HOSTS, hostsPerSecond: HOSTS / seconds, commits, txMs, delivery: delivery.filter((x) => !Number.isNaN(x)), missing };
     };
 
@@ -228,17 +234,20 @@ async function main() {
     const tagStream = await openStream(app.url, t.owner, '?types=tag.created');
     await sleep(300);
     const rawLatencies: number[] = [];
+    let rawMissing = 0;
     for (let i = 0; i < RAW_WRITES; i++) {
       const name = `raw-${i}`;
       await admin.query(`insert into tags (id, organization_id, name, color, lineage_id) values ($2, $1, $3, 'Blue', $2)`, [t.orgId, randomUUID(), name]);
       const written = performance.now();
       const deadline = written + 10_000;
       while (!tagStream.events.some((e) => e.data.data.name === name) && performance.now() < deadline) await sleep(1);
+      if (!tagStream.events.some((e) => e.data.data.name === name)) rawMissing += 1;
       rawLatencies.push(performance.now() - written);
       await sleep(37 + Math.random() * 60); // not in step with the poll
     }
     tagStream.close();
-    const probes = 1000;
+    mustAgree('every raw SQL write reached the stream (the hub\'s poll)', rawMissing === 0, `${rawMissing} of ${RAW_WRITES} missing after 10 s`);
+    const probes = SMALL ? 100 : 1000;
     const probeStarted = performance.now();
     for (let i = 0; i < probes; i++) await admin.query(`select (select seq from event_outbox order by seq limit 1) is not null as pending`);
     const probeMs = (performance.now() - probeStarted) / probes;
@@ -277,8 +286,7 @@ async function main() {
       ratio_no_notify_to_notify: { writers_1: ratio(1), writers_4: ratio(4) },
     };
     console.log(JSON.stringify(result, null, 1));
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/concurrent-ingest-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`concurrent-ingest-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
     log(`wrote ${file.pathname}`);
   } finally {

@@ -11,11 +11,18 @@
 // identified (http, redis, ssh, postgresql at their address and port), packets both ways counted
 // by nftables in the agent's namespace (ARP is not IP: not counted, for either), packets to
 // 9100–9107 (printers print what they receive). The agent's neighbour table is flushed before each.
-// DISCOVERY_AGENT_ARGS adds agent flags (e.g. "--pps 1000"); DISCOVERY_TIMEOUT_S bounds each tool (600).
+// DISCOVERY_AGENT_ARGS adds agent flags (e.g. "--pps 1000"); DISCOVERY_TIMEOUT_S bounds each tool (600);
+// DISCOVERY_TARGETS (both /24s) the ranges both tools scan, scored against the lab hosts inside them.
+// Checked (full and small runs): both tools ran to their end (exit 0) and found lab hosts (a tool
+// that reached nothing measured nothing).
+// BENCH_SMALL=1 (bench/small.ts): the first /28 of each segment (the routers and 5 of the 8 hosts);
+// results in a temporary directory. Still ~2.5 minutes (each tool's own probing and timers, not the
+// number of addresses, set its time): `npm run bench:small -- --lab` runs it, the default does not.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { XMLParser } from 'fast-xml-parser';
 import { buildAgentArtifacts } from '../scripts/build.js';
 import { ensureServices } from '../scripts/services.js';
@@ -25,9 +32,18 @@ import { registerTenant } from '../test/support/world.js';
 import { AGENT_IP, cidrInside, createLab, labUnavailable, MIDDLEBOX_RANGE, NODE, ROOT, SEGMENT_A, SEGMENT_B, runInAgentNs, type Lab } from '../test/lab/lab.js';
 import { labTruth, readInventory, sameKind } from '../test/lab/inventory.js';
 import { BENCH_PACKAGES, ensurePackages, LAB_PACKAGES } from '../test/lab/packages.js';
+import { mustAgree, resultsFile, sized, sizedText } from './small.js';
 
-const TARGETS = [SEGMENT_A, SEGMENT_B];
-const TIMEOUT_MS = Number(process.env.DISCOVERY_TIMEOUT_S ?? 600) * 1000;
+const TARGETS = sizedText('DISCOVERY_TARGETS', `${SEGMENT_A},${SEGMENT_B}`, '198.18.10.0/28,198.18.20.0/28').split(',');
+const TIMEOUT_MS = sized('DISCOVERY_TIMEOUT_S', 600, 120) * 1000;
+/** The lab's truth inside the targets (the whole lab at the default targets). */
+const truthInTargets = (lab: Lab) => {
+  const truth = labTruth(lab);
+  const inside = (ip: string) => TARGETS.some((t) => cidrInside(ip, t));
+  return { hosts: truth.hosts.filter(inside), services: truth.services.filter((x) => inside(x.ip)) };
+};
+/** Usable addresses of the targets. */
+const ADDRESSES = TARGETS.reduce((n, t) => n + 2 ** (32 - Number(t.split('/')[1])) - 2, 0);
 const EXTRA_AGENT_ARGS = (process.env.DISCOVERY_AGENT_ARGS ?? '').split(' ').filter(Boolean);
 
 /** What one tool found, as scored against the lab's truth. */
@@ -60,12 +76,12 @@ async function measure(lab: Lab, tool: string, cmd: string, args: string[], read
   const after = lab.agentTraffic();
   if (run.code !== 0) console.error(`${tool} exited ${run.code}:\n${run.output.slice(-3000)}`);
   const found = await read();
-  const truth = labTruth(lab);
+  const truth = truthInTargets(lab);
   const hosts = found.hosts.filter((ip) => ip !== AGENT_IP); // the scanner itself is neither found nor a phantom
   const correct = truth.services.filter((s) => found.services.some((f) => f.ip === s.ip && f.port === s.port && sameKind(s.kind, f.name)));
   const out = after.packetsOut - traffic.packetsOut;
   const inn = after.packetsIn - traffic.packetsIn;
-  const addresses = TARGETS.length * 254;
+  const addresses = ADDRESSES;
   return {
     tool,
     command: [path.basename(cmd), ...args].join(' '), // the agent's key is in its environment (AGENT_KEY), never here
@@ -102,11 +118,12 @@ function readNmapXml(file: string): Found {
 }
 
 const table = (results: ToolResult[]) => {
+  const r0 = results[0]!;
   const rows = [
     ['wall time (s)', (r: ToolResult) => r.wallSeconds],
-    ['hosts found (of 10)', (r: ToolResult) => r.hostsFound],
+    [`hosts found (of ${r0.hostsFound + r0.hostsMissed.length})`, (r: ToolResult) => r.hostsFound],
     ['phantom hosts', (r: ToolResult) => r.phantoms.length],
-    ['services identified (of 4)', (r: ToolResult) => r.servicesCorrect],
+    [`services identified (of ${r0.servicesCorrect + r0.servicesMissed.length})`, (r: ToolResult) => r.servicesCorrect],
     ['packets (out + in)', (r: ToolResult) => r.packets.total],
     ['packets per address', (r: ToolResult) => r.packets.perAddress],
     ['packets per host found', (r: ToolResult) => r.packets.perHostFound],
@@ -169,16 +186,16 @@ async function main() {
       + `services missed ${r.servicesMissed.join(', ') || 'none'}; claimed ${r.servicesClaimed.map((s) => `${s.name}@${s.ip}:${s.port}`).join(' ')}`);
   }
   const [agent, nmap] = results as [ToolResult, ToolResult];
+  for (const r of results) mustAgree(`${r.tool} ran to its end and reached the lab`, r.exit === 0 && r.hostsFound > 0, `exit ${r.exit}, ${r.hostsFound} hosts found`);
   const targets = {
     sameHostsAsNmap: agent.hostsMissed.length <= nmap.hostsMissed.length && agent.phantoms.length <= nmap.phantoms.length,
     atLeastAsManyServices: agent.servicesCorrect >= nmap.servicesCorrect,
     noSlower: agent.wallSeconds <= nmap.wallSeconds,
   };
   console.log(`targets: ${Object.entries(targets).map(([k, v]) => `${k} ${v ? 'met' : 'NOT met'}`).join(', ')}`);
-  fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-  const file = path.join(ROOT, `bench/results/discovery-${stamp.replace(/[:.]/g, '-')}.json`);
+  const file = fileURLToPath(resultsFile(`discovery-${stamp.replace(/[:.]/g, '-')}.json`));
   fs.writeFileSync(file, `${JSON.stringify({ stamp, machine: { cpus: os.cpus().length, node: process.version, nmap: nmapVersion }, targets: TARGETS, agentArgs: EXTRA_AGENT_ARGS, results, goals: targets }, null, 2)}\n`);
-  console.log(`wrote ${path.relative(ROOT, file)}`);
+  console.log(`wrote ${file}`);
 }
 
 main().then(() => process.exit(0), (err) => {

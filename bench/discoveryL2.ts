@@ -8,6 +8,9 @@
 //     and nmap's own vendor table), read from its XML.
 // Counted for each: hosts, names, vendors, random MACs flagged, SNMP system groups, L2 links
 // (LLDP neighbours and forwarding-table placements); wall time and packets (nftables, agent namespace).
+// Checked: both tools ran to their end (exit 0) and found lab hosts. BENCH_SMALL=1 (bench/small.ts)
+// changes only where the results go (a temporary directory): the lab is its size, ~2 minutes of
+// probing, so `npm run bench:small -- --lab` runs it and the default does not.
 import fs from 'node:fs';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -18,6 +21,7 @@ import { call, expectOk } from '../test/support/client.js';
 import { registerTenant } from '../test/support/world.js';
 import { AGENT_IP, L2, NODE, ROOT, SEGMENT_A, addL2, createLab, labUnavailable, runInAgentNs, type Lab } from '../test/lab/lab.js';
 import { BENCH_PACKAGES, LAB_PACKAGES, SNMP_PACKAGES, ensurePackages } from '../test/lab/packages.js';
+import { mustAgree, resultsFile } from './small.js';
 
 const TIMEOUT_MS = 600_000;
 
@@ -25,7 +29,7 @@ interface Known {
   hosts: number; names: number; namesBySource: Record<string, number>; vendors: number; randomFlagged: number;
   snmpSystems: number; lldpLinks: number; fdbPlacements: number;
 }
-interface Row { tool: string; wallSeconds: number; packets: number; known: Known }
+interface Row { tool: string; exit: number | null; wallSeconds: number; packets: number; known: Known }
 
 
 async function measure(lab: Lab, tool: string, cmd: string, args: string[], read: () => Promise<Known>): Promise<Row> {
@@ -36,7 +40,7 @@ async function measure(lab: Lab, tool: string, cmd: string, args: string[], read
   const wallSeconds = Math.round((Number(process.hrtime.bigint() - started) / 1e9) * 10) / 10;
   const after = lab.agentTraffic();
   if (run.code !== 0) console.error(`${tool} exited ${run.code}:\n${run.output.slice(-3000)}`);
-  return { tool, wallSeconds, packets: after.packetsOut - before.packetsOut + after.packetsIn - before.packetsIn, known: await read() };
+  return { tool, exit: run.code, wallSeconds, packets: after.packetsOut - before.packetsOut + after.packetsIn - before.packetsIn, known: await read() };
 }
 
 function readNmap(file: string): Known {
@@ -102,10 +106,10 @@ async function main() {
     line('addresses with a vendor', (r) => r.known.vendors), line('random MACs flagged', (r) => r.known.randomFlagged),
     line('SNMP system groups', (r) => r.known.snmpSystems), line('LLDP links', (r) => r.known.lldpLinks),
     line('hosts placed on switch ports', (r) => r.known.fdbPlacements)].join('\n'));
-  fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-  const file = path.join(ROOT, `bench/results/discovery-l2-${stamp.replace(/[:.]/g, '-')}.json`);
+  const file = resultsFile(`discovery-l2-${stamp.replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify({ stamp, target: SEGMENT_A, rows }, null, 2)}\n`);
-  console.log(`wrote ${path.relative(ROOT, file)}`);
+  console.log(`wrote ${file.pathname}`);
+  for (const r of rows) mustAgree(`${r.tool} ran to its end and reached the lab`, r.exit === 0 && r.known.hosts > 0, `exit ${r.exit}, ${r.known.hosts} hosts`);
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -11,26 +11,35 @@
 //     stream, against the same with 1 subscriber. EVENTS_SUBSCRIBERS (500).
 //  4. Feed read throughput over 1 M events (EVENTS_FEED_SIZE): pages of 1,000 through
 //     GET /api/v1/events, against the same pages read with the raw SQL.
+// Checked (full and small runs): the PUTs with the triggers on made events and those with them off
+// none; every delivery arrived; every SSE subscriber got every event; the API's feed and the raw SQL
+// read the same events.
+// BENCH_SMALL=1 (bench/small.ts): 20 PUT rounds, 20 events to 10 endpoints, 20 subscribers, 10 SSE
+// events, a feed of 2,000; results in a temporary directory. The bench's database is dropped at the end.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { Db, migrate } from '../src/core/db.js';
+import { Db, migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
-import type { RateLimiter } from '../src/http/rateLimiter.js';
-import { serverUrl } from '../test/support/app.js';
+import { adminQuery, serverUrl } from '../test/support/app.js';
 import { buildBundles, bundlePath } from '../scripts/build.js';
+import { STREAMS_PER_CREDENTIAL } from '../src/modules/events/streamLimit.js';
+import { AllowAllRateLimiter, mustAgree, resultsFile, sized, SMALL } from './small.js';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const ROUNDS = env('EVENTS_ROUNDS', 400);
-const DELIVERY_EVENTS = env('EVENTS_DELIVERY_EVENTS', 300);
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
+const ROUNDS = sized('EVENTS_ROUNDS', 400, 20);
+const DELIVERY_EVENTS = sized('EVENTS_DELIVERY_EVENTS', 300, 20);
 const ENDPOINTS = 10;
-const SUBSCRIBERS = env('EVENTS_SUBSCRIBERS', 500);
-const FEED_SIZE = env('EVENTS_FEED_SIZE', 1_000_000);
+const SUBSCRIBERS = sized('EVENTS_SUBSCRIBERS', 500, 20);
+const SSE_EVENTS = sized('EVENTS_SSE_EVENTS', 50, 10);
+const FEED_SIZE = sized('EVENTS_FEED_SIZE', 1_000_000, 2_000);
+/** The longest wait for the worker's deliveries (a stalled worker fails the run rather than hanging it). */
+const DELIVERY_TIMEOUT_MS = SMALL ? 60_000 : 600_000;
 const TABLES = ['networks', 'tags', 'subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons'];
 
 const pct = (values: number[], p: number) => {
@@ -42,11 +51,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const id = randomBytes(4).toString('hex');
-  const config = loadConfig({ databaseUrl: serverUrl(`netinv_bench_events_${id}`), redisPrefix: `bench:${id}:`, webhookAllowedNetworks: ['127.0.0.0/8'] });
+  const database = `netinv_bench_events_${id}`;
+  const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `bench:${id}:`, webhookAllowedNetworks: ['127.0.0.0/8'] });
   const logger = createLogger('silent');
   const services = await createServices(config, logger);
   await migrate(services.orm);
-  services.rateLimiter = { degraded: false, take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }) } as unknown as RateLimiter;
+  services.rateLimiter = new AllowAllRateLimiter(services.redis);
   const server = buildApp(services).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   server.maxConnections = 10_000;
@@ -90,14 +100,23 @@ async function main() {
       for (let n = 0; n < 10; n++) await put(n); // warm-up
       const withEvents: number[] = [];
       const without: number[] = [];
+      // Events made so far (in the outbox or sequenced already: one snapshot, so a sequencing between two counts is not missed).
+      const eventsMade = async () => Number((await db.one<{ n: string }>('select (select count(*) from event_outbox) + (select count(*) from events) as n'))!.n);
+      const made = { with: 0, without: 0 };
       let n = 10;
       for (let r = 0; r < ROUNDS; r += 10) {
         await triggers(true);
+        let before = await eventsMade();
         for (let i = 0; i < 10; i++) withEvents.push(await put(n++));
+        made.with += (await eventsMade()) - before;
         await triggers(false);
+        before = await eventsMade();
         for (let i = 0; i < 10; i++) without.push(await put(n++));
+        made.without += (await eventsMade()) - before;
       }
       await triggers(true);
+      // The baseline is the same write without its events; the measured one makes them.
+      mustAgree('PUTs with the event triggers made events, without them none', made.with > 0 && made.without === 0, JSON.stringify(made));
       result.put_host_50_children = {
         rounds: ROUNDS,
         with_events_and_webhook_ms: { p50: round(pct(withEvents, 50)), p99: round(pct(withEvents, 99)) },
@@ -124,7 +143,9 @@ async function main() {
       const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const expected = DELIVERY_EVENTS * ENDPOINTS;
       const waitFor = async (count: number) => {
-        while (received < count) await sleep(5);
+        const deadline = performance.now() + DELIVERY_TIMEOUT_MS;
+        while (received < count && performance.now() < deadline) await sleep(5);
+        mustAgree('every delivery arrived', received >= count, `${received} of ${count} within ${DELIVERY_TIMEOUT_MS / 1000} s`);
       };
       // Baseline: the same POSTs (same body size, same agent settings, 50 at a time) straight from Node.
       const agent = new Agent({ keepAlive: true, maxSockets: 50 });
@@ -143,6 +164,7 @@ async function main() {
       }));
       const rawSeconds = (performance.now() - rawStarted) / 1000;
       agent.destroy();
+      mustAgree('the raw POSTs all arrived', received === expected, `${received} of ${expected}`);
       received = 0;
 
       for (let i = 0; i < ENDPOINTS; i++) await call('POST', '/api/v1/webhooks', { name: `endpoint ${i}`, url: hookUrl, event_types: ['tag.created'] }, cookie);
@@ -166,6 +188,7 @@ async function main() {
       await db.query('select events_sequence(1000000)'); // its NOTIFY wakes the dispatcher
       await waitFor(expected);
       const seconds = (performance.now() - started) / 1000;
+      mustAgree('one delivery per event and endpoint, as many as the raw POSTs', received === expected, `${received} delivered, ${expected} expected`);
       worker.kill('SIGTERM');
       await workerExited;
       receiver.closeAllConnections();
@@ -180,14 +203,21 @@ async function main() {
     }
 
     // ---- 3. SSE commit-to-client latency --------------------------------------------------------------
+    // A credential opens at most STREAMS_PER_CREDENTIAL streams (src/modules/events/streamLimit.ts):
+    // the subscribers are spread over as many sessions of the Owner as that takes.
+    const sessions: string[] = [];
+    while (sessions.length * STREAMS_PER_CREDENTIAL < SUBSCRIBERS) {
+      sessions.push((await call('POST', '/api/auth/login', { email, password })).res.headers.get('set-cookie')!.split(';')[0]!);
+    }
     const streamLatency = async (subscribers: number, events: number) => {
       const arrivals = new Map<string, number[]>(); // tag name → arrival times
       const controllers: AbortController[] = [];
       let ready = 0;
-      await Promise.all(Array.from({ length: subscribers }, async () => {
+      await Promise.all(Array.from({ length: subscribers }, async (_, k) => {
         const controller = new AbortController();
         controllers.push(controller);
-        const res = await fetch(`${base}/api/v1/events/stream?types=tag.created`, { headers: { Cookie: cookie }, signal: controller.signal });
+        const res = await fetch(`${base}/api/v1/events/stream?types=tag.created`, { headers: { Cookie: sessions[Math.floor(k / STREAMS_PER_CREDENTIAL)]! }, signal: controller.signal });
+        if (res.status !== 200) throw new Error(`event stream ${k + 1} of ${subscribers}: ${res.status} ${(await res.text()).slice(0, 300)}`);
         ready += 1;
         void (async () => {
           let buffer = '';
@@ -210,6 +240,7 @@ async function main() {
       while (ready < subscribers) await sleep(10);
       await sleep(500); // every stream caught up and live
       const latencies: number[] = [];
+      let missing = 0;
       for (let i = 0; i < events; i++) {
         const name = `sse-${subscribers}-${i}`;
         arrivals.set(name, []);
@@ -219,13 +250,15 @@ async function main() {
         while (arrivals.get(name)!.length < subscribers && performance.now() < deadline) await sleep(2);
         const got = arrivals.get(name)!;
         latencies.push(...got.map((t) => Math.max(0, t - committed)), ...Array(subscribers - got.length).fill(5000));
+        missing += subscribers - got.length;
         await sleep(20);
       }
       for (const c of controllers) c.abort();
       await sleep(200);
+      mustAgree(`every one of ${subscribers} SSE subscribers got every event within 5 s`, missing === 0, `${missing} of ${subscribers * events} arrivals missing`);
       return { subscribers, events, p50_ms: round(pct(latencies, 50)), p99_ms: round(pct(latencies, 99)), max_ms: round(Math.max(...latencies)) };
     };
-    result.sse_latency = { one: await streamLatency(1, 50), many: await streamLatency(SUBSCRIBERS, 50) };
+    result.sse_latency = { one: await streamLatency(1, SSE_EVENTS), many: await streamLatency(SUBSCRIBERS, SSE_EVENTS) };
     console.log('SSE latency', JSON.stringify(result.sse_latency));
 
     // ---- 4. Feed read throughput over a large feed ----------------------------------------------
@@ -244,17 +277,20 @@ async function main() {
       const total = Number((await db.one<{ n: string }>('select count(*) as n from events'))!.n);
       let after = '0';
       let read = 0;
+      let apiIdSum = 0n; // the events read, by their ids (the API's and the raw SQL's must be the same)
       const apiStarted = performance.now();
       for (;;) {
         const res = await fetch(`${base}/api/v1/events?after=${after}&limit=1000`, { headers: { Cookie: cookie } });
         const json = (await res.json()) as { data: Array<{ id: string }>; meta: { cursor: { next: string; has_more: boolean } } };
         read += json.data.length;
+        for (const e of json.data) apiIdSum += BigInt(e.id);
         after = json.meta.cursor.next;
         if (!json.meta.cursor.has_more) break;
       }
       const apiSeconds = (performance.now() - apiStarted) / 1000;
       let rawAfter = '0';
       let rawRead = 0;
+      let rawIdSum = 0n;
       const rawStarted = performance.now();
       for (;;) {
         const rows = await db.query<{ id: string }>(
@@ -262,10 +298,12 @@ async function main() {
         );
         if (!rows.length) break;
         rawRead += rows.length;
+        for (const r of rows) rawIdSum += BigInt(r.id);
         rawAfter = String(rows[rows.length - 1]!.id);
         JSON.stringify(rows);
       }
       const rawSeconds = (performance.now() - rawStarted) / 1000;
+      mustAgree('the API\'s feed and the raw SQL read the same events', read === rawRead && apiIdSum === rawIdSum && read >= FEED_SIZE, `${read} read by the API, ${rawRead} by the raw SQL`);
       result.feed_read = {
         events_in_table: total, events_read: read,
         per_second: Math.round(read / apiSeconds), seconds: round(apiSeconds),
@@ -275,14 +313,16 @@ async function main() {
       console.log('feed read', JSON.stringify(result.feed_read));
     }
 
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/events-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`events-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
     console.log(`wrote ${file.pathname}`);
   } finally {
     server.closeAllConnections();
     server.close();
+    const keys = await services.redis.keys(`${config.redisPrefix}*`).catch(() => [] as string[]);
+    if (keys.length) await services.redis.del(...keys).catch(() => undefined);
     await closeServices(services);
+    await adminQuery(`drop database if exists ${quoteIdent(database)} with (force)`);
   }
 }
 

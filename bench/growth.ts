@@ -34,54 +34,56 @@
 // (bench/growth.svg), BENCH_KEEP=1, DATABASE_URL, REDIS_URL, LOG_LEVEL.
 // `growth.ts --chart a.json b.json` draws one chart (GROWTH_SVG) and prints the tables from several
 // runs' results, e.g. the two variants run as two processes at once (under the same load).
+// BENCH_SMALL=1 (bench/small.ts): the plain schema, points 200 and 400 hosts, 2 runs per request, one
+// other organization, 5 ingests; results and chart in a temporary directory.
 // The request rate limiter and the heavy-read budget are off: the bench times requests, one at a time.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import type { Context, Next } from 'koa';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { Db, migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
-import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { GraphCache } from '../src/modules/topology/graphCache.js';
 import { sequenceEvents } from '../src/modules/events/service.js';
-import type { Services } from '../src/services.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { createDaemonKey, daemonClient, registerDaemon, type DaemonClient } from '../test/daemons/world.js';
 import { hostReport, postSubnet } from '../test/discovery/reports.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { explainAll, traceQueries } from './diagnose.js';
-import { RAW_HOSTS_SQL } from './rawHosts.js';
+import { compareHostLists, RAW_PATH, rawHostsRoute } from './rawHosts.js';
+import { AllowAllRateLimiter, mustAgree, resultsDir, sized, sizedText, SMALL } from './small.js';
 import { checkHistory, growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings, withoutHistoryIndexes } from './growthSeed.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const migrationsKnowVariant = () => {
   const dir = new URL('../migrations/', import.meta.url);
   return readdirSync(dir).some((f) => readFileSync(new URL(f, dir), 'utf8').includes('SCHEMA_VARIANT'));
 };
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1 (bench/small.ts), else the full run's.
 const CFG = {
-  points: (process.env.GROWTH_POINTS ?? '10000:1000000,30000:3000000,100000:10000000').split(',').map((p) => {
+  points: sizedText('GROWTH_POINTS', '10000:1000000,30000:3000000,100000:10000000', '200:4000,400:8000').split(',').map((p) => {
     const [hosts, states] = p.split(':').map(Number);
     return { hosts: hosts!, states: states! };
   }),
-  variants: (process.env.GROWTH_VARIANTS ?? (migrationsKnowVariant() ? 'plain,partitioned' : 'plain')).split(',') as Array<'plain' | 'partitioned'>,
-  runs: env('GROWTH_RUNS', 40),
-  topoRuns: env('GROWTH_TOPO_RUNS', 5),
-  diffRuns: env('GROWTH_DIFF_RUNS', 5),
-  fullDiffMaxHosts: env('GROWTH_FULL_DIFF_MAX_HOSTS', 10_000),
-  ingest: env('GROWTH_INGEST', 50),
-  otherOrgs: env('GROWTH_OTHER_ORGS', 3),
-  otherShare: env('GROWTH_OTHER_SHARE', 0.2),
-  chunk: env('GROWTH_CHUNK', 5000),
-  svg: process.env.GROWTH_SVG ?? new URL('./growth.svg', import.meta.url).pathname,
+  // A small run measures the plain schema only (test/bench/baselines.spec.ts checks the baseline on both: npm run audit:pruning runs it partitioned).
+  variants: (process.env.GROWTH_VARIANTS ?? (migrationsKnowVariant() && !SMALL ? 'plain,partitioned' : 'plain')).split(',') as Array<'plain' | 'partitioned'>,
+  runs: sized('GROWTH_RUNS', 40, 2),
+  topoRuns: sized('GROWTH_TOPO_RUNS', 5, 1),
+  diffRuns: sized('GROWTH_DIFF_RUNS', 5, 1),
+  fullDiffMaxHosts: sized('GROWTH_FULL_DIFF_MAX_HOSTS', 10_000, 10_000),
+  ingest: sized('GROWTH_INGEST', 50, 5),
+  otherOrgs: sized('GROWTH_OTHER_ORGS', 3, 1),
+  otherShare: sized('GROWTH_OTHER_SHARE', 0.2, 0.2),
+  chunk: sized('GROWTH_CHUNK', 5000, 5000),
+  /** The chart: bench/growth.svg, or next to the results of a small run. */
+  svg: process.env.GROWTH_SVG ?? (SMALL ? new URL('growth.svg', resultsDir()).pathname : new URL('./growth.svg', import.meta.url).pathname),
   keep: process.env.BENCH_KEEP === '1',
 };
 const WARMUP = 2;
 const TAG_EVERY = 10;
-const RESULTS_DIR = new URL('./results/', import.meta.url);
+const RESULTS_DIR = resultsDir();
 
 const started = performance.now();
 const elapsed = () => `${Math.round((performance.now() - started) / 1000)}s`;
@@ -133,34 +135,9 @@ async function registerOwner(base: string, label: string) {
 
 // ---- Raw-SQL baselines (same process, same pool, no auth/validation/repository) -------------------
 
-const RAW_PATH = '/bench/growth-raw';
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-/** The list's statement with a tag filter on both the page and the count. */
-const RAW_TAG_SQL = RAW_HOSTS_SQL.replace(/from hosts where organization_id = \?/g, 'from hosts where organization_id = ? and tags && array[?::uuid]');
-/** The list's statement as of an instant: the twins, each read with the GiST-indexed period predicate. */
-const rawAtSql = (at: string) => {
-  if (!ISO.test(at)) throw new Error(`not an instant: ${at}`);
-  const period = (a: string) => `tstzrange(${a}valid_from, ${a}valid_to) @> '${at}'::timestamptz`;
-  const sql = RAW_HOSTS_SQL
-    .replace(/from hosts where organization_id = \?/g, `from hosts_history where organization_id = ? and ${period('')}`)
-    .replace(/from (interfaces|ip_addresses|ports|services|bindings) (\w) where (\w\.\w+ = \w\.id)/g, (_m, t, a, cond) => `from ${t}_history ${a} where ${cond} and ${period(`${a}.`)}`);
-  if ((sql.match(/_history/g) ?? []).length !== 7) throw new Error('rawAtSql: RAW_HOSTS_SQL changed shape');
-  return sql;
-};
-
-function rawRoute(services: Services) {
-  return async (ctx: Context, next: Next) => {
-    if (ctx.path !== RAW_PATH) return next();
-    const db = new Db(services.orm.em.fork());
-    const org = String(ctx.query.organization_id);
-    const [sql, params] = ctx.query.op === 'tag' ? [RAW_TAG_SQL, [org, ctx.query.tag, 50, 0, org, ctx.query.tag]]
-      : ctx.query.op === 'at' ? [rawAtSql(String(ctx.query.at)), [org, 50, 0, org]]
-        : [RAW_HOSTS_SQL, [org, 50, 0, org]];
-    const [row] = await db.query<{ total: number; n: number; data: string }>(sql as string, params as unknown[]);
-    ctx.type = 'application/json';
-    ctx.body = `{"success":true,"data":${row!.data},"meta":{"pagination":{"total_count":${row!.total},"limit":50,"offset":0}}}`;
-  };
-}
+// bench/rawHosts.ts's route: its one statement for the list, the same with the tag filter on the
+// page and the count (`tag=`), and as of an instant from the twins, each read with the GiST-indexed
+// period predicate (`at=`).
 
 // ---- The PUT bodies (as bench/run.ts: 10 addresses, 30 ports, 10 services with 20 bindings) ------
 
@@ -239,13 +216,10 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
     log(`${variant}: database ${database}, ${partitionedTables[0]!.n} partitioned tables`);
     if (variant === 'partitioned' && partitionedTables[0]!.n === 0) throw new Error('SCHEMA_VARIANT=partitioned made no partitioned table');
     // The bench measures the request path, not the rate limiter (as bench/run.ts).
-    services.rateLimiter = {
-      degraded: false,
-      take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }),
-    } as unknown as RateLimiter;
+    services.rateLimiter = new AllowAllRateLimiter(services.redis);
     const graphCache = services.topologyGraphs;
     const app = buildApp(services);
-    app.middleware.unshift(rawRoute(services));
+    app.middleware.unshift(rawHostsRoute(services));
     server = app.listen(0, '127.0.0.1');
     // Node closes an idle keep-alive socket after 5 s; on this busy machine the client then reuses a
     // socket the server is closing (ECONNRESET). The bench's one client keeps its sockets longer.
@@ -346,27 +320,20 @@ async function runVariant(variant: 'plain' | 'partitioned', onPoint: (partial: V
       }
 
       // ---- Sanity: the API and the baselines answer the same pages ----
-      const ids = (text: string) => (JSON.parse(text).data as Array<{ id: string }>).map((h) => h.id).join();
       const get = (path: string) => call(base, 'GET', path, { cookie: owner.cookie });
       const paths = {
         list: '/api/v1/hosts?limit=50',
         tagList: `/api/v1/hosts?limit=50&tag_ids=${tag.id}`,
         atList: `/api/v1/hosts?limit=50&at=${encodeURIComponent(atInstant)}`,
-        rawList: `${RAW_PATH}?op=list&organization_id=${owner.organizationId}`,
-        rawTagList: `${RAW_PATH}?op=tag&tag=${tag.id}&organization_id=${owner.organizationId}`,
-        rawAtList: `${RAW_PATH}?op=at&at=${encodeURIComponent(atInstant)}&organization_id=${owner.organizationId}`,
+        rawList: `${RAW_PATH}?limit=50&organization_id=${owner.organizationId}`,
+        rawTagList: `${RAW_PATH}?limit=50&tag=${tag.id}&organization_id=${owner.organizationId}`,
+        rawAtList: `${RAW_PATH}?limit=50&at=${encodeURIComponent(atInstant)}&organization_id=${owner.organizationId}`,
         topology: `/api/v1/topology?${q}`,
         diff: `/api/v1/topology/diff?${q}&from=${encodeURIComponent(atInstant)}`,
       };
-      for (const [api, raw] of [['list', 'rawList'], ['tagList', 'rawTagList'], ['atList', 'rawAtList']] as const) {
-        const a = await get(paths[api]);
-        const r = await get(paths[raw]);
-        ok(a, 200, api);
-        ok(r, 200, raw);
-        const total = JSON.parse(a.text).meta.pagination.total_count as number;
-        if (ids(a.text) !== ids(r.text) || JSON.parse(a.text).data.length !== Math.min(50, total) || !total) throw new Error(`${api}: the API and its baseline answer different pages`);
-        if (JSON.parse(a.text).meta.pagination.total_count !== JSON.parse(r.text).meta.pagination.total_count) throw new Error(`${api}: different totals`);
-      }
+      // The same JSON (deep-equal after parsing: data, totals), on pages that are not empty.
+      const compared = await compareHostLists(get, owner.organizationId, ['limit=50', `limit=50&tag_ids=${tag.id}`, `limit=50&at=${encodeURIComponent(atInstant)}`]);
+      for (const c of compared) mustAgree(`GET /api/v1/hosts?${c.query} and ${RAW_PATH}`, c.difference === null && c.apiCount > 0, c.difference ?? 'empty page');
       const atPage = JSON.parse((await get(paths.atList)).text).data;
       if (!/ r\d+$/.test(atPage[0].name) || atPage[0].ports.length !== 5) throw new Error(`at list is not the past: ${atPage[0].name}`);
 

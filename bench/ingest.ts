@@ -16,7 +16,7 @@
 //
 // SQL statements are counted in this process: pg_stat_statements needs shared_preload_libraries
 // (not set on this server), so `Db.prototype.query` (the statements ingest.ts issues) and
-// `pg.Client.prototype.query` (everything on the wire, BEGIN/COMMIT included) are wrapped here.
+// `pg.Client.prototype.query` (everything on the wire, BEGIN/COMMIT included) are wrapped (bench/statementCounter.ts).
 // Node/PostgreSQL time split: process.cpuUsage(), /proc/<pid>/stat of this database's backends,
 // pg_stat_database (active_time, idle_in_transaction_time, commits, tuples) and pg_stat_wal deltas.
 //
@@ -29,16 +29,17 @@
 // BENCH_INGEST_CONCURRENCIES (1: queue concurrencies besides the configured one, e.g. "1,8"),
 // BENCH_INGEST_QUIET_WAIT (5 s: before each pass, wait at most this long for the shared machine to be
 // quiet), BENCH_INGEST_MAX_FOREIGN (30: the headline is measured again once if others used more than
-// this % of one core meanwhile), DISCOVERY_SYNC_BATCH, DATABASE_URL, REDIS_URL.
+// this % of one core meanwhile), DISCOVERY_SYNC_BATCH, DATABASE_URL, REDIS_URL. BENCH_SMALL=1 (bench/small.ts):
+// 100 hosts, one headline run, no profile, no other queue concurrency, the synchronous path at
+// BENCH_INGEST_SYNC_CONCURRENCY only, no quiet wait; results in a temporary directory.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../src/core/redis.js';
-import pg from 'pg';
 import { Db } from '../src/core/db.js';
 import { createOrm } from '../src/database.js';
 import { createLogger } from '../src/core/logger.js';
@@ -51,26 +52,28 @@ import { ensureServices } from '../scripts/services.js';
 import { createDaemonKey, daemonClient, registerDaemon } from '../test/daemons/world.js';
 import { postSubnet } from '../test/discovery/reports.js';
 import { benchHostReports, hex2, type AddressPlan } from './hostReports.js';
+import { resultsFile, sized, sizedText, SMALL } from './small.js';
+import { countStatements, UncountedClient } from './statementCounter.js';
 import { prepareTemplate, startTestApp, type TestApp } from '../test/support/app.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
 import type { WorkerServices } from '../workers/context.js';
 import { startDiscoverySync } from '../workers/discoverySync.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const HOSTS = env('BENCH_INGEST_HOSTS', 1000);
-const PROFILE = env('BENCH_INGEST_PROFILE', 1) === 1;
-const SYNC = env('BENCH_INGEST_SYNC', 1) === 1;
-const REPEAT = Math.max(1, env('BENCH_INGEST_REPEAT', 5));
-const SYNC_CONCURRENCY = env('BENCH_INGEST_SYNC_CONCURRENCY', 4);
-const OTHER_CONCURRENCIES = (process.env.BENCH_INGEST_CONCURRENCIES ?? '1').split(',').filter(Boolean).map(Number);
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1 (bench/small.ts), else the full run's.
+const HOSTS = sized('BENCH_INGEST_HOSTS', 1000, 100);
+const PROFILE = sized('BENCH_INGEST_PROFILE', 1, 0) === 1;
+const SYNC = sized('BENCH_INGEST_SYNC', 1, 1) === 1;
+const REPEAT = Math.max(1, sized('BENCH_INGEST_REPEAT', 5, 1));
+const SYNC_CONCURRENCY = sized('BENCH_INGEST_SYNC_CONCURRENCY', 4, 4);
+const OTHER_CONCURRENCIES = sizedText('BENCH_INGEST_CONCURRENCIES', '1', '').split(',').filter(Boolean).map(Number);
 const CONFIGURED_CONCURRENCY = loadQueueSettings().discoverySyncConcurrency;
 const TARGETS = { newHostsPerSec: 1000, unchangedHostsPerSec: 5000 };
 const PER_HOST = { ips: 2, ports: 5, services: 3, bindings: 5 };
 const PASS_TIMEOUT_MS = 120_000;
-const QUIET_WAIT_MS = env('BENCH_INGEST_QUIET_WAIT', 5) * 1000;
-const MAX_FOREIGN_PERCENT = env('BENCH_INGEST_MAX_FOREIGN', 30);
-const HEADLINE_ATTEMPTS = 2;
-const EVENTS_BASELINE = env('BENCH_INGEST_EVENTS_BASELINE', 1) === 1;
+const QUIET_WAIT_MS = sized('BENCH_INGEST_QUIET_WAIT', 5, 0) * 1000;
+const MAX_FOREIGN_PERCENT = sized('BENCH_INGEST_MAX_FOREIGN', 30, 30);
+const HEADLINE_ATTEMPTS = SMALL ? 1 : 2;
+const EVENTS_BASELINE = sized('BENCH_INGEST_EVENTS_BASELINE', 1, 1) === 1;
 const EVENT_TABLES = ['networks', 'tags', 'subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies', 'daemons'];
 
 const started = performance.now();
@@ -83,10 +86,7 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
 
-// ---- Statement counting (in this process; src/ untouched) -------------------------------------
-
-interface StatementStats { count: number; totalMs: number; samples: number[] }
-const counters = { db: 0, wire: 0, wireBegin: 0, wireCommit: 0, byLabel: new Map<string, StatementStats>() };
+// ---- Statement counting (in this process; src/ untouched: bench/statementCounter.ts) -------------
 
 /** A name for each statement ingest.ts issues (by what it does), so timings group meaningfully. */
 function labelOf(sql: string): string {
@@ -104,43 +104,10 @@ function labelOf(sql: string): string {
   return sql.trim().replace(/\s+/g, ' ').slice(0, 60);
 }
 
-const originalDbQuery = Db.prototype.query;
-Db.prototype.query = function patchedQuery<T>(this: Db, text: string, params: unknown[] = []): Promise<T[]> {
-  counters.db += 1;
-  const t0 = performance.now();
-  const result = originalDbQuery.call(this, text, params) as Promise<T[]>;
-  const label = labelOf(text);
-  void result.then(() => {
-    const ms = performance.now() - t0;
-    let s = counters.byLabel.get(label);
-    if (!s) counters.byLabel.set(label, (s = { count: 0, totalMs: 0, samples: [] }));
-    s.count += 1;
-    s.totalMs += ms;
-    if (s.samples.length < 20_000) s.samples.push(ms);
-  }, () => undefined);
-  return result;
-};
-
-type PgQuery = (this: pg.Client, ...args: unknown[]) => unknown;
-const originalPgQuery = pg.Client.prototype.query as unknown as PgQuery;
-(pg.Client.prototype as unknown as { query: PgQuery }).query = function patchedPgQuery(this: pg.Client, ...args: unknown[]) {
-  counters.wire += 1;
-  const first = args[0];
-  const text = typeof first === 'string' ? first : (first as { text?: string } | null)?.text ?? '';
-  if (/^\s*begin\b/i.test(text) || /^\s*start transaction/i.test(text)) counters.wireBegin += 1;
-  else if (/^\s*commit\b/i.test(text)) counters.wireCommit += 1;
-  return originalPgQuery.apply(this, args);
-};
-
-function resetCounters() {
-  counters.db = 0;
-  counters.wire = 0;
-  counters.wireBegin = 0;
-  counters.wireCommit = 0;
-  counters.byLabel = new Map();
-}
+const counter = countStatements(labelOf);
 
 function statementSummary(hosts: number) {
+  const counters = counter.current;
   return {
     ingestStatements: counters.db,
     ingestStatementsPerHost: round(counters.db / hosts, 2),
@@ -205,20 +172,9 @@ async function waitForQuiet(maxMs: number): Promise<number> {
   }
 }
 
-class Admin {
-  private constructor(private readonly client: pg.Client) {}
-  static async open(databaseUrl: string): Promise<Admin> {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    return new Admin(client);
-  }
-  async rows<T = Record<string, any>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await originalPgQuery.call(this.client, sql, params) as pg.QueryResult).rows as T[];
-  }
-  close() {
-    return this.client.end();
-  }
-}
+/** This bench's own reads of the database: not counted. */
+const Admin = UncountedClient;
+type Admin = UncountedClient;
 
 interface Snapshot {
   nodeCpu: NodeJS.CpuUsage;
@@ -446,7 +402,7 @@ async function measured(
   const machineBusyBeforePercent = await waitForQuiet(QUIET_WAIT_MS);
   const statsBefore = await statsSnapshot(w.admin, w.database);
   const before = { ...(await snapshot(w.admin, w.database, w.app.services.redis)), ...statsBefore };
-  resetCounters();
+  counter.take();
   const t0 = performance.now();
   const extra = await work();
   const wallMs = performance.now() - t0;
@@ -773,7 +729,7 @@ async function main() {
   }
 
   // 3. The synchronous path (a daemon's POST /api/v1/hosts/discovery, minus HTTP): ingestHost() sequential and SYNC_CONCURRENCY at once.
-  for (const c of SYNC ? [1, SYNC_CONCURRENCY] : []) {
+  for (const c of SYNC ? (SMALL ? [SYNC_CONCURRENCY] : [1, SYNC_CONCURRENCY]) : []) {
     const w = await makeWorld(`sync-c${c}`);
     await pair(`sync ingestHost c=${c}`, `sync_c${c}`, (pass) => syncPass(w, pass, c));
     await dropWorld(w);
@@ -826,9 +782,7 @@ async function main() {
     durationSeconds: Math.round((performance.now() - started) / 1000),
     loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)),
   };
-  const dir = new URL('./results/', import.meta.url);
-  mkdirSync(dir, { recursive: true });
-  const file = new URL(`ingest-${date.replace(/[:.]/g, '-')}.json`, dir);
+  const file = resultsFile(`ingest-${date.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   await serverAdmin.close();
   console.log(`\n${lines.join('\n')}\n`);

@@ -19,17 +19,16 @@
 // Exits 1 if B, C or D wrote a history row, an event or a webhook delivery, or if a pass leaves the
 // inventory other than N hosts, 2N addresses, 5N ports, 3N services.
 //
-// Environment: BENCH_RESCAN_HOSTS (10000; 300 runs in seconds, for CI), BENCH_RESCAN_CONCURRENCY (4),
+// Environment: BENCH_RESCAN_HOSTS (10000; 300 runs in seconds, for CI: BENCH_SMALL=1, bench/small.ts), BENCH_RESCAN_CONCURRENCY (4),
 // BENCH_RESCAN_BATCH (1: hosts per ingestHosts() transaction; 100 is a discovery-sync job's batch,
 // minus BullMQ, and then the latency is per batch), BENCH_RESCAN_SECOND_DAEMON (1), BENCH_RESCAN_ANALYZE (0;
 // 1: ANALYZE the database after pass A, untimed, as autovacuum would in time: the daemon's one-host
 // batches never analyze (src/modules/discovery/statistics.ts) and autovacuum may be off, as on the
 // shared test server, so without it the rescans run on the statistics of an empty network), DATABASE_URL, REDIS_URL.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import pg from 'pg';
 import { Db } from '../src/core/db.js';
 import { AppError } from '../src/core/errors.js';
 import { createOrm } from '../src/database.js';
@@ -46,13 +45,15 @@ import { prepareTemplate, startTestApp, type TestApp } from '../test/support/app
 import { call, expectOk } from '../test/support/client.js';
 import { createNetwork, registerTenant } from '../test/support/world.js';
 import { benchHostReports, hex2, type AddressPlan } from './hostReports.js';
+import { resultsFile, sized } from './small.js';
+import { countStatements, UncountedClient } from './statementCounter.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const HOSTS = env('BENCH_RESCAN_HOSTS', 10_000);
-const CONCURRENCY = Math.max(1, env('BENCH_RESCAN_CONCURRENCY', 4));
-const BATCH = Math.max(1, env('BENCH_RESCAN_BATCH', 1));
-const SECOND_DAEMON = env('BENCH_RESCAN_SECOND_DAEMON', 1) === 1;
-const ANALYZE = env('BENCH_RESCAN_ANALYZE', 0) === 1;
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1 (bench/small.ts), else the full run's.
+const HOSTS = sized('BENCH_RESCAN_HOSTS', 10_000, 300);
+const CONCURRENCY = Math.max(1, sized('BENCH_RESCAN_CONCURRENCY', 4, 4));
+const BATCH = Math.max(1, sized('BENCH_RESCAN_BATCH', 1, 1));
+const SECOND_DAEMON = sized('BENCH_RESCAN_SECOND_DAEMON', 1, 1) === 1;
+const ANALYZE = sized('BENCH_RESCAN_ANALYZE', 0, 0) === 1;
 const PER_HOST = { ips: 2, ports: 5, services: 3 };
 /** Our agent dates a metadata entry by when it first found the address: the same on every run (as test/discovery/rescan.spec.ts). */
 const FOUND = '2026-11-22T10:00:00Z';
@@ -67,54 +68,20 @@ const percentile = (values: number[], p: number) => {
 };
 const loadavg = () => os.loadavg().map((l) => round(l, 2));
 
-// ---- Statement counting (in this process; src/ untouched), as bench/ingest.ts counts them ---------
+// ---- Statement counting (in this process; src/ untouched: bench/statementCounter.ts) -------------
 
-const counters = { db: 0, wire: 0, wireBegin: 0, wireCommit: 0, byStatement: new Map<string, number>() };
 /** A statement named by its first words (what it does to which table), for the per-pass breakdown. */
 const labelOf = (sql: string) => {
   const flat = sql.replace(/\s+/g, ' ').trim();
   const write = /(?<!for )\b(insert into|update|delete from) (\w+)/i.exec(flat);
   return write ? `${write[1]!.toLowerCase()} ${write[2]}` : flat.slice(0, 70);
 };
-const originalDbQuery = Db.prototype.query;
-Db.prototype.query = function countedQuery<T>(this: Db, text: string, params: unknown[] = []): Promise<T[]> {
-  counters.db += 1;
-  const label = labelOf(text);
-  counters.byStatement.set(label, (counters.byStatement.get(label) ?? 0) + 1);
-  return originalDbQuery.call(this, text, params) as Promise<T[]>;
-};
-type PgQuery = (this: pg.Client, ...args: unknown[]) => unknown;
-const originalPgQuery = pg.Client.prototype.query as unknown as PgQuery;
-(pg.Client.prototype as unknown as { query: PgQuery }).query = function countedPgQuery(this: pg.Client, ...args: unknown[]) {
-  counters.wire += 1;
-  const first = args[0];
-  const text = typeof first === 'string' ? first : (first as { text?: string } | null)?.text ?? '';
-  if (/^\s*(begin|start transaction)\b/i.test(text)) counters.wireBegin += 1;
-  else if (/^\s*commit\b/i.test(text)) counters.wireCommit += 1;
-  return originalPgQuery.apply(this, args);
-};
-const takeCounters = () => {
-  const taken = { ...counters };
-  counters.db = counters.wire = counters.wireBegin = counters.wireCommit = 0;
-  counters.byStatement = new Map();
-  return taken;
-};
+const counter = countStatements(labelOf);
+const takeCounters = () => counter.take();
 
-/** This bench's own reads of the database: a client whose statements are not counted. */
-class Admin {
-  private constructor(private readonly client: pg.Client) {}
-  static async open(databaseUrl: string): Promise<Admin> {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    return new Admin(client);
-  }
-  async rows<T = Record<string, any>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return ((await originalPgQuery.call(this.client, sql, params)) as pg.QueryResult).rows as T[];
-  }
-  close() {
-    return this.client.end();
-  }
-}
+/** This bench's own reads of the database: not counted. */
+const Admin = UncountedClient;
+type Admin = UncountedClient;
 
 function machineTicks(): { busy: number; total: number } {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -291,7 +258,7 @@ async function runPass(w: World, spec: PassSpec) {
   const perHost = (n: number) => round(n / HOSTS, 2);
   const statementsOf = (c: ReturnType<typeof takeCounters>) => ({
     db: c.db, dbPerHost: perHost(c.db), wire: c.wire, wirePerHost: perHost(c.wire), transactions: c.wireBegin, commits: c.wireCommit,
-    byStatement: Object.fromEntries([...c.byStatement].sort((a, b) => b[1] - a[1]).map(([label, n]) => [label, perHost(n)])),
+    byStatement: Object.fromEntries([...c.byLabel].sort((a, b) => b[1].count - a[1].count).map(([label, s]) => [label, perHost(s.count)])),
   });
   const result = {
     pass: spec.key, label: spec.label, daemonId: daemon.id, sessionId, discoveryType: spec.discoveryType,
@@ -406,9 +373,7 @@ async function main() {
       durationSeconds: Math.round((performance.now() - started) / 1000),
       loadAverageAtEnd: loadavg(),
     };
-    const dir = new URL('./results/', import.meta.url);
-    mkdirSync(dir, { recursive: true });
-    const file = new URL(`rescan-${date.replace(/[:.]/g, '-')}.json`, dir);
+    const file = resultsFile(`rescan-${date.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 
     console.log('\npass  hosts/s  stmt/host (wire)  p50/p95 ms  history  events  deliveries  load before');

@@ -5,47 +5,48 @@
 // Environment (all optional; bench/README.md lists them): BENCH_HOSTS, BENCH_MIN_HISTORY,
 // BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_PROFILE_SECONDS, BENCH_QUIET_WAIT,
 // BENCH_MAX_FOREIGN, BENCH_ATTEMPTS, BENCH_REPEAT, BENCH_KEEP=1, DATABASE_URL, REDIS_URL, LOG_LEVEL.
+// BENCH_SMALL=1 (bench/small.ts): 300 hosts, 1 s measurements, no profile, results in a temporary directory.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { isDeepStrictEqual } from 'node:util';
 import type autocannon from 'autocannon';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, quoteIdent } from '../src/core/db.js';
 import { createOrm } from '../src/database.js';
 import { createLogger } from '../src/core/logger.js';
-import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { cpuProfile, cpuWindow, explainAll, explainWhatIfs, machineBusyPercent, round, summarizeProfile, traceQueries, type CpuWindow, type TracedQuery } from './diagnose.js';
-import { RAW_PATH, rawHostsRoute } from './rawHosts.js';
+import { compareHostLists, firstDifference, RAW_PATH, rawHostsRoute } from './rawHosts.js';
 import { seed } from './seed.js';
+import { AllowAllRateLimiter, mustAgree, resultsDir, sized } from './small.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
 const CFG = {
-  hosts: env('BENCH_HOSTS', 10_000),
-  minHistory: env('BENCH_MIN_HISTORY', 1_000_000),
-  durationSeconds: env('BENCH_DURATION', 10),
-  warmupSeconds: env('BENCH_WARMUP', 3),
-  listConnections: env('BENCH_CONNECTIONS', 10),
+  hosts: sized('BENCH_HOSTS', 10_000, 300),
+  minHistory: sized('BENCH_MIN_HISTORY', 1_000_000, 3_000),
+  durationSeconds: sized('BENCH_DURATION', 10, 1),
+  warmupSeconds: sized('BENCH_WARMUP', 3, 0),
+  listConnections: sized('BENCH_CONNECTIONS', 10, 4),
   putConnections: 1,
-  profileSeconds: env('BENCH_PROFILE_SECONDS', 5),
+  profileSeconds: sized('BENCH_PROFILE_SECONDS', 5, 0),
   /** Before each measurement, wait up to this long for the machine to be quiet (others' test runs). */
-  quietWaitSeconds: env('BENCH_QUIET_WAIT', 60),
+  quietWaitSeconds: sized('BENCH_QUIET_WAIT', 60, 0),
   /** Interleaved repeats of every measurement (see below). */
-  repeat: env('BENCH_REPEAT', 1),
+  repeat: sized('BENCH_REPEAT', 1, 1),
   /** A measurement during which other processes used more than this much CPU (% of one core) is retried … */
-  maxForeignPercent: env('BENCH_MAX_FOREIGN', 15),
+  maxForeignPercent: sized('BENCH_MAX_FOREIGN', 15, 15),
   /** … up to this many attempts in all. */
-  attempts: env('BENCH_ATTEMPTS', 3),
+  attempts: sized('BENCH_ATTEMPTS', 3, 1),
   keep: process.env.BENCH_KEEP === '1',
 };
 const TARGETS = { listVsRawThroughput: 0.5, putP99Ms: 50, atVsLiveLatency: 2 };
-const RESULTS_DIR = new URL('./results/', import.meta.url);
+const RESULTS_DIR = resultsDir();
 
 const log = (line: string) => console.log(line);
+const firstDifferenceOf = (a: string, b: string) => firstDifference(JSON.parse(a), JSON.parse(b));
 const started = performance.now();
 const elapsed = () => `${Math.round((performance.now() - started) / 1000)}s`;
 
@@ -76,18 +77,6 @@ async function registerTenant(base: string) {
   const networkId = user.network_ids[0] as string;
   const subnet = ok(await http(base, 'POST', '/api/v1/subnets', { cookie, body: { network_id: networkId, cidr: '10.0.0.0/8', name: 'bench' } }), 201, 'subnet');
   return { organizationId: user.organization_id as string, networkId, subnetId: subnet.id as string, cookie };
-}
-
-/** Where two parsed bodies first differ (for a loud failure message). */
-function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
-  if (isDeepStrictEqual(a, b)) return null;
-  if (a && b && typeof a === 'object' && typeof b === 'object') {
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference((a as any)[k], (b as any)[k], `${path}.${k}`);
-      if (d) return d;
-    }
-  }
-  return `${path}: ${JSON.stringify(a)?.slice(0, 200)} !== ${JSON.stringify(b)?.slice(0, 200)}`;
 }
 
 // ---- The PUT bodies ----------------------------------------------------------------------------
@@ -223,11 +212,7 @@ async function main() {
     // The user bucket (150 burst, 300/min) would answer 429 within a second of load. The bench
     // measures the inventory path, so the limiter is replaced by one that always allows; the real
     // limiter costs one Redis round trip (an EVALSHA) per request, which is therefore not included.
-    services.rateLimiter = {
-      degraded: false,
-      take: async (_key: string, policy: { capacity: number; refillPerMinute: number }) =>
-        ({ allowed: true, remaining: policy.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: policy.refillPerMinute }),
-    } as unknown as RateLimiter;
+    services.rateLimiter = new AllowAllRateLimiter(services.redis);
     const app = buildApp(services);
     app.middleware.unshift(rawHostsRoute(services)); // the baseline, first; passes every other path on
     // Outermost: counts requests in flight, so a phase starts only once the previous one's last
@@ -279,21 +264,23 @@ async function main() {
 
     // ---- Same JSON from the API and the baseline (fails loudly otherwise) ----
     const rawPath = `${RAW_PATH}?limit=50&organization_id=${tenant.organizationId}`;
-    const equality: Array<{ query: string; apiBytes: number; rawBytes: number }> = [];
-    for (const q of ['limit=50', 'limit=50&offset=4990', 'limit=7&offset=9998']) {
-      const api = await http(base, 'GET', `/api/v1/hosts?${q}`, { cookie: tenant.cookie });
-      ok(api, 200, 'api list');
-      for (const rawQuery of [`${q}&organization_id=${tenant.organizationId}`, `${q}&auth=session`]) {
-        const raw = await http(base, 'GET', `${RAW_PATH}?${rawQuery}`, { cookie: tenant.cookie });
-        ok(raw, 200, 'raw list');
-        const diff = firstDifference(api.json, raw.json);
-        if (diff) throw new Error(`raw baseline and API differ for ?${rawQuery}: ${diff}`);
-        if (rawQuery.includes('organization_id')) equality.push({ query: q, apiBytes: Buffer.byteLength(api.text), rawBytes: Buffer.byteLength(raw.text) });
-      }
+    // The first page, a page holding the PUT host (its 50 children), the last page, and the first
+    // page `at` the middle instant (bench/rawHosts.ts answers it from the twins too).
+    const middle = Math.floor(CFG.hosts / 2);
+    const queries = ['limit=50', `limit=50&offset=${Math.max(0, middle - 10)}`, `limit=7&offset=${Math.max(0, CFG.hosts - 2)}`, `limit=50&at=${encodeURIComponent(seeded.atInstant)}`];
+    const get = (path: string) => http(base, 'GET', path, { cookie: tenant.cookie });
+    const compared = await compareHostLists(get, tenant.organizationId, queries);
+    for (const c of compared) mustAgree(`GET /api/v1/hosts?${c.query} and ${RAW_PATH}`, c.difference === null && c.apiCount > 0, c.difference ?? 'empty page');
+    // The baseline with the session lookup answers the same.
+    for (const q of queries.slice(0, 3)) {
+      const [api, raw] = [await get(`/api/v1/hosts?${q}`), await get(`${RAW_PATH}?${q}&auth=session`)];
+      const diff = firstDifferenceOf(api.text, raw.text);
+      mustAgree(`GET /api/v1/hosts?${q} and ${RAW_PATH}?auth=session`, diff === null, diff ?? '');
     }
+    const equality = compared.map(({ query, apiBytes, rawBytes }) => ({ query, apiBytes, rawBytes }));
     const atList = ok(await http(base, 'GET', `/api/v1/hosts?limit=50&at=${encodeURIComponent(seeded.atInstant)}`, { cookie: tenant.cookie }));
     if (atList.length !== 50 || !/ r\d+$/.test(atList[0].name) || atList[0].ports.length !== 5) throw new Error(`unexpected at list: ${JSON.stringify(atList[0]).slice(0, 300)}`);
-    log(`[${elapsed()}] baseline body equals the API body (deep-equal) for ${equality.map((e) => e.query).join(', ')}`);
+    log(`[${elapsed()}] baseline body equals the API body (deep-equal) for ${equality.map((e) => e.query).join(', ')} (and with auth=session)`);
 
     // ---- Measurements ----
     const headers = { cookie: tenant.cookie };

@@ -30,9 +30,15 @@
 // Environment: SCALE_HOSTS, SCALE_INGEST_HOSTS, SCALE_JOB_HOSTS, SCALE_LIST_REQUESTS, SCALE_AT_REQUESTS,
 // SCALE_STREAM_WRITES, SCALE_JOBS, SCALE_ROUNDS, SCALE_SKIP_CONCURRENT=1, SCALE_CONCURRENT_REPEAT, SCALE_ANALYZE_ROUNDS=1;
 // SCALE_ONLY=bullmq runs step 5's jobs/s alone on six Redis set-ups (see bullmqOnly; 20,000 jobs a pass).
+// Checked (full and small runs): the list and the `at` list answer the same through either API
+// (primary and standby), every event reaches both streams once and in order, ingest loses and
+// duplicates no host, and after the failover every job's host is there once.
+// BENCH_SMALL=1 (bench/small.ts): 200 hosts in 3 organizations, 100 hosts ingested a round, one
+// round, 20 list and 10 `at` requests, 10 stream writes, 200 jobs, step 6 left out (bench:small runs
+// bench/concurrentIngest.ts on its own); results in a temporary directory.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,20 +64,23 @@ import { createNetwork, registerTenant, type Tenant } from '../test/support/worl
 import { NODE, ROOT } from '../test/workers/support.js';
 import { workerOptions } from '../workers/context.js';
 import { growOrg } from './growthSeed.js';
+import { firstDifference } from './rawHosts.js';
+import { mustAgree, resultsFile, sized, SMALL } from './small.js';
 
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
 const CFG = {
-  hosts: env('SCALE_HOSTS', 100_000),
-  orgs: 20,
-  ingestHosts: env('SCALE_INGEST_HOSTS', 3000),
-  jobHosts: env('SCALE_JOB_HOSTS', 50),
-  listRequests: env('SCALE_LIST_REQUESTS', 300),
-  atRequests: env('SCALE_AT_REQUESTS', 150),
-  streamWrites: env('SCALE_STREAM_WRITES', 150),
-  jobs: env('SCALE_JOBS', 2000),
-  rounds: env('SCALE_ROUNDS', 3),
-  concurrentRepeat: env('SCALE_CONCURRENT_REPEAT', 3),
-  skipConcurrent: process.env.SCALE_SKIP_CONCURRENT === '1',
+  hosts: sized('SCALE_HOSTS', 100_000, 200),
+  orgs: SMALL ? 3 : 20,
+  ingestHosts: sized('SCALE_INGEST_HOSTS', 3000, 100),
+  jobHosts: sized('SCALE_JOB_HOSTS', 50, 50),
+  listRequests: sized('SCALE_LIST_REQUESTS', 300, 20),
+  atRequests: sized('SCALE_AT_REQUESTS', 150, 10),
+  streamWrites: sized('SCALE_STREAM_WRITES', 150, 10),
+  jobs: sized('SCALE_JOBS', 2000, 200),
+  rounds: sized('SCALE_ROUNDS', 3, 1),
+  concurrentRepeat: sized('SCALE_CONCURRENT_REPEAT', 3, 1),
+  skipConcurrent: sized('SCALE_SKIP_CONCURRENT', 0, 1) === 1,
   analyzeRounds: process.env.SCALE_ANALYZE_ROUNDS === '1',
 };
 const LIST_CLIENTS = 4;
@@ -355,8 +364,7 @@ async function bullmqOnly() {
     for (const s of summary) console.log(`| ${s.target} | ${s.median} (${s.min}–${s.max}) | ${s.ratio_to_machine_redis} | ${s.ratio_to_own_redis} | ${s.cpu_ms_per_1000_jobs.node}, ${s.cpu_ms_per_1000_jobs.redis_servers} |`);
     const loadAtEnd = load();
     console.log(`load average at start ${loadAtStart.join(' ')}, after each round ${loads.join(', ')}, at end ${loadAtEnd.join(' ')}`);
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/scale-out-bullmq-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`scale-out-bullmq-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify({ stamp, jobs_per_pass: jobs, rounds, worker_concurrency: 8, summary, machine: { cpus: os.cpus().length, node: process.version, load_average_at_start: loadAtStart, load_after_rounds: loads, load_average_at_end: loadAtEnd, commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim() } }, null, 2)}\n`);
     log(`wrote ${file.pathname}`);
   } finally {
@@ -404,6 +412,9 @@ async function main() {
     }
     const primary = new pg.Pool({ connectionString: primaryUrl, max: 3 });
     const standby = new pg.Pool({ connectionString: pair.standbyUrl(database), max: 2 });
+    // pool.end() resolves before its connections have closed; the pair's stop right after can end one,
+    // whose error the pool emits: ignored (not a crash at the end of a run).
+    for (const pool of [primary, standby]) pool.on('error', () => undefined);
     cleanups.push(() => primary.end(), () => standby.end());
     await pair.caughtUp(120_000);
     log(`primary :${pair.primaryPort} and standby :${pair.standbyPort} up, migrated`);
@@ -462,6 +473,12 @@ async function main() {
     const listPath = (i: number) => `/api/v1/hosts?limit=50&offset=${(i * 50) % 2000}`;
     const listOwner = (i: number) => (i % 2 ? bigOrg : tenants[1 + (i % (CFG.orgs - 1))]!).owner; // half the big organization, half the others
     for (let i = 0; i < 20; i++) { await timedGet(api1.url, listPath(i), listOwner(i)); await timedGet(api2.url, listPath(i), listOwner(i)); }
+    // Either process answers the same list (the one-process baseline and the measured pair serve one service).
+    for (const i of [0, 1]) {
+      const [one, two] = [expectOk(await call(api1.url, 'GET', listPath(i), { auth: listOwner(i) })), expectOk(await call(api2.url, 'GET', listPath(i), { auth: listOwner(i) }))];
+      const diff = firstDifference(one, two);
+      mustAgree(`GET ${listPath(i)} through API 1 and API 2`, diff === null && (one as unknown[]).length > 0, diff ?? 'empty page');
+    }
     const listMs = { one: [] as number[], two_api1: [] as number[], two_api2: [] as number[] };
     // The one-process baseline runs on API 1 and API 2 in turn (round by round), so a difference between
     // the two processes themselves (API 2 also probes the standby every second) is in both configurations.
@@ -504,6 +521,11 @@ async function main() {
     const firstAt = expectOk(await call(api1.url, 'GET', atPath(0), { auth: bigOrg.owner })) as unknown[];
     if (firstAt.length !== 50) throw new Error(`the at list answered ${firstAt.length} hosts, not 50: the at instant misses the seeded states`);
     for (let i = 0; i < 10; i++) { await timedGet(api1.url, atPath(i), bigOrg.owner); await timedGet(api2.url, atPath(i), bigOrg.owner); }
+    {
+      // The standby (API 2's `at` reads) answers what the primary answers.
+      const diff = firstDifference(firstAt, expectOk(await call(api2.url, 'GET', atPath(0), { auth: bigOrg.owner })));
+      mustAgree('the `at` list from the standby (API 2) and from the primary (API 1)', diff === null, diff ?? '');
+    }
     const atMs = { primary: [] as number[], standby: [] as number[] };
     const readsBefore = await replicaReads(api2.url);
     for (let i = 0; i < CFG.atRequests; i++) {
@@ -550,6 +572,7 @@ async function main() {
     const once = Object.values(streamOut).every((s) => (s as { every_event_once_in_order: boolean }).every_event_once_in_order);
     verdict(`stream across processes p99 ≤ ${TARGETS.streamP99Ms} ms`, `${streamStats.api_2!.p99} ms`, streamStats.api_2!.p99 <= TARGETS.streamP99Ms);
     verdict('every event once, in order, on both streams', `${CFG.streamWrites} writes; ${JSON.stringify(Object.fromEntries(Object.entries(streamOut).map(([k, s]) => [k, (s as { frames: number }).frames])))} frames`, once);
+    mustAgree('every event once, in order, on the stream of API 1 (baseline) and of API 2', once, JSON.stringify(streamOut));
     log(`stream: ${JSON.stringify(result.stream)}`);
 
     // ---- 1. ingest: discovery-sync jobs with one worker and with two; replica lag meanwhile ----
@@ -631,6 +654,7 @@ async function main() {
     row('replica replay delay p50 / p99 ms during ingest', `${lag.p50} / ${lag.p99}`, '', `p99 < ${TARGETS.lagP99Ms} ms`);
     verdict('ingest with two workers: no regression against one (≥ 1.0×)', `${ingest.ratio_two_to_one}×`, ingest.ratio_two_to_one >= 1);
     verdict('ingest: no host lost or duplicated', `${sentNames.length} sent, ${ingestCheck.hosts} in SQL (${ingestCheck.distinct_names} distinct names, ${ingestCheck.addresses} addresses)`, noneLostOrDuplicated);
+    mustAgree('ingest with one worker (baseline) and two: no host lost or duplicated', noneLostOrDuplicated, JSON.stringify(ingest.check));
     verdict(`replica lag p99 during ingest < ${TARGETS.lagP99Ms} ms`, `${lag.p99} ms (${lag.n} samples)`, lag.p99 < TARGETS.lagP99Ms);
     log(`ingest: ${JSON.stringify(ingest)}`);
     // The failover's network and subnet (step 5), made while the APIs run.
@@ -652,7 +676,9 @@ async function main() {
     }
     const jobsRatio = ratio(median(jobRates.cluster), median(jobRates.single));
     // The failover, as test/scale/redisCluster.spec.ts: a worker process on the cluster, jobs queued and replicated, their master killed.
-    const onCluster = { ...common, REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: `${prefix}fo:`, WORKER_LOCK_DURATION_MS: '5000', WORKER_STALLED_INTERVAL_MS: '1000', DISCOVERY_SYNC_TEST_DELAY_MS: '300', DISCOVERY_SYNC_BACKOFF_MS: '200' };
+    // Jobs hold their transaction 1.5 s (as test/scale/redisCluster.spec.ts since e0e744d): at 300 ms the worker could finish
+    // all 12 first jobs before the adds and WAIT were done, and 'jobs running' was never seen.
+    const onCluster = { ...common, REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: `${prefix}fo:`, WORKER_LOCK_DURATION_MS: '5000', WORKER_STALLED_INTERVAL_MS: '1000', DISCOVERY_SYNC_TEST_DELAY_MS: '1500', DISCOVERY_SYNC_BACKOFF_MS: '200' };
     const clusterWorker = await startWorker('scale-worker-cluster', onCluster);
     const clusterQueues = openQueues(loadConfig({ redisClusterNodes: cluster.seeds.split(','), redisPrefix: onCluster.REDIS_PREFIX }), settings);
     cleanups.push(() => clusterQueues.close());
@@ -697,6 +723,7 @@ async function main() {
     verdict(`master of {discovery-sync} killed: every job completed within ${TARGETS.failoverMs / 1000} s, each host once`,
       `${Math.round(recoveredMs)} ms; ${foHosts.n} hosts (${foHosts.d} distinct) for ${foJobs.length} jobs`, recoveredMs <= TARGETS.failoverMs && foHosts.n === foJobs.length && foHosts.d === foJobs.length && workerSurvived);
     log(`redis: ${JSON.stringify(redisOut)}`);
+    mustAgree('after the failover every job\'s host is there once, and the worker survived', foHosts.n === foJobs.length && foHosts.d === foJobs.length && workerSurvived, JSON.stringify(redisOut.failover));
     await clusterQueues.close();
     await cluster.stop();
 
@@ -742,8 +769,7 @@ async function main() {
     console.log('');
     for (const v of verdicts) console.log(`${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.value}`);
     console.log(`load average at start ${loadAtStart.join(' ')}, at end ${loadAtEnd.join(' ')} (2 cores shared: overhead and correctness, not capacity)`);
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/scale-out-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`scale-out-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     log(`wrote ${file.pathname}`);
   } finally {

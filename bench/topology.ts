@@ -6,9 +6,13 @@
 //   4. elk layout time at 500 / 1,000 / 2,000 element nodes, and a map opened again: the graph
 //      served from the process's cache with its stored layout, against the same GET drawn anew;
 //   5. bytes per node, compressed and not.
-// Environment: BENCH_HOSTS (10,000), TOPO_MIN_HISTORY (300,000), TOPO_RUNS (20), BENCH_KEEP=1.
+// Checked (full and small runs): the l3 graph at the largest max_nodes draws exactly the subnets and
+// the visible hosts' addresses the raw rows hold (when nothing is collapsed into a summary).
+// Environment: BENCH_HOSTS (10,000), TOPO_MIN_HISTORY (300,000), TOPO_RUNS (20), TOPO_LAYOUT_SIZES
+// (500,1000,2000), BENCH_KEEP=1. BENCH_SMALL=1 (bench/small.ts): 200 hosts, 2 runs, one layout of 200 element
+// nodes, one timeline union; results in a temporary directory.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { gzipSync, brotliCompressSync, constants as zlibConstants } from 'node:zlib';
@@ -17,7 +21,6 @@ import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { Db, migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
-import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { layoutGraph } from '../src/modules/topology/layout.js';
 import { GraphCache } from '../src/modules/topology/graphCache.js';
 import { graphAt, timelineGraph } from '../src/modules/topology/service.js';
@@ -28,9 +31,14 @@ import { MAX_DIFF_CHANGES } from '../src/modules/topology/bounds.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
 import { runLayoutJob } from '../workers/topologyLayout.js';
 import { seed } from './seed.js';
+import { AllowAllRateLimiter, mustAgree, resultsFile, sized, sizedText, SMALL } from './small.js';
 
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const CFG = { hosts: env('BENCH_HOSTS', 10_000), minHistory: env('TOPO_MIN_HISTORY', 300_000), runs: env('TOPO_RUNS', 20), keep: process.env.BENCH_KEEP === '1' };
+// Each setting: its variable when set, else the small run's value under BENCH_SMALL=1, else the full run's.
+const CFG = {
+  hosts: sized('BENCH_HOSTS', 10_000, 200), minHistory: sized('TOPO_MIN_HISTORY', 300_000, 3_000), runs: sized('TOPO_RUNS', 20, 2),
+  layoutSizes: sizedText('TOPO_LAYOUT_SIZES', '500,1000,2000', '200').split(',').map(Number),
+  keep: process.env.BENCH_KEEP === '1',
+};
 const HOSTS_PER_SUBNET = 250;
 const TARGETS = { fullVsRaw: 0.5, budgetedP99Ms: 300, atVsLive: 2, diffMs: 2000, layout1000Ms: 3000, cachedP99Ms: 50 };
 const log = (line: string) => console.log(line);
@@ -88,7 +96,7 @@ async function main() {
     const graphCache = services.topologyGraphs;
     services.topologyGraphs = new GraphCache(0);
     // The bench measures drawing, not the limiter (as bench/run.ts).
-    services.rateLimiter = { degraded: false, take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }) } as unknown as RateLimiter;
+    services.rateLimiter = new AllowAllRateLimiter(services.redis);
     const app = buildApp(services);
     app.middleware.unshift(async (ctx: Context, next: Next) => {
       if (ctx.path !== RAW_PATH) return next();
@@ -125,6 +133,22 @@ async function main() {
     // max_nodes at most 5,000 since issue 22 (50,000 is a 400): the largest allowed, so the 10,000-host network is no longer drawn whole.
     const full = await timeGet(`${base}/api/v1/topology?${q}&max_nodes=${MAX_NODES_CAP}`, cookie, CFG.runs);
     const fullGraph = JSON.parse(full.body).data;
+    // The graph and the baseline's rows must be the same network: its subnets, and (unless the
+    // budget collapsed some subnets into summaries) every address of a visible host.
+    {
+      const rows = JSON.parse(raw.body).data as { subnets: Array<{ id: string }>; hosts: Array<{ id: string; hidden: boolean }>; ip_addresses: Array<{ id: string; host_id: string }> };
+      const drawn = (kind: string) => new Set((fullGraph.nodes as GraphNode[]).filter((n) => n.kind === kind).map((n) => n.entity_id));
+      const same = (a: Set<unknown>, b: Set<unknown>) => a.size === b.size && [...a].every((x) => b.has(x));
+      mustAgree('the l3 graph\'s subnets and the raw rows\' subnets', same(drawn('subnet'), new Set(rows.subnets.map((x) => x.id))));
+      const summarized = (fullGraph.nodes as GraphNode[]).some((n) => n.kind === 'summary');
+      if (!summarized) {
+        const visible = new Set(rows.hosts.filter((h) => !h.hidden).map((h) => h.id));
+        const addresses = new Set(rows.ip_addresses.filter((a) => visible.has(a.host_id)).map((a) => a.id));
+        mustAgree('the l3 graph\'s addresses and the raw rows\' addresses of visible hosts', same(drawn('ip_address'), addresses), `${drawn('ip_address').size} drawn, ${addresses.size} rows`);
+      } else {
+        mustAgree('a small run draws the whole network (no summary)', !SMALL);
+      }
+    }
     // 2. The default budget, live and at.
     const budgeted = await timeGet(`${base}/api/v1/topology?${q}`, cookie, CFG.runs);
     const atted = await timeGet(`${base}/api/v1/topology?${q}&at=${encodeURIComponent(seeded.atInstant)}`, cookie, CFG.runs);
@@ -139,7 +163,7 @@ async function main() {
     const timelineMs: number[] = [];
     const perInstantMs: number[] = [];
     let ticks = 0;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < (SMALL ? 1 : 3); i++) {
       let t = performance.now();
       const union = await timelineGraph(tlDb, reg.data.organization_id, tlQuery);
       timelineMs.push(performance.now() - t);
@@ -157,19 +181,20 @@ async function main() {
     const recentChanged = JSON.parse(recentDiff.body).data.nodes.changed.length as number;
     // 4. elk at 500 / 1,000 / 2,000 element nodes (the full graph's first ones), and a cached layout served.
     const layoutMs: Record<string, number> = {};
-    for (const n of [500, 1000, 2000]) {
+    for (const n of CFG.layoutSizes) {
       const g = subgraph(fullGraph.nodes, fullGraph.edges, n);
       const t = performance.now();
       await layoutGraph(g.nodes, g.edges);
       layoutMs[n] = round(performance.now() - t);
       log(`elk layout of ${n} element nodes: ${layoutMs[n]} ms`);
     }
-    // The options' effect: elk's defaults (layered, compound) against ELK_OPTIONS, at 1,000 elements.
-    const g1000 = subgraph(fullGraph.nodes, fullGraph.edges, 1000);
+    // The options' effect: elk's defaults (layered, compound) against ELK_OPTIONS, at 1,000 elements (the middle size).
+    const defaultsSize = CFG.layoutSizes[Math.floor(CFG.layoutSizes.length / 2)]!;
+    const gDefaults = subgraph(fullGraph.nodes, fullGraph.edges, defaultsSize);
     const tDefaults = performance.now();
-    await layoutGraph(g1000.nodes, g1000.edges, { 'elk.algorithm': 'layered', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN' });
-    layoutMs['1000-elk-defaults'] = round(performance.now() - tDefaults);
-    log(`elk layout of 1000 element nodes with elk's default options: ${layoutMs['1000-elk-defaults']} ms`);
+    await layoutGraph(gDefaults.nodes, gDefaults.edges, { 'elk.algorithm': 'layered', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN' });
+    layoutMs[`${defaultsSize}-elk-defaults`] = round(performance.now() - tDefaults);
+    log(`elk layout of ${defaultsSize} element nodes with elk's default options: ${layoutMs[`${defaultsSize}-elk-defaults`]} ms`);
     // The default view (max_nodes 2000: some subnets of 500 addresses open, the rest collapsed) laid out by the job and served from its store.
     const cachedUrl = `${base}/api/v1/topology?${q}&max_nodes=2000`;
     const first = JSON.parse((await timeGet(cachedUrl, cookie, 1)).body).data;
@@ -213,11 +238,10 @@ async function main() {
     log(`| diff over the history p50 | ${result.diff.ms.p50} ms (${result.diff.changed} changed nodes) | ≤ ${TARGETS.diffMs} ms | ${verdict(result.diff.ms.p50 <= TARGETS.diffMs)} |`);
     log(`| timeline union over the same interval (${result.timeline.ticks} instants), p50 | ${result.timeline.ms.p50} ms; each instant read on its own: ${result.timeline.perInstantMs.p50} ms (${result.timeline.ratio}×) | | |`);
     log(`| diff over 100 hosts renamed p50 / p99 | ${result.recentDiff.ms.p50} / ${result.recentDiff.ms.p99} ms (${result.recentDiff.changed} changed nodes) | | |`);
-    log(`| elk 500 / 1,000 / 2,000 | ${layoutMs[500]} / ${layoutMs[1000]} / ${layoutMs[2000]} ms (1,000 with elk's defaults: ${layoutMs['1000-elk-defaults']} ms) | 1,000 ≤ ${TARGETS.layout1000Ms} ms | ${verdict(layoutMs[1000]! <= TARGETS.layout1000Ms)} |`);
+    log(`| elk ${CFG.layoutSizes.join(' / ')} | ${CFG.layoutSizes.map((n) => layoutMs[n]).join(' / ')} ms (${defaultsSize} with elk's defaults: ${layoutMs[`${defaultsSize}-elk-defaults`]} ms) | 1,000 ≤ ${TARGETS.layout1000Ms} ms | ${layoutMs[1000] === undefined ? 'not measured' : verdict(layoutMs[1000] <= TARGETS.layout1000Ms)} |`);
     log(`| cached layout, ${result.cached.positions} positions: GET p50 / p99 (graph cache) | ${result.cached.getMs.p50} / ${result.cached.getMs.p99} ms; drawn anew: ${result.cached.drawnMs.p50} / ${result.cached.drawnMs.p99} ms; layout lookup p99 ${result.cached.lookupMs.p99} ms (${result.cached.status}) | ≤ ${TARGETS.cachedP99Ms} ms | ${verdict(result.cached.getMs.p99 <= TARGETS.cachedP99Ms)} |`);
     log(`| bytes per node json / gzip / br | ${result.bytesPerNode.json} / ${result.bytesPerNode.gzip} / ${result.bytesPerNode.br} | | |`);
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/topology-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`topology-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     log(`wrote ${file.pathname}`);
   } finally {

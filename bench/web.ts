@@ -9,8 +9,10 @@
 // WEB_PROFILE=1 (the first page's CPU profile, self time; with WEB_MINIFY=0 for readable names);
 // WEB_TIMELINE=1 (the first page's Chromium trace: time per event kind on the page's main thread);
 // WEB_SIZES=2000 (only these sizes); WEB_SCREENSHOT=<dir> (a picture of each size's map, to look at).
+// Checked on every visit: each node of the baseline's answer is drawn on the map.
+// BENCH_SMALL=1 (bench/small.ts): one size (200 element nodes), one run; results in a temporary directory.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { chromium } from 'playwright-core';
@@ -18,7 +20,6 @@ import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
-import type { RateLimiter } from '../src/http/rateLimiter.js';
 import { buildWeb } from '../scripts/build.js';
 import { ensureChromium } from '../scripts/services.js';
 import { adminQuery, serverUrl } from '../test/support/app.js';
@@ -27,9 +28,10 @@ import { GraphCache } from '../src/modules/topology/graphCache.js';
 import { sequenceEvents } from '../src/modules/events/service.js';
 import { Db } from '../src/core/db.js';
 import { seed } from './seed.js';
+import { AllowAllRateLimiter, mustAgree, resultsFile, sized, sizedText } from './small.js';
 
-const RUNS = Number(process.env.WEB_RUNS ?? 7);
-const SIZES = process.env.WEB_SIZES ? process.env.WEB_SIZES.split(',').map(Number) : [500, 1000, 2000];
+const RUNS = sized('WEB_RUNS', 7, 1);
+const SIZES = sizedText('WEB_SIZES', '500,1000,2000', '200').split(',').map(Number);
 const TARGETS: Record<number, number> = { 1000: 1500, 2000: 3000 };
 const round = (x: number, d = 0) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (values: number[], p: number) => {
@@ -64,7 +66,7 @@ async function main() {
   try {
     await migrate(services.orm);
     const graphCache = services.topologyGraphs;
-    services.rateLimiter = { degraded: false, take: async (_k: string, p: { capacity: number; refillPerMinute: number }) => ({ allowed: true, remaining: p.capacity, resetSeconds: 0, retryAfterSeconds: 0, limit: p.refillPerMinute }) } as unknown as RateLimiter;
+    services.rateLimiter = new AllowAllRateLimiter(services.redis);
     const app = buildApp(services);
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server!.once('listening', r));
@@ -130,19 +132,25 @@ async function main() {
         }
         if (process.env.WEB_TRACE) console.log(await page.evaluate(() => performance.getEntriesByType('mark').map((m) => `${m.name} ${Math.round(m.startTime)}`).join(', ')));
         if (process.env.WEB_TRACE) console.log(await page.evaluate(() => JSON.stringify(performance.getEntriesByType('resource').map((e: any) => [e.name.replace(location.origin, '').slice(0, 60), Math.round(e.startTime), Math.round(e.responseEnd)]))));
-        nodes = await page.evaluate(() => Object.keys((window as any).netinventoryMap.snapshot()).length);
+        const drawnIds = await page.evaluate(() => Object.keys((window as any).netinventoryMap.snapshot()));
+        nodes = drawnIds.length;
         if (run === RUNS - 1 && !drawn) {
           const cdp = await context.newCDPSession(page);
           await cdp.send('HeapProfiler.collectGarbage');
           heapMb = round(((await cdp.send('Runtime.getHeapUsage')) as { usedSize: number }).usedSize / 2 ** 20, 1);
         }
         // Baseline: the same answer fetched and parsed by the same page, nothing drawn.
-        (drawn ? dataDrawn : data).push(await page.evaluate(async (u) => {
+        const baseline = await page.evaluate(async (u) => {
           const t = performance.now();
           const res = await fetch(u, { credentials: 'same-origin' });
-          JSON.parse(await res.text());
-          return performance.now() - t;
-        }, `/api/v1/topology?network_id=${networks[size]}&view=l3`));
+          const answer = JSON.parse(await res.text());
+          const ms = performance.now() - t;
+          return { ms, ids: (answer.data.nodes as Array<{ id: string }>).map((n) => n.id) };
+        }, `/api/v1/topology?network_id=${networks[size]}&view=l3`);
+        (drawn ? dataDrawn : data).push(baseline.ms);
+        const onMap = new Set(drawnIds);
+        const missing = baseline.ids.filter((id) => !onMap.has(id));
+        mustAgree(`the map of ${size} element nodes draws every node of the baseline's answer`, baseline.ids.length > 0 && !missing.length, `${missing.length} of ${baseline.ids.length} not drawn, e.g. ${missing.slice(0, 3).join(', ')}`);
         await page.close();
       }
       const timing = (ms: number[]) => ({ first: round(ms[0]!), p50: round(pct(ms, 50)), p90: round(pct(ms, 90)), max: round(Math.max(...ms)) });
@@ -161,8 +169,7 @@ async function main() {
     }
     await context.close();
     const out = { stamp, machine: { cpus: os.cpus().length, node: process.version, chromium: browser.version() }, runs: RUNS, targets: TARGETS, results };
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    const file = new URL(`./results/web-${stamp.replace(/[:.]/g, '-')}.json`, import.meta.url);
+    const file = resultsFile(`web-${stamp.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
     console.log(`wrote ${file.pathname}`);
   } finally {

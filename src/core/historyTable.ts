@@ -48,7 +48,8 @@ export function isoTimestamp(value: unknown): string | null {
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0')}Z`;
 }
 
-const isTimestampColumn = (c: string) => c.endsWith('_at') || c === 'valid_from' || c === 'valid_to';
+/** Columns answered as ISO 8601 timestamps (toResponse); the raw baselines of bench/ apply the same rule. */
+export const isTimestampColumn = (c: string) => c.endsWith('_at') || c === 'valid_from' || c === 'valid_to';
 
 export class HistoryTable {
   private readonly selectList: string;
