@@ -1,7 +1,7 @@
 // Every environment variable the server and its workers read, declared once: its name, what it
 // does, its default and how its text is read. The processes check them all at start (one error
 // naming every bad variable), the modules read their own through `setting()`, and
-// docs/configuration.md is generated from this list (node --import tsx scripts/configDocs.ts; a test compares them).
+// docs/configuration.md is generated from this list (npm run docs:config; a test compares them).
 // Nothing else reads process.env (test/core/settings.spec.ts scans src/ and workers/).
 import { availableParallelism } from 'node:os';
 import { parseAllowedNetworks } from './outboundPolicy.js';
@@ -292,7 +292,7 @@ export function configurationMarkdown(): string {
     '# Configuration',
     '',
     'Every environment variable the API and worker processes read, generated from `src/core/settings.ts`',
-    '(`node --import tsx scripts/configDocs.ts`; a test fails when this file and the declaration differ). Each process checks',
+    '(`npm run docs:config`; a test fails when this file and the declaration differ). Each process checks',
     'them all when it starts and stops with one message naming every variable it could not read. Unset',
     'or empty means the default.',
     '',

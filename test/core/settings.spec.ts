@@ -32,7 +32,7 @@ describe('configuration: every environment variable declared once', () => {
     expect(unread).to.deep.equal([]);
   });
 
-  it('docs/configuration.md is what the declaration generates (node --import tsx scripts/configDocs.ts)', () => {
+  it('docs/configuration.md is what the declaration generates (npm run docs:config)', () => {
     expect(readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8')).to.equal(configurationMarkdown());
   });
 
