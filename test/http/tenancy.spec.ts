@@ -516,6 +516,7 @@ const FIXTURES: Record<string, Fixture> = {
   },
   // What each scan changed (issue 39.4): read like the network's inventory, acknowledged by a Member.
   'GET /api/v1/changes': { role: 'Viewer', query: net, outside: 'Network', fresh: 'daemon', afterFresh: endedScan },
+  'GET /api/v1/search': { role: 'Viewer', query: (p) => `?q=a&network_id=${p.network}`, outside: 'Network' },
   'POST /api/v1/changes/:session_id/acknowledge': { role: 'Member', fresh: 'daemon', afterFresh: endedScan, answersOther: true },
   // Alerts (issue 39.4): rules read like the network, written by Admins; digests read like the network, acknowledged by a Member.
   'GET /api/v1/alert_rules': { role: 'Viewer', query: net, outside: 'Network' },
