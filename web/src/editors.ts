@@ -6,6 +6,7 @@
 import { api, ApiError } from './api.js';
 import { h } from './dom.js';
 import { confirmDialog, openForm, type Field, type FormHandle } from './forms.js';
+import { popover } from './popover.js';
 
 export type EditableKind = 'host' | 'subnet' | 'dependency' | 'tag';
 
@@ -199,27 +200,22 @@ export function hostActions(host: { id: string; name: string }, ctx: EditContext
     h('button', { type: 'button', id: 'delete-host', class: 'danger', onclick: () => void remove('host', host, ctx) }, 'Delete'));
 }
 
-/** The "+ Add" menu: a host, a subnet, a dependency or a tag (the last three also edit existing ones). */
+/**
+ * The "+ Add" menu: a host, a subnet, a dependency or a tag (the last three also edit existing ones).
+ * Its items are a popover (popover.ts), whole on screen also when the button sits in a toolbar's row.
+ */
 export function addMenu(ctx: EditContext): HTMLElement {
-  const toggle = h('button', { type: 'button', id: 'add-menu', 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'aria-controls': 'add-menu-items' }, '+ Add');
+  const toggle = h('button', { type: 'button', id: 'add-menu', 'aria-haspopup': 'menu', 'aria-controls': 'add-menu-items' }, '+ Add');
   const labels: Array<[EditableKind, string]> = [['host', 'Host'], ['subnet', 'Subnet…'], ['dependency', 'Dependency…'], ['tag', 'Tag…']];
-  const items = labels.map(([kind, label]) => h('button', { type: 'button', role: 'menuitem', 'data-kind': kind, tabindex: -1, onclick: () => { close(); void openEditor(kind, undefined, ctx); } }, label));
-  const menu = h('div', { role: 'menu', id: 'add-menu-items', hidden: true, 'aria-label': 'Add' }, items);
-  const close = (focusToggle = false) => { menu.hidden = true; toggle.setAttribute('aria-expanded', 'false'); if (focusToggle) toggle.focus(); };
-  toggle.addEventListener('click', () => {
-    const open = menu.hidden;
-    menu.hidden = !open;
-    toggle.setAttribute('aria-expanded', String(open));
-    if (open) items[0]!.focus();
-  });
-  menu.addEventListener('keydown', (e: KeyboardEvent) => {
+  const items = labels.map(([kind, label]) => h('button', { type: 'button', role: 'menuitem', 'data-kind': kind, tabindex: -1, onclick: () => { menu.close(); void openEditor(kind, undefined, ctx); } }, label));
+  const list = h('div', { role: 'menu', id: 'add-menu-items', class: 'add-menu-items', 'aria-label': 'Add' }, items);
+  const menu = popover(toggle, list, { focus: () => items[0] });
+  list.addEventListener('keydown', (e: KeyboardEvent) => {
     const i = items.indexOf(document.activeElement as HTMLButtonElement);
-    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); close(true); } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
       items[(i + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length]!.focus();
     }
   });
-  const wrap = h('div', { class: 'add-menu' }, toggle, menu);
-  wrap.addEventListener('focusout', (e: FocusEvent) => { if (!wrap.contains(e.relatedTarget as Node | null)) close(); });
-  return wrap;
+  return h('div', { class: 'add-menu' }, toggle);
 }

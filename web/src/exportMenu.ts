@@ -2,10 +2,10 @@
 // picks (1×, 2×, 4× the map at 100 %, or a width in pixels), as an SVG with its icons and legend,
 // as a draw.io diagram to edit, and the API's GraphML and Mermaid files. Every file is named by
 // exportFileName, as the API names its exports.
-// The panel opens under its button but lives outside the toolbar (just after it), whose row scrolls
-// sideways on a phone and fades out at its edge (a box inside it would be cut to the row); it is
-// fixed in the viewport, so at 390 px it is whole on screen.
+// Its panel is a popover (popover.ts): outside the toolbar, fixed under the button, so at 390 px it
+// is whole on screen.
 import { h } from './dom.js';
+import { popover } from './popover.js';
 import './exportMenu.css';
 import { FONT_FAMILY, toSvg, type ExportDrawing, type LegendModel, type SvgExport, type SvgOptions } from './exportSvg.js';
 
@@ -93,7 +93,7 @@ export function exportMenu(actions: ExportActions): { button: HTMLElement; dispo
   const sizeNote = h('small', { class: 'muted', id: 'export-size' });
   const apiLink = (format: 'graphml' | 'mermaid', text: string) => h('a', { class: 'button', id: `export-${format}`, href: '#', download: '' }, text);
   const links = { graphml: apiLink('graphml', 'GraphML (yEd, Gephi)'), mermaid: apiLink('mermaid', 'Mermaid') };
-  const panel = h('div', { class: 'export-panel', id: 'export-panel', role: 'group', 'aria-label': 'Export the map', hidden: true },
+  const panel = h('div', { class: 'export-panel', id: 'export-panel', role: 'group', 'aria-label': 'Export the map' },
     h('p', { class: 'export-heading' }, 'Image (PNG): the whole map, labels whole, with its legend'),
     h('div', { class: 'export-row', role: 'group', 'aria-label': 'PNG size' }, scaleButtons), sizeNote, widthForm,
     h('p', { class: 'export-heading' }, 'To edit or print at any size'),
@@ -102,69 +102,36 @@ export function exportMenu(actions: ExportActions): { button: HTMLElement; dispo
       h('button', { type: 'button', id: 'export-drawio', onclick: () => run(async () => actions.drawio()) }, 'draw.io')),
     h('div', { class: 'export-row' }, links.graphml, links.mermaid));
 
-  function place() {
-    // Under the button, inside the viewport (a phone's 390 px included).
-    const r = toggle.getBoundingClientRect();
-    const width = Math.min(panel.offsetWidth || 320, window.innerWidth - 16);
-    panel.style.left = `${Math.max(8, Math.min(r.left, window.innerWidth - width - 8))}px`;
-    panel.style.top = `${r.bottom + 4}px`;
-  }
-  let toolbar: Element | null = null;
-  function open() {
-    // Outside the toolbar, just after it (next in the tab order after its last button; removed with the screen).
-    if (!toolbar && (toolbar = toggle.closest('.toolbar'))) toolbar.addEventListener('scroll', () => { if (!panel.hidden) place(); });
-    if (!panel.isConnected) (toolbar ?? toggle).after(panel);
-    panel.hidden = false;
-    toggle.setAttribute('aria-expanded', 'true');
-    // The PNG's sizes in pixels, from the drawing as it is now.
-    const d = actions.drawing();
-    if (d) {
-      const { width, height } = toSvg(d.drawing, { legend: d.legend, title: d.title, measure: measureText });
-      scales.forEach((scale, i) => {
-        const s = pngScale({ scale }, width, height);
-        scaleButtons[i]!.title = `${px(width * s.scale)} × ${px(height * s.scale)} px${s.limited ? ' (the largest image the browser makes)' : ''}`;
-        scaleButtons[i]!.setAttribute('aria-label', `PNG ${scale}×, ${scaleButtons[i]!.title}`);
-      });
-      sizeNote.textContent = `1× is the map at 100 %: ${px(width)} × ${px(height)} px.`;
-      widthInput.placeholder = String(Math.min(PNG_MAX_SIDE, Math.round(width * 2)));
-    }
-    for (const f of ['graphml', 'mermaid'] as const) {
-      const href = actions.apiExport(f);
-      links[f].hidden = !href;
-      if (href) links[f].href = href;
-    }
-    place();
-    scaleButtons[0]!.focus();
-  }
-  function close(focusToggle = false) {
-    if (panel.hidden) return;
-    panel.hidden = true;
-    toggle.setAttribute('aria-expanded', 'false');
-    if (focusToggle) toggle.focus();
-  }
+  const menu = popover(toggle, panel, {
+    opening() {
+      // The PNG's sizes in pixels, from the drawing as it is now.
+      const d = actions.drawing();
+      if (d) {
+        const { width, height } = toSvg(d.drawing, { legend: d.legend, title: d.title, measure: measureText });
+        scales.forEach((scale, i) => {
+          const s = pngScale({ scale }, width, height);
+          scaleButtons[i]!.title = `${px(width * s.scale)} × ${px(height * s.scale)} px${s.limited ? ' (the largest image the browser makes)' : ''}`;
+          scaleButtons[i]!.setAttribute('aria-label', `PNG ${scale}×, ${scaleButtons[i]!.title}`);
+        });
+        sizeNote.textContent = `1× is the map at 100 %: ${px(width)} × ${px(height)} px.`;
+        widthInput.placeholder = String(Math.min(PNG_MAX_SIDE, Math.round(width * 2)));
+      }
+      for (const f of ['graphml', 'mermaid'] as const) {
+        const href = actions.apiExport(f);
+        links[f].hidden = !href;
+        if (href) links[f].href = href;
+      }
+    },
+    focus: () => scaleButtons[0],
+  });
   function run(action: () => Promise<void>) {
-    close(true);
+    menu.close(true);
     action().catch((err) => actions.failed(err));
   }
-  toggle.addEventListener('click', () => (panel.hidden ? open() : close()));
-  const onEscape = (e: KeyboardEvent) => {
-    if (e.key === 'Escape' && !panel.hidden) { e.preventDefault(); e.stopPropagation(); close(true); }
-  };
-  panel.addEventListener('keydown', onEscape);
-  toggle.addEventListener('keydown', onEscape);
-  // A link followed (a download) closes it too; so does a tap elsewhere or focus leaving. It follows its button (the row scrolled, the window resized).
-  for (const a of Object.values(links)) a.addEventListener('click', () => close());
-  const outside = (e: Event) => { if (!panel.hidden && !panel.contains(e.target as Node) && !toggle.contains(e.target as Node)) close(); };
-  document.addEventListener('pointerdown', outside, true);
-  panel.addEventListener('focusout', (e: FocusEvent) => { if (e.relatedTarget && !panel.contains(e.relatedTarget as Node) && e.relatedTarget !== toggle) close(); });
-  const onResize = () => { if (!panel.hidden) place(); };
-  window.addEventListener('resize', onResize);
+  // A link followed (a download) closes it too.
+  for (const a of Object.values(links)) a.addEventListener('click', () => menu.close());
   return {
     button: toggle,
-    dispose() {
-      document.removeEventListener('pointerdown', outside, true);
-      window.removeEventListener('resize', onResize);
-      panel.remove();
-    },
+    dispose: () => menu.dispose(),
   };
 }
