@@ -151,21 +151,44 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   });
   // After an edit (editors.ts) the graph is read again, and the panel shows the host as saved.
   const edits: EditContext = { networkId: state.networkId, changed: (kind, saved) => { void refresh('change'); if (kind === 'host') void selectHost(saved?.id); } };
-  const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Map tools' },
-    h('label', { for: 'view' }, 'View'), viewSelect,
-    h('label', { for: 'tag-filter' }, 'Tag'), tagSelect,
-    h('label', { class: 'check' }, hidden, ' Show hidden hosts'),
-    button('Fit', () => renderer.fit(), { id: 'fit' }), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' }),
-    mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null,
-    mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null,
-    button('Unpin all', () => void unpinAll(), { id: 'unpin-all' }),
-    mode === 'map' ? addMenu(edits) : null,
-    exports.button);
+  const viewLabel = h('label', { for: 'view' }, 'View');
+  const tagLabel = h('label', { for: 'tag-filter' }, 'Tag');
+  const hiddenCheck = h('label', { class: 'check' }, hidden, ' Show hidden hosts');
+  const fitButton = button('Fit', () => renderer.fit(), { id: 'fit' });
+  const zoomIn = button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' });
+  const zoomOut = button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' });
+  const historyButton = mode === 'map' ? button('History', () => void openTimeline(), { id: 'history-button' }) : null;
+  const compareButton = mode === 'map' ? button('Compare…', () => navigate(`/networks/${state.networkId}/topology/diff${query({ view: state.view })}`), { id: 'compare-button' }) : null;
+  const unpinButton = button('Unpin all', () => void unpinAll(), { id: 'unpin-all' });
+  const add = mode === 'map' ? addMenu(edits) : null;
+  const toolbar = h('div', { class: 'toolbar map-tools', role: 'toolbar', 'aria-label': 'Map tools' });
+  // On a phone the less-used tools fold behind More, into a row under the toolbar that it opens:
+  // the toolbar then fits the screen's width with View, Fit, zoom and History always in it. The
+  // controls are moved between the two, never copied (one control, one state).
+  const phone = window.matchMedia('(max-width: 720px)');
+  const more = h('div', { class: 'toolbar map-more', id: 'map-more', role: 'group', 'aria-label': 'More map tools', hidden: true });
+  const moreButton = button('More', () => setMore(moreButton.getAttribute('aria-expanded') !== 'true'), { id: 'map-more-button', class: 'more-toggle', 'aria-controls': 'map-more', 'aria-expanded': 'false' });
+  function setMore(open: boolean) {
+    more.hidden = !open;
+    moreButton.setAttribute('aria-expanded', String(open));
+  }
+  const present = (...xs: Array<HTMLElement | null>) => xs.filter((x): x is HTMLElement => !!x);
+  function foldToolbar() {
+    if (phone.matches) {
+      toolbar.replaceChildren(...present(viewLabel, viewSelect, fitButton, zoomIn, zoomOut, historyButton, moreButton));
+      more.replaceChildren(...present(tagLabel, tagSelect, hiddenCheck, compareButton, unpinButton, add, exports.button));
+    } else {
+      toolbar.replaceChildren(...present(viewLabel, viewSelect, tagLabel, tagSelect, hiddenCheck, fitButton, zoomIn, zoomOut, historyButton, compareButton, unpinButton, add, exports.button));
+      setMore(false);
+    }
+  }
+  foldToolbar();
+  phone.addEventListener('change', foldToolbar);
 
   const diffForm = mode === 'diff' ? diffControls() : null;
   fill(outlet, h('div', { class: 'map-screen' },
     h('div', { class: 'map-head' }, h('h1', {}, mode === 'diff' ? `${networkName}: what changed` : networkName), status),
-    toolbar, diffForm, timeBar, errors,
+    toolbar, more, diffForm, timeBar, errors,
     h('div', { class: 'map-body' },
       h('nav', { class: 'sidebar', id: 'map-sidebar', 'aria-label': 'Hosts' }, h('label', { for: 'host-search' }, 'Search hosts'), search, hostList,
         h('details', { class: 'containers' }, h('summary', {}, 'Subnets and other containers'), containerList), changes),
@@ -564,20 +587,32 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     // A tick standing for several changes says so (the state after all of them).
     const tickText = (k: number) => `${when(t.ticks[k])}${(t.tick_changes?.[k] ?? 0) > 1 ? ` (after ${t.tick_changes![k]!.toLocaleString()} changes)` : ''}`;
     const label = h('output', { for: 'time-slider', id: 'time-label' }, tickText(state.tick!));
-    slider.addEventListener('input', () => {
+    // One step back or on: the slider is hard to move by one of its ~200 steps with a finger.
+    const previous = button('‹', () => step(-1), { id: 'time-previous', 'aria-label': 'Previous change', title: 'Previous change' });
+    const next = button('›', () => step(1), { id: 'time-next', 'aria-label': 'Next change', title: 'Next change' });
+    const show = () => {
       state.tick = Number(slider.value);
       label.textContent = tickText(state.tick);
       slider.setAttribute('aria-valuetext', label.textContent);
+      previous.toggleAttribute('disabled', state.tick <= 0);
+      next.toggleAttribute('disabled', state.tick >= t.ticks.length - 1);
       renderMarks();
       renderList();
       renderContainers();
       status.textContent = `As of ${label.textContent}`;
       syncUrl();
-    });
+    };
+    function step(by: number) {
+      slider.value = String(Math.min(t.ticks.length - 1, Math.max(0, Number(slider.value) + by)));
+      show();
+    }
+    slider.addEventListener('input', show);
+    previous.toggleAttribute('disabled', state.tick! <= 0);
+    next.toggleAttribute('disabled', state.tick! >= t.ticks.length - 1);
     timeBar.hidden = false;
     const total = (t.tick_changes ?? []).reduce((a, b) => a + b, 0);
     const grouped = (t.tick_changes ?? []).some((n) => n > 1);
-    fill(timeBar, h('label', { for: 'time-slider' }, 'History'), slider, label,
+    fill(timeBar, h('label', { for: 'time-slider' }, 'History'), h('div', { class: 'time-steps' }, previous, slider, next), label,
       h('span', { class: 'muted', id: 'history-summary' }, grouped
         ? ` ${total.toLocaleString()} changes since ${when(t.ticks[0])}, in ${t.ticks.length - 1} steps (each the state after its changes; Compare shows them one by one)`
         : ` ${t.ticks.length} instants`),
@@ -589,7 +624,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
     const from = h('input', { type: 'datetime-local', id: 'diff-from', step: 1, value: toLocal(q.get('from')) });
     const to = h('input', { type: 'datetime-local', id: 'diff-to', step: 1, value: toLocal(q.get('to')) });
     return h('form', {
-      class: 'toolbar', onsubmit: (e: SubmitEvent) => {
+      class: 'toolbar diff-form', onsubmit: (e: SubmitEvent) => {
         e.preventDefault();
         const iso = (v: string) => (v ? new Date(v).toISOString() : undefined);
         navigate(`${location.pathname}${query({ view: state.view, from: iso(from.value), to: iso(to.value) })}`);
@@ -772,6 +807,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
   return () => {
     disposed = true;
     document.removeEventListener('keydown', onKey);
+    phone.removeEventListener('change', foldToolbar);
     changeStream?.close();
     for (const t of timers) clearTimeout(t);
     exports.dispose();
