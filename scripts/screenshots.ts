@@ -117,6 +117,7 @@ async function screens(browser: Browser, suffix: string, viewport: { width: numb
 
     // Compare by default: the last changes, marked on the map and listed.
     await openMap(page, 'l3');
+    if (await page.isVisible('#map-more-button')) await page.click('#map-more-button'); // (on a phone, Compare is behind More)
     await page.click('#compare-button');
     await page.waitForSelector('#change-list', { state: 'attached' }); // (on a phone, in the closed host list's sheet)
     await page.waitForFunction(() => /From/.test(document.querySelector('.status')?.textContent ?? ''), undefined, { timeout: 60_000 });
