@@ -57,7 +57,7 @@ describe('web History and Compare on a busy network (Chromium)', function () {
     expect(await outside(), 'History open').to.deep.equal([]);
     const summary = Object.values(await mapSnapshot(page)).find((n) => n.kind === 'summary');
     expect(summary?.label).to.match(/^up to \d+ hosts/);
-    await page.click('.timebar button');
+    await page.click('#history-live');
     await waitFor('back to live', async () => /Live/.test(await status(page)));
     expect(await outside(), 'History closed').to.deep.equal([]);
     expectNoProblems(w!);

@@ -616,7 +616,7 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       h('span', { class: 'muted', id: 'history-summary' }, grouped
         ? ` ${total.toLocaleString()} changes since ${when(t.ticks[0])}, in ${t.ticks.length - 1} steps (each the state after its changes; Compare shows them one by one)`
         : ` ${t.ticks.length} instants`),
-      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timelineFrom = undefined; timeBar.hidden = true; renderGraph(); renderer.fit(); syncUrl(); }));
+      button('Back to live', () => { state.timeline = undefined; state.tick = undefined; timelineFrom = undefined; timeBar.hidden = true; renderGraph(); renderer.fit(); syncUrl(); }, { id: 'history-live' }));
   }
 
   function diffControls() {
