@@ -1,4 +1,4 @@
-// A network's alert rules (issue 39.4), on the network's page: each rule names a kind of change
+// A network's alert rules, on the network's page: each rule names a kind of change
 // (a new host, a host offline after a delay, back online, a service or port added or removed, a new
 // MAC for an address, a vendor never seen), when not to send (quiet hours in a time zone) and where
 // to (webhooks of the organization, e-mail addresses). After each scan of the network the changes of

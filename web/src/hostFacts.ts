@@ -1,6 +1,6 @@
-// What discovery's evidence says a host is (issue 38.3, read-only in the API): its kind of device
+// What discovery's evidence says a host is (read-only in the API): its kind of device
 // and model, its OS and version with the confidence of that evidence, and its MACs' vendors; and
-// its status (online, offline, stale, ignored: issue 39.2). Shown by the hosts list (one compact
+// its status (online, offline, stale, ignored). Shown by the hosts list (one compact
 // cell, a Vendor and a Status column) and a host's details (hostDetails.ts).
 import { h, when } from './dom.js';
 import type { Host } from './apiTypes.js';

@@ -1,5 +1,5 @@
 // Changes (/changes?network=&unacknowledged=true): what each Network scan of the network changed,
-// newest first (issue 39.4): the hosts that appeared, went offline, came back or changed,
+// newest first: the hosts that appeared, went offline, came back or changed,
 // each a link to the host; Compare opens the map's diff over the scan's time; a Member acknowledges
 // a scan (Viewers read; the API refuses them and the message is shown). Reads GET /api/v1/changes.
 import { api, ApiError, apiPath, query } from '../api.js';

@@ -1,5 +1,5 @@
 // Service definitions (/service-definitions): the organization's own services for our agent to
-// recognise (issue 38.6): list, create, edit, delete; the API's validation errors shown by their
+// recognise: list, create, edit, delete; the API's validation errors shown by their
 // field (a refused pattern says why). Reads and writes /api/v1/service_definitions; Admins and Owners
 // write, everyone reads (the API says no to the others, and the message is shown).
 import { api, ApiError } from '../api.js';
