@@ -2,7 +2,8 @@
 // (scripts/realisticNetwork.ts, with its history): the toolbar fits the screen, its less-used tools
 // folded behind More; every tool reachable without scrolling sideways; "+ Add" whole on screen;
 // Compare's From and To on screen; the history slider across the screen with step buttons that move
-// it by one step (the map drawn at that instant). At 1440x900 the toolbar is one row, as before.
+// it by one step (the map drawn at that instant); the map's dialogs keep their buttons on screen.
+// At 1440x900 the toolbar is one row, as before.
 // SCREENSHOTS=1 writes docs/web-map-toolbar-phone.png, docs/web-compare-phone.png and
 // docs/web-history-phone.png (390x844).
 import { expect } from 'chai';
@@ -139,6 +140,31 @@ describe('web map toolbar, Compare and History on a phone (Chromium)', function 
       await page.screenshot({ path: `${DOCS}web-compare-phone.png` });
     }
     expectNoProblems(w!);
+  });
+
+  it('the map\'s dialogs keep Save and Cancel on screen at 390x844 and 1440x900: + Add\'s four, and editing a host with many addresses, ports and services', async () => {
+    for (const viewport of [PHONE, DESKTOP]) {
+      const page = await openMap(viewport);
+      const size = `${viewport.width}x${viewport.height}`;
+      for (const kind of ['host', 'subnet', 'dependency', 'tag']) {
+        if (viewport === PHONE) await page.click('#map-more-button');
+        await page.click('#add-menu');
+        await page.click(`#add-menu-items [data-kind=${kind}]`);
+        await page.waitForSelector('dialog[open] button[type=submit]');
+        await dialogButtonsInView(page, `the new ${kind} dialog at ${size}`);
+        await page.keyboard.press('Escape');
+        await page.waitForSelector('dialog[open]', { state: 'detached' });
+        if (viewport === PHONE) await page.click('#map-more-button');
+      }
+      if (viewport === PHONE) await page.click('.sheet-toggle');
+      await page.click(`#host-list [data-host-id="${world.net.hosts['web-01'].id}"]`);
+      await page.click('#details #edit-host');
+      await page.waitForSelector('dialog[open] button[type=submit]');
+      await dialogButtonsInView(page, `editing web-01 at ${size}`);
+      expectNoProblems(w!);
+      await w!.close();
+      w = undefined;
+    }
   });
 
   it('at 1440 px the toolbar is one row with every tool, no More, the history slider wide; narrowed to 390 px it folds, widened again it unfolds', async () => {
