@@ -5,6 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CredentialError, parseV3, type SnmpCredential } from './snmp/credentials.js';
+import { isIPv4, networkAddress, parseIPv4 } from './net/ip.js';
 
 /**
  * The version the agent announces. The protocol generation it speaks is Scanopy 0.14.13 (the server
@@ -102,24 +103,15 @@ From a checkout of the server's repository: npm run agent -- <the same flags>.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** An IPv4 address as a number; null when not a dotted quad. */
-export function ipv4ToInt(text: string): number | null {
-  const parts = text.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return null;
-  return parts.reduce((n, p) => n * 256 + Number(p), 0);
-}
-
 /** "a.b.c.d/len" (a single address becomes /32); refuses what is not the network address of its prefix. */
 export function normaliseTarget(text: string): string {
   const [address, prefixText, ...rest] = text.trim().split('/');
-  const ip = ipv4ToInt(address ?? '');
+  const ip = parseIPv4(address ?? '');
   const prefix = prefixText === undefined ? 32 : /^\d{1,2}$/.test(prefixText) ? Number(prefixText) : NaN;
-  if (ip === null || rest.length || !(prefix >= 0 && prefix <= 32)) throw new UsageError(`bad target '${text}': expected an IPv4 CIDR such as 198.18.10.0/24 or an address`);
-  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  const network = (ip & mask) >>> 0;
-  if (network !== ip) {
-    const fixed = [24, 16, 8, 0].map((s) => (network >>> s) & 255).join('.');
-    throw new UsageError(`bad target '${text}': not the network address of a /${prefix} (did you mean ${fixed}/${prefix}?)`);
+  if (!ip || rest.length || !(prefix >= 0 && prefix <= 32)) throw new UsageError(`bad target '${text}': expected an IPv4 CIDR such as 198.18.10.0/24 or an address`);
+  const network = networkAddress(ip, prefix).toString();
+  if (network !== ip.toString()) {
+    throw new UsageError(`bad target '${text}': not the network address of a /${prefix} (did you mean ${network}/${prefix}?)`);
   }
   // The scanner's cap (agent/scan/targets.ts): said now, as a usage error, rather than as a failed session.
   if (prefix < 16) throw new UsageError(`bad target '${text}': more than a /16 (65,536 addresses); split it or narrow it`);
@@ -172,7 +164,7 @@ function snmpCredentials(communities: string | null, v3: string | null): SnmpCre
 function dnsServer(text: string | null): string | null {
   if (text === null) return null;
   const m = /^([\d.]+)(?::(\d{1,5}))?$/.exec(text);
-  if (!m || ipv4ToInt(m[1]!) === null || (m[2] && Number(m[2]) > 65535)) throw new UsageError(`--dns must be an IPv4 address (optionally :port), not '${text}'`);
+  if (!m || !isIPv4(m[1]!) || (m[2] && Number(m[2]) > 65535)) throw new UsageError(`--dns must be an IPv4 address (optionally :port), not '${text}'`);
   return text;
 }
 
@@ -274,7 +266,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (network && !UUID.test(network)) throw new UsageError(`--network must be a UUID, not '${network}'`);
   const targets = (str('targets') ?? '').split(',').filter((t) => t.trim()).map(normaliseTarget);
   if (once && !targets.length) throw new UsageError('--once needs --targets <cidr,…> (what to scan)');
-  if (explain !== null && ipv4ToInt(explain) === null) throw new UsageError(`--explain needs an IPv4 address, not '${explain}'`);
+  if (explain !== null && !isIPv4(explain)) throw new UsageError(`--explain needs an IPv4 address, not '${explain}'`);
 
   return {
     help,

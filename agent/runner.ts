@@ -4,8 +4,8 @@
 // Complete | Cancelled | Failed). The transport hides the mode: daemon_poll posts to the server,
 // server_poll buffers for the server's next poll.
 import type { AgentConfig } from './config.js';
-import { ipv4ToInt } from './config.js';
 import type { DiscoveryType, RunReport, WorkPayload } from './protocol/client.js';
+import { inNetwork, parseIPv4Cidr } from './net/ip.js';
 import { customRules, withoutDefinitions } from './fingerprint/custom.js';
 import { evidenceSummary, hostRequest, networkDiscoveryType, redactDiscoveryType, subnetBody, type HostRequest, type SubnetBody } from './protocol/entities.js';
 import type { ScanNetwork, ScanReport, ScanTarget } from './scan/types.js';
@@ -86,14 +86,10 @@ export function runReport(report: ScanReport | undefined, warnings: string[], in
   };
 }
 
+/** Whether `ip` lies in `cidr` (both IPv4; false for anything else, an IPv6 container address included). */
 export function cidrContains(cidr: string, ip: string): boolean {
-  const [net, prefixText] = cidr.split('/');
-  const prefix = Number(prefixText);
-  const a = ipv4ToInt(net!);
-  const b = ipv4ToInt(ip);
-  if (a === null || b === null) return false;
-  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  return ((a & mask) >>> 0) === ((b & mask) >>> 0);
+  const network = parseIPv4Cidr(cidr);
+  return network !== undefined && inNetwork(ip, ...network);
 }
 
 export async function runSession(work: { session_id: string; discovery_type: DiscoveryType }, signal: AbortSignal, deps: RunnerDeps): Promise<SessionResult> {

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname as osHostname, networkInterfaces } from 'node:os';
 import { basename } from 'node:path';
-import { ipv4ToInt } from './config.js';
+import { networkAddress, parseIPv4 } from './net/ip.js';
 import type { DiscoveryType } from './protocol/client.js';
 import { metadataEntry, NIL, stableUuid, type HostRequest, type SubnetBody } from './protocol/entities.js';
 
@@ -45,10 +45,7 @@ export function describeInterface(name: string, sys = SYS): string {
 }
 
 function networkOf(ip: string, prefix: number): string {
-  const n = ipv4ToInt(ip)!;
-  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  const net = (n & mask) >>> 0;
-  return `${[24, 16, 8, 0].map((s) => (net >>> s) & 255).join('.')}/${prefix}`;
+  return `${networkAddress(parseIPv4(ip)!, prefix).toString()}/${prefix}`;
 }
 
 /** Docker's bridges are the containers' networks, not the host's LAN. */

@@ -5,7 +5,7 @@ import { allowProbeListeners, DEFAULT_BUDGET, ProbeBudget } from '../scan/budget
 import { connectProbe, LIVENESS_PORTS, type ConnectResult } from '../scan/liveness.js';
 import { isOnLink, onLinkNetworks, readNeighbours } from '../scan/neighbours.js';
 import { portsToProbe } from '../scan/ports.js';
-import { ipToNumber } from '../scan/targets.js';
+import { requireIPv4 } from '../scan/targets.js';
 import type { ScanBudget } from '../scan/types.js';
 import { identifyPort } from './match.js';
 import { escapeBytes, PROBES, type ProbeTimeouts } from './probes.js';
@@ -20,7 +20,7 @@ export interface ExplainOptions {
 }
 
 export async function explainAddress(address: string, options: ExplainOptions = {}): Promise<string> {
-  ipToNumber(address); // one IPv4 address, not a range
+  requireIPv4(address); // one IPv4 address, not a range
   const limits = options.budget ?? DEFAULT_BUDGET;
   const budget = new ProbeBudget(limits);
   const signal = options.signal;

@@ -4,7 +4,8 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { cidrContains, ipToNumber, type ParsedCidr } from './targets.js';
+import { ipv4ToNumber, networkAddress } from '../net/ip.js';
+import { cidrContains, requireIPv4, type ParsedCidr } from './targets.js';
 
 /** States that mean "answered ARP recently"; FAILED / INCOMPLETE (no answer) and PERMANENT (configured) do not. */
 const ALIVE_STATES = new Set(['REACHABLE', 'STALE', 'DELAY', 'PROBE']);
@@ -61,8 +62,7 @@ export function onLinkNetworks(): ParsedCidr[] {
     for (const a of addrs ?? []) {
       if (a.family !== 'IPv4' || a.internal || !a.cidr) continue;
       const prefix = Number(a.cidr.split('/')[1]);
-      const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-      out.push({ network: (ipToNumber(a.address) & mask) >>> 0, prefix });
+      out.push({ network: ipv4ToNumber(networkAddress(requireIPv4(a.address), prefix)), prefix });
     }
   }
   return out;

@@ -1,4 +1,5 @@
 // Which addresses a run may probe: exactly the addresses of its targets, nothing else. IPv4 only.
+import { type IPv4, ipv4FromNumber, ipv4ToNumber, networkAddress, numberToIPv4, parseIPv4 } from '../net/ip.js';
 import type { ScanTarget } from './types.js';
 
 /** The largest target accepted: a /16 (65,536 addresses). Bigger ranges are refused, not cut. */
@@ -12,33 +13,27 @@ export interface ParsedCidr {
   prefix: number;
 }
 
-export function ipToNumber(ip: string): number {
-  const parts = ip.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) {
-    throw new Error(`not an IPv4 address: "${ip}"`);
-  }
-  return parts.reduce((n, p) => n * 256 + Number(p), 0);
-}
-
-export function numberToIp(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+/** A dotted quad, or an error naming it (the agent probes IPv4 only). */
+export function requireIPv4(ip: string): IPv4 {
+  const address = parseIPv4(ip);
+  if (!address) throw new Error(`not an IPv4 address: "${ip}"`);
+  return address;
 }
 
 /** "198.18.10.0/24" (or a bare address: /32). Host bits set ("198.18.10.7/24") are refused: likely a typo. */
 export function parseCidr(cidr: string): ParsedCidr {
-  const [ip, bits, extra] = cidr.trim().split('/');
+  const [ip = '', bits, extra] = cidr.trim().split('/');
   if (extra !== undefined) throw new Error(`not an IPv4 CIDR: "${cidr}"`);
   const prefix = bits === undefined ? 32 : Number(bits);
   if (!/^\d{1,2}$/.test(bits ?? '32') || prefix > 32) throw new Error(`bad prefix length in "${cidr}"`);
-  const address = ipToNumber(ip);
-  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  if ((address & ~mask) >>> 0 !== 0) throw new Error(`"${cidr}" has host bits set (network is ${numberToIp((address & mask) >>> 0)}/${prefix})`);
-  return { network: address, prefix };
+  const address = requireIPv4(ip);
+  const network = networkAddress(address, prefix);
+  if (network.toString() !== address.toString()) throw new Error(`"${cidr}" has host bits set (network is ${network.toString()}/${prefix})`);
+  return { network: ipv4ToNumber(network), prefix };
 }
 
 export function cidrContains(c: ParsedCidr, ip: string): boolean {
-  const mask = c.prefix === 0 ? 0 : (0xffffffff << (32 - c.prefix)) >>> 0;
-  return ((ipToNumber(ip) & mask) >>> 0) === c.network;
+  return requireIPv4(ip).match(ipv4FromNumber(c.network), c.prefix);
 }
 
 /**
@@ -54,7 +49,7 @@ export function expandCidr(cidr: string): string[] {
   const first = prefix >= 31 ? network : network + 1;
   const last = prefix >= 31 ? network + size - 1 : network + size - 2;
   const out: string[] = [];
-  for (let n = first; n <= last; n++) out.push(numberToIp(n));
+  for (let n = first; n <= last; n++) out.push(numberToIPv4(n));
   return out;
 }
 
