@@ -10,6 +10,7 @@
 // DAEMON_ALLOWED_NETWORKS (CIDR list) allows more, e.g. 127.0.0.0/8 for a daemon on this machine.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 const DENIED_V4 = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '240.0.0.0/4'];
 // Local-use NAT64 (64:ff9b:1::/48) and Teredo (2001::/32) hide the IPv4 address they lead to: refused whole.
@@ -43,34 +44,25 @@ function blockList(cidrs: string[]): BlockList {
   return list;
 }
 
-/** The eight 16-bit words of an IPv6 address (`::` expanded, a trailing dotted quad as two words). */
-function ipv6Words(ip: string): number[] | undefined {
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
-  const hex = dotted ? ip.slice(0, dotted.index) + [(+dotted[1]! << 8) | +dotted[2]!, (+dotted[3]! << 8) | +dotted[4]!].map((w) => w.toString(16)).join(':') : ip;
-  const [head, tail, ...rest] = hex.split('::');
-  if (rest.length) return undefined;
-  const part = (s: string | undefined) => (s ? s.split(':').map((w) => parseInt(w, 16)) : []);
-  const [a, b] = [part(head), part(tail)];
-  const words = tail === undefined ? a : [...a, ...new Array<number>(8 - a.length - b.length).fill(0), ...b];
-  return words.length === 8 && words.every((w) => w >= 0 && w <= 0xffff) ? words : undefined;
-}
+/** Prefixes whose last 32 bits are an IPv4 address: IPv4-mapped, IPv4-translated, NAT64 (RFC 6052's well-known prefix). */
+const CARRY_IPV4_IN_LAST_32_BITS = ['::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96'].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
 
 /**
  * The IPv4 address an IPv6 address carries, by which it is judged (a packet to it reaches that IPv4
  * address through a translator or tunnel, or on this host's dual stack): IPv4-mapped ::ffff:0:0/96,
  * IPv4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96 (but :: and ::1 themselves), NAT64 64:ff9b::/96
- * and 6to4 2002::/16.
+ * and 6to4 2002::/16 (the IPv4 address in bits 16–47).
  */
 function embeddedIPv4(ip: string): string | undefined {
-  const w = ipv6Words(ip.toLowerCase());
-  if (!w) return undefined;
-  const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
-  const zero = (from: number, to: number) => w.slice(from, to).every((x) => x === 0);
-  if (zero(0, 5) && w[5] === 0xffff) return quad(w[6]!, w[7]!);
-  if (zero(0, 4) && w[4] === 0xffff && w[5] === 0) return quad(w[6]!, w[7]!);
-  if (zero(0, 6) && (w[6] !== 0 || w[7]! > 1)) return quad(w[6]!, w[7]!);
-  if (w[0] === 0x64 && w[1] === 0xff9b && zero(2, 6)) return quad(w[6]!, w[7]!);
-  if (w[0] === 0x2002) return quad(w[1]!, w[2]!);
+  if (!ipaddr.IPv6.isValid(ip)) return undefined;
+  const address = ipaddr.IPv6.parse(ip);
+  const bytes = address.toByteArray();
+  const ipv4 = (from: number) => ipaddr.fromByteArray(bytes.slice(from, from + 4)).toString();
+  if (CARRY_IPV4_IN_LAST_32_BITS.some((range) => address.match(range))) return ipv4(12);
+  if (address.match(IPV4_COMPATIBLE) && !['unspecified', 'loopback'].includes(address.range())) return ipv4(12);
+  if (address.match(SIX_TO_FOUR)) return ipv4(2);
   return undefined;
 }
 

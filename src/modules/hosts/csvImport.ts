@@ -18,8 +18,8 @@
 //   creates them, while an import is a Member's write to one network;
 // - a refused row is reported with its row (the header is row 1), column and reason; a commit
 //   with any refused row stores nothing.
-import { BlockList, isIP } from 'node:net';
-import { isNetworkCidr, networkOf } from '../../http/cidr.js';
+import { isIP } from 'node:net';
+import { canonicalIp, type IpAddress, isNetworkCidr, networkOf, parseIp } from '../../core/ip.js';
 
 export const CSV_COLUMNS = ['name', 'hostname', 'description', 'address', 'subnet', 'mac', 'ports', 'services', 'tags'] as const;
 export type CsvColumn = typeof CSV_COLUMNS[number];
@@ -152,11 +152,6 @@ export function normalizeMac(text: string): string | null {
   return text.replace(/[:\-.]/g, '').toUpperCase().match(/../g)!.join(':');
 }
 
-/** An IP as PostgreSQL prints `host(inet)`: IPv6 shortest form, lower case. */
-export function canonicalIp(ip: string): string {
-  return networkOf(`${ip}/${isIP(ip) === 6 ? 128 : 32}`).split('/')[0]!;
-}
-
 /** `22/tcp`, `53/UDP`, `8080` (TCP) → a port; null when not one. */
 export function parsePort(text: string): PlannedPort | null {
   const m = /^(\d{1,5})(?:\/(tcp|udp))?$/i.exec(text.trim());
@@ -170,32 +165,39 @@ export const portText = (p: PlannedPort) => `${p.number}/${p.protocol.toLowerCas
 const list = (cell: string | undefined) => (cell ?? '').split(';').map((x) => x.trim()).filter(Boolean);
 
 class Subnets {
-  private readonly blocks = new Map<string, BlockList>();
   private readonly byCidr = new Map<string, SubnetRef>();
   constructor(existing: Array<{ id: string; cidr: string }>, declared: string[]) {
     for (const s of existing) this.byCidr.set(networkOf(s.cidr), { id: s.id, cidr: networkOf(s.cidr) });
     for (const cidr of declared) if (!this.byCidr.has(cidr)) this.byCidr.set(cidr, { id: null, cidr });
   }
   get(cidr: string): SubnetRef | undefined { return this.byCidr.get(cidr); }
-  contains(cidr: string, ip: string): boolean {
-    let block = this.blocks.get(cidr);
-    if (!block) {
-      const [address = '', prefix = ''] = cidr.split('/');
-      block = new BlockList();
-      block.addSubnet(address, Number(prefix), isIP(address) === 6 ? 'ipv6' : 'ipv4');
-      this.blocks.set(cidr, block);
-    }
-    return block.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4');
-  }
   /** The smallest subnet holding `ip` (the most specific: a /24 inside a /16). */
   smallestHolding(ip: string): SubnetRef | undefined {
+    const address = parseIp(ip);
     let best: SubnetRef | undefined;
     let bestPrefix = -1;
     for (const ref of this.byCidr.values()) {
-      const prefix = Number(ref.cidr.split('/')[1]);
-      if (prefix > bestPrefix && (isIP(ref.cidr.split('/')[0]!) === isIP(ip)) && this.contains(ref.cidr, ip)) { best = ref; bestPrefix = prefix; }
+      const prefix = this.network(ref.cidr)[1];
+      if (prefix > bestPrefix && this.holds(ref.cidr, address)) { best = ref; bestPrefix = prefix; }
     }
     return best;
+  }
+  contains(cidr: string, ip: string): boolean { return this.holds(cidr, parseIp(ip)); }
+  /** False across families (an IPv6 address is in no IPv4 subnet). */
+  private holds(cidr: string, address: IpAddress): boolean {
+    const [network, prefix] = this.network(cidr);
+    return network.kind() === address.kind() && address.match(network, prefix);
+  }
+  private readonly networks = new Map<string, [IpAddress, number]>();
+  /** Parsed once per subnet: every row of the file asks every subnet. */
+  private network(cidr: string): [IpAddress, number] {
+    let parsed = this.networks.get(cidr);
+    if (!parsed) {
+      const [address = '', prefix = ''] = cidr.split('/');
+      parsed = [parseIp(address), Number(prefix)];
+      this.networks.set(cidr, parsed);
+    }
+    return parsed;
   }
 }
 
