@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inNetwork, parseIPv4Cidr } from '../../agent/net/ip.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The project's Node 22 (devDependency `node`), which the agent and the lab's probes run on. */
@@ -162,18 +163,12 @@ const ip = (...args: string[]) => sh('ip', args);
 const inNs = (ns: string, cmd: string, args: string[], input?: string) => sh('ip', ['netns', 'exec', ns, cmd, ...args], { input });
 const nft = (ns: string, ruleset: string) => inNs(ns, 'nft', ['-f', '-'], ruleset);
 
-function ipv4ToInt(a: string): number {
-  return a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-}
 /** Whether `cidr` (or an address) lies inside `outer`. */
 export function cidrInside(cidr: string, outer: string): boolean {
-  const [addr, lenText] = cidr.split('/');
-  const [oAddr, oLenText] = outer.split('/');
+  const [addr = '', lenText] = cidr.split('/');
   const len = lenText === undefined ? 32 : Number(lenText);
-  const oLen = Number(oLenText);
-  if (!/^\d+\.\d+\.\d+\.\d+$/.test(addr ?? '') || len < oLen) return false;
-  const mask = oLen === 0 ? 0 : (~0 << (32 - oLen)) >>> 0;
-  return ((ipv4ToInt(addr!) & mask) >>> 0) === ((ipv4ToInt(oAddr!) & mask) >>> 0);
+  const within = parseIPv4Cidr(outer);
+  return within !== undefined && len >= within[1] && inNetwork(addr, ...within);
 }
 
 // ---- stale labs ----------------------------------------------------------------------------------
