@@ -144,7 +144,7 @@ describe('core: stored credentials are sealed', function () {
   });
 
   it('every column that could hold a credential is sealed (SEALED_COLUMNS) or holds a digest', async () => {
-    const DIGESTS = ['user_api_keys.key_hash', 'daemon_api_keys.key_hash', 'users.password_hash', 'sessions.id_hash', 'idempotency_keys.request_hash'];
+    const DIGESTS = ['user_api_keys.key_hash', 'daemon_api_keys.key_hash', 'users.password_hash', 'sessions.id_hash', 'idempotency_keys.request_hash', 'share_links.token_hash'];
     // Not credentials: which credentials a host uses, by id (reference §hosts).
     const REFERENCES = ['hosts.credential_assignments'];
     const columns = await sql<{ name: string }>(app,

@@ -343,7 +343,7 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
     });
   });
 
-  it('a service that stopped is gone after the next run', async () => {
+  it('a service that stopped is offline after the next run (kept, with its history)', async () => {
     const d = await newDaemon('stopped');
     const redisIp = labHost('redis').ip;
     await runOnce(d, `${redisIp}/32`);
@@ -354,6 +354,7 @@ describe('discovery lab: the agent, judged by the server’s inventory', functio
       const after = (await inventory(d.networkId)).get(redisIp);
       expect(after, 'the host itself stays (it answers RST)').to.not.equal(undefined);
       expect(after!.services.map((s) => s.definition)).to.not.include('Redis');
+      expect(after!.offlineServices).to.include('Redis');
     } finally {
       await lab.startServices('redis');
     }

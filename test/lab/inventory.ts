@@ -3,8 +3,11 @@
 import { cidrInside, LAB_SPACE, ROUTER_IPS, type Lab } from './lab.js';
 
 export interface SeenService { name: string; definition: string; port: number | null; source: string }
-/** One address of a host as the server shows it. */
-export interface SeenHost { id: string; ip: string; mac: string | null; description: string | null; services: SeenService[]; ports: number[] }
+/**
+ * One address of a host as the server shows it: what the last scans saw (services and ports a scan
+ * no longer saw are kept offline by the server; `offlineServices` names their definitions).
+ */
+export interface SeenHost { id: string; ip: string; mac: string | null; description: string | null; services: SeenService[]; ports: number[]; offlineServices: string[] }
 
 type Auth = { cookie?: string; bearer?: string };
 
@@ -24,13 +27,15 @@ export async function readInventory(base: string, auth: Auth, networkId: string)
   const byIp = new Map<string, SeenHost>();
   for (const { id } of list) {
     const h = await get(base, auth, `/api/v1/hosts/${id}`);
-    const ports = new Map<string, number>(h.ports.map((p: any) => [p.id, p.number]));
+    const ports = new Map<string, number>(h.ports.filter((p: any) => p.offline_at === null).map((p: any) => [p.id, p.number]));
+    const online = (h.services as any[]).filter((s) => s.offline_at === null);
     for (const a of h.ip_addresses as Array<{ ip_address: string; mac_address: string | null }>) {
       if (!cidrInside(a.ip_address, LAB_SPACE)) continue;
       byIp.set(a.ip_address, {
         id, ip: a.ip_address, mac: a.mac_address?.toUpperCase() ?? null, description: h.description,
         ports: [...ports.values()].sort((x, y) => x - y),
-        services: h.services.map((s: any) => ({
+        offlineServices: (h.services as any[]).filter((s) => s.offline_at !== null).map((s) => s.service_definition),
+        services: online.map((s: any) => ({
           name: s.name, definition: s.service_definition, source: JSON.stringify(s.source),
           port: ports.get(s.bindings?.find((b: any) => b.port_id)?.port_id) ?? null,
         })),
