@@ -13,7 +13,7 @@ import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { FairScheduler, PerKeyGate } from './scheduler.js';
 import { payerOf, type HeavyReadBudget } from './heavyReadBudget.js';
-import { TASKS, threadCpuMsSince, type Metered, type TaskInput, type TaskName, type TaskOutput, type ThreadFailure } from './thread.js';
+import { TASKS, threadCpuMsSince, threadCpuUsage, type Metered, type TaskInput, type TaskName, type TaskOutput, type ThreadFailure } from './thread.js';
 import { environment, setting, type Env } from '../../core/settings.js';
 
 /**
@@ -118,7 +118,7 @@ export class CpuPool {
   async run<K extends TaskName>(organizationId: string, task: K, input: TaskInput<K>, size: number): Promise<TaskOutput<K>> {
     const cpu = readCpu.getStore();
     if (this.runsInline(task, size)) {
-      const start = process.threadCpuUsage();
+      const start = threadCpuUsage();
       try {
         return await (TASKS[task] as (i: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(input);
       } finally {

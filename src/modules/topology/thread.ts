@@ -157,9 +157,16 @@ export type TaskOutput<K extends TaskName> = Awaited<ReturnType<(typeof TASKS)[K
 /** A task's answer with the CPU time this thread spent on it (charged to the organization's heavy-read budget). */
 export interface Metered<T> { out: T; cpuMs: number }
 
+/**
+ * This thread's CPU usage (since `start`). Node.js before 22.17 has no process.threadCpuUsage (the
+ * machine's Node.js is 20): there the process's usage stands in, which also counts other threads.
+ */
+export const threadCpuUsage = (start?: NodeJS.CpuUsage): NodeJS.CpuUsage =>
+  (typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage(start) : process.cpuUsage(start));
+
 /** This thread's CPU time (ms) since `start`: unlike wall time, no wait for a core or for another task counts. */
 export const threadCpuMsSince = (start: NodeJS.CpuUsage) => {
-  const d = process.threadCpuUsage(start);
+  const d = threadCpuUsage(start);
   return (d.user + d.system) / 1000;
 };
 
@@ -172,7 +179,7 @@ export interface ThreadFailure { failed: { message: string; stack?: string; code
 
 /** The threads' entry (piscina calls the default export with each task; a thread runs one at a time). */
 export default async function run<K extends TaskName>(message: { task: K; input: TaskInput<K> }): Promise<Metered<TaskOutput<K>> | ThreadFailure> {
-  const start = process.threadCpuUsage();
+  const start = threadCpuUsage();
   try {
     const out = await (TASKS[message.task] as (input: TaskInput<K>) => TaskOutput<K> | Promise<TaskOutput<K>>)(message.input);
     return { out, cpuMs: threadCpuMsSince(start) };
