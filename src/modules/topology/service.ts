@@ -434,22 +434,26 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
     const tags = await db.one(`select 1 from tags_history t where t.organization_id = ? and ${boundaryIn('t')} limit 1`, [organizationId, from, to, from, to]);
     if (tags) return undefined;
   }
-  // When most hosts changed themselves, drawing everything costs less than finding and filtering by them.
-  const own = await db.one<{ changed: number; total: number }>(
-    `select count(distinct h.id) filter (where h.valid_from > ? and h.valid_from <= ? or h.valid_to > ? and h.valid_to <= ?)::int as changed, count(distinct h.id)::int as total
-     from hosts_history h where h.organization_id = ? and h.network_id = ? and ${validAtEither('h')}`,
-    [from, to, from, to, organizationId, q.network_id, from, to],
-  );
-  if (own && own.changed * 2 > own.total) return undefined;
-  const hosts = await db.query<{ host_id: string }>(
-    `select h.id as host_id from hosts_history h where ${changedIn('h')}
-     union select x.host_id from ip_addresses_history x where ${changedIn('x')}
-     union select x.host_id from ports_history x where ${changedIn('x')}
-     union select x.host_id from services_history x where ${changedIn('x')}
-     union select x.host_id from interfaces_history x where ${changedIn('x')}
-     union select s.host_id from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id where ${changedIn('b')}`,
+  const hosts = await db.query<{ host_id: string; own: boolean }>(
+    `select h.id as host_id, true as own from hosts_history h where ${changedIn('h')}
+     union select x.host_id, false from ip_addresses_history x where ${changedIn('x')}
+     union select x.host_id, false from ports_history x where ${changedIn('x')}
+     union select x.host_id, false from services_history x where ${changedIn('x')}
+     union select x.host_id, false from interfaces_history x where ${changedIn('x')}
+     union select s.host_id, false from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id where ${changedIn('b')}`,
     [...window, ...window, ...window, ...window, ...window, organizationId, ...window],
   );
+  // When most hosts changed themselves, drawing everything costs less than finding and filtering by
+  // them. The hosts' states valid at either instant are counted only up to twice the changed hosts:
+  // past that the answer is known, and a count of all of them would cost what the network holds.
+  const changed = new Set(hosts.filter((r) => r.own).map((r) => r.host_id)).size;
+  if (changed) {
+    const states = await db.one<{ n: number }>(
+      `select count(*)::int as n from (select 1 from hosts_history h where h.organization_id = ? and h.network_id = ? and ${validAtEither('h')} limit ?) c`,
+      [organizationId, q.network_id, from, to, changed * 2 + 1],
+    );
+    if (changed * 2 > states!.n) return undefined;
+  }
   const compare = new Set(hosts.map((r) => r.host_id));
   // Edges between hosts: dependencies (members by service or by binding) and virtualization, at either instant.
   const deps = await db.query<{ id: string; members: any; changed: boolean }>(
@@ -493,7 +497,33 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
     const members = [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])].flatMap((m: string) => [...(hostsOfMember.get(m) ?? [])]);
     if (d.changed || members.some((h) => touched.has(h))) members.forEach((h) => compare.add(h));
   }
+  if (q.view === 'l3') for (const h of await quietNeighbours(db, organizationId, q.network_id, from, to, [...compare])) compare.add(h);
   return [...compare];
+}
+
+/**
+ * l3 folds a subnet's quiet hosts (one address, no service) into one summary node (graph.ts
+ * quietFolds) that lists them all, so a compared host quiet in a subnet at either instant (or a subnet
+ * that changed) brings that subnet's other quiet hosts: drawn without them the summary would not
+ * be the whole view's. Read by subnet and host indexes: it costs what those subnets hold.
+ */
+async function quietNeighbours(db: Db, organizationId: string, networkId: string, from: string, to: string, hostIds: string[]): Promise<string[]> {
+  const at = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) @> w.at`;
+  const quiet = (alias: string) => `not exists (select 1 from ip_addresses_history b where b.organization_id = ? and b.host_id = ${alias}.host_id and b.id <> ${alias}.id and ${at('b')})
+       and not exists (select 1 from services_history s where s.organization_id = ? and s.host_id = ${alias}.host_id and ${at('s')})`;
+  const rows = await db.query<{ host_id: string }>(
+    `with w(at) as (values (?::timestamptz), (?::timestamptz)),
+     folds as (
+       select a.subnet_id from w join ip_addresses_history a on a.organization_id = ? and a.host_id = any(?::uuid[]) and ${at('a')}
+         where a.subnet_id is not null and ${quiet('a')}
+       union select y.id from subnets_history y where ${changedIn('y')})
+     select distinct a.host_id from w join ip_addresses_history a
+       on a.organization_id = ? and a.network_id = ? and a.subnet_id in (select subnet_id from folds) and ${at('a')}
+     where ${quiet('a')}`,
+    [from, to, organizationId, hostIds, organizationId, organizationId, organizationId, networkId, from, to, from, to,
+      organizationId, networkId, organizationId, organizationId],
+  );
+  return rows.map((r) => r.host_id);
 }
 
 /**
@@ -523,6 +553,16 @@ async function drawForDiff(db: Db, organizationId: string, q: IntervalQuery, ins
   }, size);
   return { nodes: new JsonText(diff.nodes), edges: new JsonText(diff.edges), truncated: diff.truncated };
 }
+
+/**
+ * A diff's parts, each in its own read: the hosts it compares between `q.from` and `to`, and its
+ * answer over given hosts (undefined: every host), for the spec that checks the two agree.
+ */
+export const diffParts = {
+  hostsToCompare: (db: Db, organizationId: string, q: IntervalQuery, to: string) => readTransaction(db, (tx) => hostsToCompare(tx, organizationId, q, q.from, to)),
+  draw: (db: Db, organizationId: string, q: IntervalQuery, to: string, hostIds: string[] | undefined) =>
+    readTransaction(db, (tx) => drawForDiff(tx, organizationId, q, [q.from, to], hostIds)),
+};
 
 /** A view as a file (topologyService.export runs it in the organization's turn). */
 async function exportView(db: Db, organizationId: string, q: TopologyQuery & { format: ExportFormat }) {

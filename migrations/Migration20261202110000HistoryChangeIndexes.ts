@@ -1,0 +1,19 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * A network's changes in a window, by the instants its states began or ended: the recent-changes diff
+ * (its window of the last N change instants, the hosts whose states changed in it) and the timeline's
+ * ticks read these, which without an index scanned the network's whole history (every state of every
+ * row), so they cost in proportion to the network rather than to its changes. Ended states only for
+ * valid_to: an open state has not ended.
+ */
+const TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'];
+
+export class Migration20261202110000HistoryChangeIndexes extends Migration {
+  override up(): void {
+    for (const table of TABLES) {
+      this.addSql(`create index ${table}_history_began_idx on ${table}_history (organization_id, network_id, valid_from)`);
+      this.addSql(`create index ${table}_history_ended_idx on ${table}_history (organization_id, network_id, valid_to) where valid_to is not null`);
+    }
+  }
+}
