@@ -5,7 +5,9 @@ import { Migration } from '@mikro-orm/migrations';
  * (its window of the last N change instants, the hosts whose states changed in it) and the timeline's
  * ticks read these, which without an index scanned the network's whole history (every state of every
  * row), so they cost in proportion to the network rather than to its changes. Ended states only for
- * valid_to: an open state has not ended.
+ * valid_to: an open state has not ended. The diff also follows virtualization (a VM or container and
+ * the service it runs under) at both instants: the few rows that run under a service get their own
+ * index, which the whole history was scanned for.
  */
 const TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'];
 
@@ -14,6 +16,10 @@ export class Migration20261202110000HistoryChangeIndexes extends Migration {
     for (const table of TABLES) {
       this.addSql(`create index ${table}_history_began_idx on ${table}_history (organization_id, network_id, valid_from)`);
       this.addSql(`create index ${table}_history_ended_idx on ${table}_history (organization_id, network_id, valid_to) where valid_to is not null`);
+    }
+    for (const table of ['hosts', 'services']) {
+      this.addSql(`create index ${table}_history_runs_under_idx on ${table}_history (organization_id, network_id)
+                   where virtualization #>> '{details,service_id}' is not null`);
     }
   }
 }

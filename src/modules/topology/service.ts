@@ -13,6 +13,7 @@ import { cpuPool } from './pool.js';
 import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
 import { asJsonTexts, fromJsonTexts, READ_SETTINGS, type SnapshotRead } from './threadReads.js';
 import { AppError } from '../../core/errors.js';
+import { UUID } from '../../core/principal.js';
 import { MAX_DIFF_CHANGES, MAX_TICKS, TIMELINE_MAX_DRAWN } from './bounds.js';
 import { FileResponse } from '../../http/envelope.js';
 import { JsonText } from '../../http/jsonText.js';
@@ -461,13 +462,14 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
      from dependencies_history d where d.organization_id = ? and d.network_id = ? and ${validAtEither('d')}`,
     [from, to, from, to, organizationId, q.network_id, from, to],
   );
-  const memberIds = deps.flatMap((d) => [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])]).filter((x) => typeof x === 'string');
+  // As uuids, so that the members are found by their ids' indexes (a cast of every id to text scanned every service's history).
+  const memberIds = deps.flatMap((d) => [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])]).filter((x) => typeof x === 'string' && UUID.test(x));
   const links = await db.query<{ a: string; b: string | null; dependency_id: string | null }>(
     `with m as (
        select s.id::text as member, s.host_id from services_history s
-         where s.organization_id = ? and s.network_id = ? and s.id::text = any(?::text[]) and ${validAtEither('s')}
+         where s.organization_id = ? and s.network_id = ? and s.id = any(?::uuid[]) and ${validAtEither('s')}
        union select b.id::text, s.host_id from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id and ${validAtEither('s')}
-         where b.organization_id = ? and b.network_id = ? and b.id::text = any(?::text[]) and ${validAtEither('b')}),
+         where b.organization_id = ? and b.network_id = ? and b.id = any(?::uuid[]) and ${validAtEither('b')}),
      v as (
        select h.id as host_id, h.virtualization #>> '{details,service_id}' as runs_under from hosts_history h
          where h.organization_id = ? and h.network_id = ? and h.virtualization #>> '{details,service_id}' is not null and ${validAtEither('h')}
