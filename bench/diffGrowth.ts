@@ -6,7 +6,9 @@
 //   diff       GET /api/v1/topology/diff?last_changes=<changes>
 //   timeline   GET /api/v1/topology/timeline?from=<just before those changes>
 //   topology   GET /api/v1/topology (l3 at its default budget, drawn)
-// with the 1-minute load average beside each figure (the machine is shared). Each size is its own
+// with the 1-minute load average beside each figure (the machine is shared), and the slowest
+// statements of one diff and one drawn map, EXPLAIN ANALYZEd (those the event loop's Db runs; a
+// thread's snapshot reads are not traced). Each size is its own
 // database, netinv_diffgrowth_<hosts>, kept and reused by the next run (seeding 100,000 hosts takes
 // minutes); DIFF_GROWTH_RESEED=1 seeds anew, DIFF_GROWTH_SEED_ONLY=1 only seeds. Results: bench/results/diff-growth-<date>.json.
 // Run: node --import tsx bench/diffGrowth.ts (DIFF_GROWTH_LABEL names the code measured, e.g. before / after).
@@ -24,6 +26,7 @@ import { migrate } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
 import type { AddressInfo } from 'node:net';
 import { checkHistory, growOrg, SEEDED_TABLES, withoutHistoryIndexes } from './growthSeed.js';
+import { explainAll, traceQueries } from './diagnose.js';
 
 const SIZES = (process.env.DIFF_GROWTH_SIZES ?? '10000,100000').split(',').map(Number);
 const CHANGES = Number(process.env.DIFF_GROWTH_CHANGES ?? 50);
@@ -121,6 +124,14 @@ async function point(hosts: number) {
     const diff = await measure(url, auth, `/api/v1/topology/diff?${q}&last_changes=${CHANGES}`);
     const timeline = await measure(url, auth, `/api/v1/topology/timeline?${q}&from=${encodeURIComponent(before)}`);
     const topology = await measure(url, auth, `/api/v1/topology?${q}`);
+    // The slowest statements of one request, explained (in a transaction rolled back).
+    const slowest = async (path: string) => {
+      const { queries } = await traceQueries(services, () => call(url, 'GET', path, { auth }));
+      const explained = await explainAll(services, queries);
+      return explained.sort((a, b) => (b.executionMs ?? 0) - (a.executionMs ?? 0)).slice(0, 4)
+        .map((e) => ({ sql: e.sql.replace(/\s+/g, ' ').slice(0, 400), clientMs: round(e.clientMs), executionMs: e.executionMs, plan: e.plan.slice(0, 3000) }));
+    };
+    const explained = { diff: await slowest(`/api/v1/topology/diff?${q}&last_changes=${CHANGES}`), topology: await slowest(`/api/v1/topology?${q}`) };
     const figures = ({ body: _b, ...m }: Awaited<ReturnType<typeof measure>>) => m;
     const result = {
       hosts, database,
@@ -129,6 +140,7 @@ async function point(hosts: number) {
       topology: { ...figures(topology), nodes: topology.body?.nodes.length },
     };
     log(JSON.stringify(result));
+    Object.assign(result, { explained });
     return result;
   } finally {
     await pool.end();
