@@ -161,7 +161,7 @@ async function main() {
   if (!points.length) return;
   const ratio = (k: 'diff' | 'timeline' | 'topology') => {
     const [a, b] = [points[0]?.[k].p50, points.at(-1)?.[k].p50];
-    return points.length > 1 && a && b ? round((b / a) * 100) / 100 : null;
+    return points.length > 1 && a && b ? Math.round((b / a) * 100) / 100 : null;
   };
   const out = { bench: 'diff-growth', label, started, cpus: os.cpus().length, changes: CHANGES, runs: RUNS, points,
     ratios: { diff: ratio('diff'), timeline: ratio('timeline'), topology: ratio('topology') } };

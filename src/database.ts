@@ -41,6 +41,7 @@ import { Migration20261202000006ChildPresence } from '../migrations/Migration202
 import { Migration20261202000010DiscoverySchedules } from '../migrations/Migration20261202000010DiscoverySchedules.js';
 import { Migration20261202000020Alerts } from '../migrations/Migration20261202000020Alerts.js';
 import { Migration20261202103001ShareLinks } from '../migrations/Migration20261202103001ShareLinks.js';
+import { Migration20261202110000HistoryChangeIndexes } from '../migrations/Migration20261202110000HistoryChangeIndexes.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -86,6 +87,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261202000010DiscoverySchedules', class: Migration20261202000010DiscoverySchedules },
   { name: 'Migration20261202000020Alerts', class: Migration20261202000020Alerts },
   { name: 'Migration20261202103001ShareLinks', class: Migration20261202103001ShareLinks },
+  { name: 'Migration20261202110000HistoryChangeIndexes', class: Migration20261202110000HistoryChangeIndexes },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {
