@@ -190,8 +190,10 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
     `with h as materialized (select id, hidden, tags from ${hosts} h),
           i as materialized (select host_id, subnet_id from ${ips} x),
           s as materialized (select id from ${subnets} y),
-          g as (select h.id as host_id, case when i.subnet_id in (select id from s) then i.subnet_id end as subnet_id
-                from h left join i on i.host_id = h.id where ${visible})
+          v as materialized (select id from h where ${visible}),
+          g as (select i.host_id, case when i.subnet_id in (select id from s) then i.subnet_id end as subnet_id from i join v on v.id = i.host_id
+                union all
+                select v.id, null from v where not exists (select 1 from i where i.host_id = v.id))
      select g.subnet_id, count(*)::int as n, case when g.subnet_id is null then array_agg(distinct g.host_id) end as ungrouped,
             (select count(*) filter (where hidden and not ?) from h)::int as hidden,
             (select count(*) filter (where (? or not hidden) and ?::uuid[] is not null and not (tags && ?::uuid[])) from h)::int as untagged
@@ -473,7 +475,8 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
      select m.member as a, m.host_id::text as b, null as dependency_id from m
      union all
      select v.host_id::text, r.host_id::text, 'virtualization' from v
-       join services_history r on r.id::text = v.runs_under and r.organization_id = ? and r.network_id = ? and ${validAtEither('r')}`,
+       cross join lateral (select r.host_id from services_history r where r.organization_id = ? and r.network_id = ? and ${validAtEither('r')}
+         and r.id = case when v.runs_under ~* '${UUID.source}' then v.runs_under::uuid end) r`,
     [organizationId, q.network_id, memberIds, from, to,
       organizationId, from, to, organizationId, q.network_id, memberIds, from, to,
       organizationId, q.network_id, from, to,
