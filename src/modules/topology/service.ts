@@ -180,50 +180,53 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
   const [ips, ip] = sourceOf('ip_addresses', organizationId, q.network_id, at);
   const [subnets, sp] = sourceOf('subnets', organizationId, q.network_id, at);
   const tags = q.tag_ids?.length ? q.tag_ids : null;
-  // One pass over the network: its hosts and addresses read once (materialized: as of `at` each is
-  // a range scan of a history table), the visible hosts (as visibleHosts() in graph.ts decides)
-  // counted per subnet of their addresses, with the hosts outside any subnet (always drawn) and the
-  // hosts the filters leave out. Only the open subnets are read again below, by their index: what
-  // the budget keeps, not the network.
-  const visible = `(? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[])`;
-  const counts = await db.query<{ subnet_id: string | null; n: number; ungrouped: string[] | null; hidden: number; untagged: number }>(
-    `with h as materialized (select id, hidden, tags from ${hosts} h),
-          i as materialized (select host_id, subnet_id from ${ips} x),
-          s as materialized (select id from ${subnets} y),
-          v as materialized (select id from h where ${visible}),
-          g as (select i.host_id, case when i.subnet_id in (select id from s) then i.subnet_id end as subnet_id from i join v on v.id = i.host_id
-                union all
-                select v.id, null from v where not exists (select 1 from i where i.host_id = v.id))
-     select g.subnet_id, count(*)::int as n, case when g.subnet_id is null then array_agg(distinct g.host_id) end as ungrouped,
-            (select count(*) filter (where hidden and not ?) from h)::int as hidden,
-            (select count(*) filter (where (? or not hidden) and ?::uuid[] is not null and not (tags && ?::uuid[])) from h)::int as untagged
-     from g group by 1`,
-    [...hp, ...ip, ...sp, q.include_hidden, tags, tags, q.include_hidden, q.include_hidden, tags, tags],
+  // Visible hosts: as visibleHosts() in graph.ts decides. Each source is read once (materialized):
+  // as of `at` each is a range scan of a history table.
+  const visible = `v as materialized (select id from ${hosts} h where (? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[]))`;
+  const vp = [...hp, q.include_hidden, tags, tags];
+  const addresses = `i as materialized (select host_id, subnet_id from ${ips} x)`;
+  const counts = await db.query<{ subnet_id: string | null; n: number }>(
+    `with ${visible}, ${addresses}, s as materialized (select id from ${subnets} y)
+     select case when i.subnet_id in (select id from s) then i.subnet_id end as subnet_id, count(*)::int as n
+     from i join v on v.id = i.host_id group by 1
+     union all
+     select null, count(*)::int from v where not exists (select 1 from i where i.host_id = v.id)`,
+    [...vp, ...ip, ...sp],
   );
   const total = counts.reduce((sum, r) => sum + r.n, 0);
   if (total <= q.max_nodes) return undefined;
   const filteredOut = emptyFilteredOut();
-  filteredOut.hidden_hosts = counts[0]!.hidden;
-  filteredOut.hosts_without_tag = counts[0]!.untagged;
+  const filters = await db.one<{ hidden: number; untagged: number }>(
+    `select count(*) filter (where hidden and not ?)::int as hidden,
+            count(*) filter (where (? or not hidden) and ?::uuid[] is not null and not (tags && ?::uuid[]))::int as untagged
+     from ${hosts} h`,
+    [q.include_hidden, q.include_hidden, tags, tags, ...hp],
+  );
+  filteredOut.hidden_hosts = filters!.hidden;
+  filteredOut.hosts_without_tag = filters!.untagged;
   const perSubnet = new Map(counts.filter((r) => r.subnet_id).map((r) => [`subnet:${r.subnet_id}`, r.n]));
   const chosen = chooseCollapsed(perSubnet, total, { maxNodes: q.max_nodes, expand: q.expand }, filteredOut);
-  const openIds = counts.filter((r) => r.subnet_id && !chosen.has(`subnet:${r.subnet_id}`)).map((r) => r.subnet_id);
-  // The hosts still drawn: an address in an open subnet, or none in any subnet; and every host of a
+  const collapsedIds = [...chosen].map((id) => id.slice('subnet:'.length));
+  // The hosts still drawn: an address outside the collapsed subnets, or none; and every host of a
   // dependency's member service (its edges end at a collapsed subnet or at one of its nodes).
+  // One outer join, not `not exists (…) or exists (…)`: PostgreSQL cannot turn a NOT EXISTS under
+  // an OR into an anti-join, and ran it as a scan of the addresses per host (397 s at 100,000 hosts,
+  // bench/README.md, growth curve; 436 ms as a join on that database).
   const [services, svp] = sourceOf('services', organizationId, q.network_id, at);
   const [bindings, bp] = sourceOf('bindings', organizationId, q.network_id, at);
   const [deps, dp] = sourceOf('dependencies', organizationId, q.network_id, at);
   const rows = await db.query<{ id: string }>(
-    `select h.id from ${hosts} h where h.id in (select x.host_id from ${ips} x where x.subnet_id = any(?::uuid[])) and ${visible}
+    `with ${visible}, ${addresses}
+     select v.id from v left join i on i.host_id = v.id
+     where i.host_id is null or i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))
      union
      select s.host_id from ${services} s where s.id in (
        select jsonb_array_elements_text(d.members -> 'service_ids')::uuid from ${deps} d
        union all
        select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
-    [...hp, ...ip, openIds, q.include_hidden, tags, tags, ...svp, ...dp, ...bp, ...dp],
+    [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
   );
-  rows.push(...(counts.find((r) => !r.subnet_id)?.ungrouped ?? []).map((id) => ({ id })));
-  const hostIds = [...new Set(rows.map((r) => r.id))];
+  const hostIds = rows.map((r) => r.id);
   const size = await countElements(db, organizationId, q.network_id, at, hostIds);
   const snapshot = await rowsFor(db, task, size, organizationId, q.network_id, at, hostIds);
   const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
