@@ -20,6 +20,10 @@ export class Migration20261202110000HistoryChangeIndexes extends Migration {
     for (const table of ['hosts', 'services']) {
       this.addSql(`create index ${table}_history_runs_under_idx on ${table}_history (organization_id, network_id)
                    where virtualization #>> '{details,service_id}' is not null`);
+      // Without statistics on the expression the planner takes it to be non-null in nearly every row
+      // (773,000 of 700,000 estimated at 100,000 hosts, none there) and scans the history instead.
+      this.addSql(`create statistics ${table}_history_runs_under_stats on (virtualization #>> '{details,service_id}') from ${table}_history`);
+      this.addSql(`analyze ${table}_history`);
     }
   }
 }
