@@ -57,6 +57,12 @@ async function zoomOn(page: Page, containerLabel: string) {
   await settled(page);
 }
 
+async function fitShot(page: Page, view: string, suffix: string) {
+  await page.click('#fit');
+  await settled(page);
+  await shoot(page, `${view}-fit`, suffix);
+}
+
 async function shoot(page: Page, name: string, suffix: string) {
   await page.screenshot({ path: `${docs}web-${name}${suffix}.png` });
   console.log(`docs/web-${name}${suffix}.png`);
@@ -79,6 +85,8 @@ async function screens(browser: Browser, suffix: string, viewport: { width: numb
     await page.waitForSelector('#map-canvas[data-ready=true]', { timeout: 60_000 });
     await settled(page);
     await shoot(page, 'l3', suffix);
+    // On a phone the map opens where names read; Fit (the whole drawing, large groups as cards) too.
+    if (suffix) await fitShot(page, 'l3', suffix);
     await zoomOn(page, 'servers');
     await page.waitForFunction((id) => /:443/.test((window as any).netinventoryMap.snapshot()[id]?.label ?? ''), `ip_address:${n.hosts['web-01'].ip_addresses[0].id}`);
     await shoot(page, 'l3-zoomed', suffix);
@@ -87,6 +95,7 @@ async function screens(browser: Browser, suffix: string, viewport: { width: numb
     for (const [view, container] of [['workloads', 'docker-01'], ['application', 'shop'], ['l2', 'core-sw-01']] as const) {
       await openMap(page, view);
       await shoot(page, view, suffix);
+      if (suffix) await fitShot(page, view, suffix);
       await zoomOn(page, container);
       await shoot(page, `${view}-zoomed`, suffix);
     }

@@ -4,7 +4,7 @@
 // still keeps every position.
 import { expect } from 'chai';
 import { buildGraph, FOLD_MIN, type Snapshot } from '../../src/modules/topology/graph.js';
-import { layoutGraph, placeIncrementally } from '../../src/modules/topology/layout.js';
+import { keepApart, layoutGraph, placeIncrementally, type Box } from '../../src/modules/topology/layout.js';
 
 const OFFICE = '00000000-0000-4000-8000-000000000001';
 const SERVERS = '00000000-0000-4000-8000-000000000002';
@@ -44,5 +44,80 @@ describe('topology: placeIncrementally after a container lost most of its elemen
     const placed = placeIncrementally(after.nodes, after.edges, laid);
     expect(placed).not.to.equal(undefined);
     for (const n of after.nodes.filter((x) => x.parent_id)) expect(placed![n.id], n.id).to.deep.equal(laid[n.id]);
+  });
+});
+
+/** Pairs of boxes closer than `gap` (a container with what it holds excepted). */
+function tooClose(nodes: Array<{ id: string; parent_id: string | null }>, positions: Record<string, Box>, gap = 8): string[] {
+  const out: string[] = [];
+  for (const [i, a] of nodes.entries()) {
+    for (const b of nodes.slice(i + 1)) {
+      if (a.parent_id === b.id || b.parent_id === a.id) continue;
+      const [p, q] = [positions[a.id]!, positions[b.id]!];
+      if (p.x < q.x + q.width + gap && q.x < p.x + p.width + gap && p.y < q.y + q.height + gap && q.y < p.y + p.height + gap) out.push(`${a.id} × ${b.id}`);
+    }
+  }
+  return out;
+}
+
+describe('topology: every box apart after a node grew or a host was added under a stored layout (issue 40.2, pure)', () => {
+  const busy = 30;
+  /** The servers' first host with `extra` more services (its address lists them: its box is taller). */
+  function grown(extra: number, added = 0): Snapshot {
+    const s = snapshot(FOLD_MIN + 4, busy + added);
+    const more = Array.from({ length: extra }, (_, i) => ({ id: `svc-more-${i}`, host_id: 'srv0', name: `more-${i}`, position: i + 1 }));
+    const bindings = [...s.services, ...more].map((x) => ({ id: `b-${x.id}`, service_id: x.id, type: 'IPAddress', ip_address_id: `ip-${x.host_id}` }));
+    return { ...s, services: [...s.services, ...more], bindings };
+  }
+
+  it('a host whose address grew by two services pushes down what it reaches, and only that; nothing overlaps', async () => {
+    const before = buildGraph(grown(0), 'l3', { maxNodes: 1000 });
+    const laid = await layoutGraph(before.nodes, before.edges);
+    expect(tooClose(before.nodes, laid), 'a fresh layout').to.deep.equal([]);
+    const after = buildGraph(grown(2), 'l3', { maxNodes: 1000 });
+    const placed = placeIncrementally(after.nodes, after.edges, laid)!;
+    expect(placed, 'kept incrementally').to.not.equal(undefined);
+    const address = 'ip_address:ip-srv0';
+    expect(placed[address]!.height).to.be.greaterThan(laid[address]!.height);
+    expect(placed[address]).to.include({ x: laid[address]!.x, y: laid[address]!.y });
+    expect(tooClose(after.nodes, placed)).to.deep.equal([]);
+    // What did not lie under it kept its place.
+    const grownBox = placed[address]!;
+    const under = (b: Box) => b.y >= laid[address]!.y && b.x < grownBox.x + grownBox.width && grownBox.x < b.x + b.width;
+    const stayed = after.nodes.filter((n) => n.parent_id && n.id !== address && !under(laid[n.id]!));
+    expect(stayed.length).to.be.greaterThan(0);
+    for (const n of stayed) expect(placed[n.id], n.id).to.deep.equal(laid[n.id]);
+  });
+
+  it('hosts added to a laid-out subnet are placed apart from every box, the subnet grown to hold them', async () => {
+    const before = buildGraph(grown(0), 'l3', { maxNodes: 1000 });
+    const laid = await layoutGraph(before.nodes, before.edges);
+    const after = buildGraph(grown(3, 4), 'l3', { maxNodes: 1000 });
+    const placed = placeIncrementally(after.nodes, after.edges, laid)!;
+    expect(placed).to.not.equal(undefined);
+    expect(tooClose(after.nodes, placed)).to.deep.equal([]);
+    for (const n of after.nodes.filter((x) => x.parent_id)) {
+      const [b, c] = [placed[n.id]!, placed[n.parent_id!]!];
+      expect(b.x >= c.x && b.y >= c.y && b.x + b.width <= c.x + c.width && b.y + b.height <= c.y + c.height, `${n.id} inside ${n.parent_id}`).to.equal(true);
+    }
+  });
+
+  it('keepApart leaves boxes already apart where they are, and moves down (with what it holds) a box laid over another', () => {
+    const nodes = [
+      { id: 'a', kind: 'subnet', entity_id: null, parent_id: null, label: 'a' }, { id: 'a1', kind: 'ip_address', entity_id: null, parent_id: 'a', label: 'a1' },
+      { id: 'b', kind: 'subnet', entity_id: null, parent_id: null, label: 'b' }, { id: 'b1', kind: 'ip_address', entity_id: null, parent_id: 'b', label: 'b1' },
+      { id: 'c', kind: 'ip_address', entity_id: null, parent_id: null, label: 'c' },
+    ];
+    const positions: Record<string, Box> = {
+      a: { x: 0, y: 0, width: 200, height: 100 }, a1: { x: 16, y: 40, width: 120, height: 200 }, // a1 grew out of a
+      b: { x: 0, y: 150, width: 200, height: 100 }, b1: { x: 16, y: 190, width: 120, height: 36 },
+      c: { x: 300, y: 0, width: 120, height: 36 },
+    };
+    const out = keepApart(nodes, structuredClone(positions));
+    expect(out.c).to.deep.equal(positions.c);
+    expect(out.a).to.deep.equal({ x: 0, y: 0, width: 200, height: 256 });
+    expect(out.b!.y).to.equal(256 + 24);
+    expect(out.b1!.y - out.b!.y).to.equal(positions.b1!.y - positions.b!.y);
+    expect(tooClose(nodes, out)).to.deep.equal([]);
   });
 });

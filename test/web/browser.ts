@@ -56,12 +56,15 @@ export async function signIn(page: Page, appUrl: string, user: { email: string; 
 }
 
 /** What the map draws, by element id (the map screen's read-only hook); nodes with their label and its size on screen. */
-export async function mapSnapshot(page: Page): Promise<Record<string, { x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number }>> {
+export async function mapSnapshot(page: Page): Promise<Record<string, {
+  x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number;
+  parent?: string; labelBox?: { x1: number; y1: number; x2: number; y2: number }; card?: string[];
+}>> {
   return page.evaluate(() => (window as any).netinventoryMap.snapshot());
 }
 
-/** The map's container titles as drawn: text and font size on screen (CSS px). */
-export async function mapTitles(page: Page): Promise<Array<{ id: string; text: string; fontPx: number; hidden: boolean }>> {
+/** The map's container titles as drawn: text and font size on screen (CSS px), hidden (none fits), cut by its box (never, issue 40.1), drawn as a card. */
+export async function mapTitles(page: Page): Promise<Array<{ id: string; text: string; fontPx: number; hidden: boolean; cut: boolean; card: boolean }>> {
   return page.evaluate(() => (window as any).netinventoryMap.titles());
 }
 

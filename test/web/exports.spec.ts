@@ -69,9 +69,9 @@ describe('web map exports (Chromium)', function () {
     const graph = await world.owner('GET', `/api/v1/topology?network_id=${world.user.networkId}&view=l3`);
     const nodes = new Map<string, GraphNode>((graph.nodes as GraphNode[]).map((n) => [n.id, n]));
     const traefik = `ip_address:${world.net.hosts['docker-01'].ip_addresses.find((a: any) => a.ip_address === '172.18.0.10').id}`;
-    // At Fit the map names it (level 1), in a box too narrow on screen for its name: the canvas cuts it ("traefik · do…").
-    expect(drawn[traefik]!.label).to.equal('traefik · docker-01');
-    expect(drawn[traefik]!.screenWidth!).to.be.lessThan(drawn[traefik]!.label!.length * drawn[traefik]!.fontPx! * 0.5);
+    // At Fit its box is too narrow on screen for its name: the map draws it whole or not at all (issue
+    // 40.1; it was cut, "traefik · do…"), the files below whole.
+    expect(['', 'traefik · docker-01']).to.include(drawn[traefik]!.label);
 
     // PNG 1× and 2×: the same drawing, twice the pixels each way.
     const png1 = await exportFile(page, '#export-png-1x');

@@ -1,6 +1,6 @@
 // The map's level of detail and labels (web/src/mapState.ts), pure: no DOM, no browser.
 import { expect } from 'chai';
-import { containerTitle, labelsOf, levelOfDetail, titleThatFits, type GraphNode } from '../../web/src/mapState.js';
+import { cardLines, containerCardLines, containerTitle, exportLabelOf, labelsOf, labelVariants, levelOfDetail, titleThatFits, type GraphNode } from '../../web/src/mapState.js';
 
 const node = (x: Partial<GraphNode> & { id: string }): GraphNode => ({ kind: 'ip_address', entity_id: null, parent_id: null, label: x.id, ...x });
 
@@ -46,8 +46,54 @@ describe('web map level of detail (pure)', () => {
     // The box at Fit in docs/web-l3.png: about 145 px, where the whole title was cut.
     expect(at(145)).to.equal('dmz · 2 hosts');
     expect(at(80)).to.equal('dmz · 2');
-    expect(at(20)).to.equal('dmz');
-    // Whatever the width, what is chosen fits it at 7.6 px a character and 14 px of padding, or is the name.
-    for (let w = 0; w < 400; w += 5) expect(at(w).length * 7.6 + 14 <= w || at(w) === 'dmz', `${w} px`).to.equal(true);
+    expect(at(40)).to.equal('dmz');
+    // Not even the name: no title rather than a cut one (issue 40.1).
+    expect(at(20)).to.equal('');
+    // Whatever the width, what is chosen fits it at 7.6 px a character and 14 px of padding, or is nothing.
+    for (let w = 0; w < 400; w += 5) expect(at(w) === '' || at(w).length * 7.6 + 14 <= w, `${w} px`).to.equal(true);
+    // Measured (the map measures its font): the same rule with the widths given.
+    expect(titleThatFits(dmz, kids, 100, 0, (t) => t.length * 5)).to.equal('dmz · 2 hosts');
+  });
+
+  it('an element may say, most first: everything, name and address, the name; never a cut one (the map draws the first that fits)', () => {
+    const ip = node({ id: 'ip_address:a', label: 'web-01 10.0.0.1', host_name: 'web-01', ip_address: '10.0.0.1', services: [{ id: 's', name: 'nginx', ports: [{ number: 443, protocol: 'Tcp' }] }] });
+    expect(labelVariants(ip, 3)).to.deep.equal(['web-01\n10.0.0.1\nnginx :443', 'web-01\n10.0.0.1', 'web-01']);
+    expect(labelVariants(ip, 2)).to.deep.equal(['web-01\n10.0.0.1', 'web-01']);
+    expect(labelVariants(ip, 1)).to.deep.equal(['web-01']);
+    expect(labelVariants(ip, 0)).to.deep.equal(['web-01']);
+    // A host named by its address: the whole address, once.
+    const bare = node({ id: 'ip_address:b', label: '198.18.23.45 198.18.23.45', host_name: '198.18.23.45', ip_address: '198.18.23.45' });
+    expect(labelVariants(bare, 1)).to.deep.equal(['198.18.23.45']);
+    expect(labelVariants(bare, 2)).to.deep.equal(['198.18.23.45']);
+  });
+
+  it('a summary of quiet hosts is a card: count, subnet, kinds, offline and new, one short line each; fewer lines when small', () => {
+    const summary = node({
+      id: 'summary:o', kind: 'summary', label: '95 hosts · 10.10.1.0/24', cidr: '10.10.1.0/24', subnet_name: 'office', counts: { host: 95 },
+      host_kinds: { workstation: 90, printer: 3, phone: 1, camera: 1 }, offline_count: 2, new_count: 1,
+    });
+    expect(cardLines(summary)).to.deep.equal(['95 hosts', 'office · 10.10.1.0/24', '90 workstations', '3 printers', '2 more', '2 offline · 1 new']);
+    expect(labelVariants(summary, 1)[0]).to.equal(cardLines(summary)!.join('\n'));
+    expect(labelVariants(summary, 1).at(-1)).to.equal('95 hosts');
+    expect(exportLabelOf(summary)).to.equal(cardLines(summary)!.join('\n'));
+    // In History the live count is a bound.
+    expect(cardLines({ ...summary, label: 'up to 95 hosts · 10.10.1.0/24' })![0]).to.equal('up to 95 hosts');
+    const collapsed = node({ id: 'subnet:s', kind: 'collapsed', label: 'servers', counts: { ip_address: 250 } });
+    expect(cardLines(collapsed)).to.deep.equal(['servers', '250 addresses']);
+  });
+
+  it('a container drawn as a card says how many hosts of which kinds, offline and new (a summary inside it counted in)', () => {
+    const subnet = node({ id: 'subnet:o', kind: 'subnet', label: 'office', cidr: '10.10.1.0/24' });
+    const kids = [
+      node({ id: 'ip_address:1', host_id: 'cam1', host_kind: 'camera' }), node({ id: 'ip_address:2', host_id: 'cam2', host_kind: 'camera', offline: true }),
+      node({ id: 'ip_address:3', host_id: 'ap1', host_kind: 'access_point', new: true }), node({ id: 'ip_address:4', host_id: 'ap1', host_kind: 'access_point' }),
+      node({ id: 'summary:o', kind: 'summary', host_kinds: { workstation: 9 }, offline_count: 1, hosts: Array.from({ length: 9 }, (_, i) => ({ id: `ws${i}`, name: `ws-${i}`, ip_address: `10.10.1.${i}` })) }),
+    ];
+    expect(containerCardLines(subnet, kids)).to.deep.equal(['12 hosts', '9 workstations', '2 cameras', '1 access point', '2 offline · 1 new']);
+    const host = node({ id: 'host:d', kind: 'host', label: 'docker-01' });
+    const services = ['docker', 'traefik', 'grafana', 'loki'].map((name) => node({ id: `service:${name}`, kind: 'service', label: name, host_id: 'd' }));
+    expect(containerCardLines(host, services)).to.deep.equal(['4 services', 'docker', 'traefik', '2 more']);
+    const ports = Array.from({ length: 36 }, (_, i) => node({ id: `interface:${i}`, kind: 'interface', label: `Gi1/0/${i + 1}`, oper_status: i < 30 ? 'Up' : 'Down' }));
+    expect(containerCardLines(node({ id: 'host:sw', kind: 'host', label: 'core-sw-01' }), ports)).to.deep.equal(['36 interfaces', '30 up']);
   });
 });

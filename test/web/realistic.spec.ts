@@ -42,12 +42,13 @@ describe('web map on a realistic network (Chromium)', function () {
     return { x: (left + right) / 2, y: (top + bottom) / 2 };
   }
 
-  it('at Fit every host label drawn is at least 11 CSS px on screen and nearly every host is named; subnet titles too, with CIDR and host count; zoomed in, addresses and services appear', async () => {
+  it('at Fit every host label drawn is at least 11 CSS px on screen and nearly every host is named (or counted on a card); subnet titles too, with CIDR and host count; zoomed in, addresses and services appear', async () => {
     const page = await openMap();
     const labels = await hostLabels(page);
     const drawn = labels.filter(([, n]) => n.label);
     expect(labels.length).to.be.greaterThan(30);
-    expect(drawn.length, 'hosts named at Fit').to.be.at.least(Math.ceil(labels.length * 0.9));
+    // (A label is whole or not drawn, issue 40.1: a group whose names do not fit is a card that counts them.)
+    expect(labels.filter(([, n]) => n.label || n.classes.includes('in-card')).length, 'hosts named or on a card at Fit').to.be.at.least(Math.ceil(labels.length * 0.9));
     for (const [id, n] of drawn) expect(n.fontPx, `${id} "${n.label}"`).to.be.at.least(11);
     const titles = (await mapTitles(page)).filter((t) => t.id.startsWith('subnet:'));
     expect(titles.map((t) => t.text)).to.include('servers · 10.10.2.0/24 · 18 hosts');

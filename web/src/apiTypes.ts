@@ -45,8 +45,12 @@ export type GraphNode = Schemas['TopologyNode'] & {
   offline?: boolean;
   /** A host the network's last completed scan found new. */
   new?: boolean;
-  /** A summary node's folded hosts (l3: quiet hosts of a subnet). */
+  /** A summary node's folded hosts (quiet hosts of a subnet: l3, workloads). */
   hosts?: Array<{ id: string; name: string; hostname?: string | null; ip_address: string }>;
+  /** A summary card's (src/modules/topology/card.ts): its hosts by kind, how many offline and new, its subnet. */
+  host_kinds?: Record<string, number>; offline_count?: number; new_count?: number; subnet_name?: string;
+  /** An interface's (l2). */
+  oper_status?: string;
 };
 export type GraphEdge = Schemas['TopologyEdge'] & { color?: string; edge_style?: string; label?: string; dependency_id?: string; intervals?: Interval[] };
 

@@ -3,6 +3,7 @@
 // shows. Built from the graph, so it is never out of step with the drawing; legendModel is what it
 // says, which the SVG and PNG exports draw too.
 import { h } from './dom.js';
+import './legend.css';
 import { HOST_KINDS, kindIcon } from './icons.js';
 import { COLORS, type Topology } from './mapState.js';
 import type { LegendModel } from './exportSvg.js';

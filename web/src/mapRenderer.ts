@@ -8,11 +8,17 @@
 // reports what the user does (select, drag, open a container).
 // Level of detail: labels and icons keep a constant size on screen (levelOfDetail), and say more
 // as one zooms in (a name, then its address, then its services); container titles are HTML over
-// the canvas, counter-scaled the same way.
+// the canvas, counter-scaled the same way. Every label and title is drawn whole or not at all
+// (at Fit names were cut: "traefik · do…"): the most it may say at the zoom that fits its box, measured
+// as the canvas draws it (TextMeasure), else nothing. A container whose elements cannot be named at
+// the zoom (most of them, and at least CARD_MIN) is drawn as a card instead: its title and what it
+// holds (how many, of which kinds, offline, new) over its box, its elements hidden under it; a tap
+// opens it in place (the zoom where they read, centred on it).
 // Exports (exportDrawing) take what is drawn at the map's 100 % instead, labels whole: the SVG,
 // PNG and draw.io writers (exportSvg.ts, exportDrawio.ts) are given that.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, containerTitle, curveOf, exportLabelOf, labelsOf, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, containerCardLines, containerTitle, curveOf, exportLabelOf, labelVariants, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import './mapRenderer.css';
 import { kindIcon, serviceLogo } from './icons.js';
 import type { ExportContainer, ExportDrawing, ExportEdge, ExportNode } from './exportSvg.js';
 
@@ -28,17 +34,44 @@ type Area = { x: number; y: number; w: number; h: number };
 const NARROW_CANVAS = 600;
 /** A zoom where host names are drawn (levelOfDetail's level 1) and mostly fit their boxes. */
 const READABLE_ZOOM = 0.65;
-const LABEL_OF_LEVEL = ['', 'data(name)', 'data(mid)', 'data(full)'];
+/** A container holding at least this many elements is drawn as a card when most of them cannot be named. */
+const CARD_MIN = 4;
+/** Cytoscape's font (its default), which labels are measured in. */
+const NODE_FONT = 'Helvetica Neue, Helvetica, sans-serif';
+/** Room left in a box for its label (CSS px of the graph at 100 %): its padding, and the icon's. */
+const labelRoom = (w: number, lod: Lod, icon: boolean) => (icon ? w - lod.icon - 12 : w - 12);
+/** Canvas text measurement and the font it is drawn in differ by a little: a label must fit with this to spare. */
+const MEASURE_SLACK = 1.04;
 
-/** The stylesheet at a level of detail (sizes in the graph's units, constant on screen). */
-function stylesheet(lod: Lod): any[] {
-  const text = { 'font-size': lod.font, 'text-max-width': 'data(textWidth)', 'text-wrap': lod.level <= 1 ? 'ellipsis' : 'wrap' };
+/** Text widths as a canvas draws them (Cytoscape measures its labels so), per font, cached. */
+class TextMeasure {
+  private readonly ctx = document.createElement('canvas').getContext('2d')!;
+  private readonly cache = new Map<string, number>();
+  /** The width of `text` in a font of `px` (`style`: CSS font style and weight, e.g. "italic normal"). */
+  width(text: string, px: number, style = 'normal normal', family = NODE_FONT): number {
+    const key = `${style}|${family}|${text}`;
+    let w = this.cache.get(key);
+    if (w === undefined) {
+      this.ctx.font = `${style} 100px ${family}`;
+      w = this.ctx.measureText(text).width / 100;
+      this.cache.set(key, w);
+    }
+    return w * px;
+  }
+}
+
+/**
+ * The stylesheet at a level of detail (sizes in the graph's units, constant on screen). `label`: the
+ * label each element draws at it (whole, or '': MapRenderer.labelAt); never wrapped or cut here.
+ */
+function stylesheet(lod: Lod, label: (n: any) => string): any[] {
+  const text = { 'font-size': lod.font, 'text-max-width': 100_000, 'text-wrap': 'wrap' };
   return [
-    { selector: 'node', style: { 'z-index': 10, label: LABEL_OF_LEVEL[lod.level], ...text, 'text-valign': 'center', 'text-halign': 'center', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'line-height': 1.15 } },
+    { selector: 'node', style: { 'z-index': 10, label, ...text, 'text-valign': 'center', 'text-halign': 'center', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'line-height': 1.15 } },
     { selector: 'node.has-icon', style: {
       'background-image': 'data(icon)', 'background-fit': 'none', 'background-clip': 'none', 'background-width': lod.icon, 'background-height': lod.icon,
       'background-position-x': 4, 'background-position-y': '50%', 'background-image-containment': 'over',
-      'text-margin-x': lod.level ? lod.icon / 2 : 0, 'text-max-width': (n: any) => Math.max(20, n.data('w') - lod.icon - 12),
+      'text-margin-x': lod.icon / 2,
     } },
     { selector: 'node.container', style: { 'z-index': 0, opacity: 0, label: '' } },
     { selector: 'node.collapsed', style: { 'background-color': '#e2e8f0', 'border-style': 'double', 'border-width': 4, 'border-color': '#64748b', 'font-weight': 'bold' } },
@@ -70,6 +103,8 @@ function stylesheet(lod: Lod): any[] {
       'font-size': lod.font, color: '#0f172a', 'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-rotation': 'none', width: lod.edge * 2.6, 'z-index': 30,
     } })),
     { selector: '.absent', style: { opacity: 0, events: 'no' } },
+    // Under a container drawn as a card (its HTML title covers them): nothing to see or tap.
+    { selector: '.in-card', style: { opacity: 0, events: 'no', label: '' } },
     { selector: '.filtered', style: { opacity: 0.08, events: 'no', label: '' } },
     { selector: '.added', style: { 'border-color': '#16a34a', 'background-color': '#dcfce7', 'line-color': '#16a34a', 'border-width': 3 } },
     { selector: '.removed', style: { 'border-color': '#dc2626', 'background-color': '#fee2e2', 'line-color': '#dc2626', 'line-style': 'dashed', 'border-width': 3, 'border-style': 'dashed' } },
@@ -82,9 +117,9 @@ function stylesheet(lod: Lod): any[] {
  * What only the screen shows, left out of an export: the selection and what it dims, the search's
  * matches, a dependency's name on hover or around a selected host.
  */
-const ON_SCREEN_ONLY = /:selected|\.dimmed|\.highlighted|\.match|\.named|\.hovered/;
-/** The map's stylesheet at 100 % (names, addresses and services) without what only the screen shows: what an export draws. */
-const exportStylesheet = () => stylesheet(levelOfDetail(1)).filter((rule) => !ON_SCREEN_ONLY.test(rule.selector));
+const ON_SCREEN_ONLY = /:selected|\.dimmed|\.highlighted|\.match|\.named|\.hovered|\.in-card/;
+/** The map's stylesheet at 100 % (names, addresses and services) without what only the screen shows: what an export draws (each element's whole label, data 'whole'). */
+const exportStylesheet = () => stylesheet(levelOfDetail(1), (n) => String(n.data('whole') ?? '')).filter((rule) => !ON_SCREEN_ONLY.test(rule.selector));
 /** Classes of the containers' HTML boxes that only the screen shows (their look is read without them). */
 const BOX_ON_SCREEN_ONLY = ['dimmed', 'highlighted', 'match'];
 
@@ -94,7 +129,15 @@ function iconOf(n: GraphNode): string | undefined {
   return kindIcon(n.host_kind);
 }
 
-export interface DrawnNode { x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number }
+export interface DrawnNode {
+  x: number; y: number; screenX: number; screenY: number; screenWidth?: number; screenHeight?: number; classes: string[]; kind?: string; label?: string; fontPx?: number;
+  /** The container it is drawn in. */
+  parent?: string;
+  /** Where its label is drawn, on screen (CSS px: left, top, right, bottom). */
+  labelBox?: { x1: number; y1: number; x2: number; y2: number };
+  /** A container drawn as a card: the lines it shows under its title. */
+  card?: string[];
+}
 
 /** Classes the screen sets (mark) that a redrawing keeps. */
 const MARKS = ['pinned', 'added', 'removed', 'changed', 'absent', 'highlighted', 'dimmed', 'match', 'filtered'];
@@ -107,7 +150,12 @@ export class MapRenderer {
   private boxes = new Map<string, HTMLElement>();
   private titles = new Map<string, HTMLElement>();
   /** What each title is made of, to shorten it to its box's width on screen at every zoom. */
-  private titled = new Map<string, { node: GraphNode; children: GraphNode[]; width: number; icon: boolean }>();
+  private titled = new Map<string, { node: GraphNode; children: GraphNode[]; width: number; height: number; icon: boolean }>();
+  /** Containers drawn as cards at this zoom, with the lines each shows. */
+  private cards = new Map<string, string[]>();
+  private readonly measure = new TextMeasure();
+  /** The titles' font family (the page's), read once drawn. */
+  private titleFamily?: string;
   private readonly layer: HTMLElement;
   private readonly titleLayer: HTMLElement;
   private positions: Record<string, Box> = {};
@@ -130,7 +178,7 @@ export class MapRenderer {
     over.appendChild(this.titleLayer);
     host.append(under, surface, over);
     this.cy = cytoscape({
-      container: surface, style: stylesheet(this.lod), layout: { name: 'preset' }, minZoom: 0.02, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: false,
+      container: surface, style: stylesheet(this.lod, this.labelFor(this.lod)), layout: { name: 'preset' }, minZoom: 0.02, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: false,
       // Large maps stay fluid while panning and zooming: a snapshot of the view moves, edges hide.
       hideEdgesOnViewport: true, motionBlur: false,
       // Cytoscape's WebGL renderer, for machines with a GPU; measured 3-7× slower than the canvas in
@@ -141,7 +189,13 @@ export class MapRenderer {
     this.cy.on('tap', 'node.element', (e) => this.events.select(e.target.id()));
     // A summary of quiet hosts opens in place with one click (it is nothing to select).
     this.cy.on('tap', 'node.summary', (e) => this.events.toggle(e.target.id()));
-    this.cy.on('tap', (e) => { if (e.target === this.cy) this.events.select(null); });
+    this.cy.on('tap', (e) => {
+      // A card opens in place: the zoom where its elements are named, centred on it. (A container's
+      // own node lies under its box, invisible: a tap there is on the container too.)
+      const container = e.target === this.cy ? this.containerAt(e.position) : e.target.hasClass('container') ? e.target.id() as string : undefined;
+      if (container && this.cards.has(container)) this.openCard(container);
+      else if (e.target === this.cy) this.events.select(null);
+    });
     // A dependency: its name on hover; a tap names every edge of it until something else is tapped.
     this.cy.on('mouseover', 'edge.dependency', (e) => e.target.addClass('hovered'));
     this.cy.on('mouseout', 'edge.dependency', (e) => e.target.removeClass('hovered'));
@@ -170,12 +224,13 @@ export class MapRenderer {
     for (const n of nodes) {
       const box = positions[n.id];
       const isParent = parents.has(n.id);
-      const labels = isParent ? { name: '', mid: '', full: '', whole: '' } : { ...labelsOf(n), whole: exportLabelOf(n) };
+      // What its label may say at each level of detail, most first (labelAt draws the first that fits).
+      const labels = isParent ? { v1: [], v2: [], v3: [], whole: '' } : { v1: labelVariants(n, 1), v2: labelVariants(n, 2), v3: labelVariants(n, 3), whole: exportLabelOf(n) };
       const icon = isParent ? undefined : iconOf(n);
       const w = box?.width || 140;
       const data: Record<string, unknown> = {
         id: n.id, ...labels, icon, kind: n.kind, hostKind: n.host_kind, parentId: n.parent_id && known.has(n.parent_id) ? n.parent_id : '',
-        w, h: box?.height || 40, textWidth: Math.max(40, w - 12),
+        w, h: box?.height || 40,
         color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
       };
       const classes = [isParent ? 'container' : 'element', n.kind === 'collapsed' ? 'collapsed' : '', n.kind === 'summary' ? 'collapsed summary' : '', n.kind === 'ghost' ? 'ghost' : '', n.offline ? 'offline' : '', n.new ? 'new' : '', n.kind === 'host' && !isParent ? 'host-node' : '', n.kind === 'tag' ? 'tag' : '', n.services?.length ? 'has-services' : '', icon ? 'has-icon' : ''].filter(Boolean).join(' ');
@@ -202,6 +257,7 @@ export class MapRenderer {
       this.applyLevelOfDetail(true);
       this.drawBoxes(containers, childrenOf, positions);
       this.cy.add(defs);
+      this.fitTitles();
       return;
     }
     this.drawBoxes(containers, childrenOf, positions);
@@ -222,6 +278,7 @@ export class MapRenderer {
         }
       }
     });
+    this.fitTitles();
   }
 
   /** The containers' boxes (under the canvas) and titles (over it), in the graph's coordinates (followViewport scales them). */
@@ -247,12 +304,15 @@ export class MapRenderer {
       }
       const text = containerTitle(c, childrenOf.get(c.id) ?? []);
       const icon = kindIcon(c.host_kind);
-      title.replaceChildren();
-      if (icon) title.appendChild(Object.assign(document.createElement('img'), { src: icon, alt: '' }));
-      title.appendChild(document.createTextNode(text));
+      // Its icon and text on one row and, as a card, what it holds under them: set by fitTitles for the zoom.
+      const row = document.createElement('div');
+      row.className = 'title-row';
+      if (icon) row.appendChild(Object.assign(document.createElement('img'), { src: icon, alt: '' }));
+      row.appendChild(Object.assign(document.createElement('span'), { className: 'title-text' }));
+      title.replaceChildren(row, Object.assign(document.createElement('div'), { className: 'card-lines' }));
       // The whole title stays a tooltip when a shorter one is drawn (fitTitles).
       title.title = text;
-      this.titled.set(c.id, { node: c, children: childrenOf.get(c.id) ?? [], width: box?.width ?? 0, icon: !!icon });
+      this.titled.set(c.id, { node: c, children: childrenOf.get(c.id) ?? [], width: box?.width ?? 0, height: box?.height ?? 0, icon: !!icon });
       if (c.color) el.style.borderColor = COLORS[c.color] ?? '';
       el.hidden = title.hidden = !box;
       if (box) {
@@ -262,16 +322,122 @@ export class MapRenderer {
     }
     for (const id of this.titled.keys()) if (!keep.has(id)) this.titled.delete(id);
     this.followViewport();
-    this.fitTitles();
   }
 
-  /** Each title as long as reads whole in its box at this zoom (titleThatFits). */
+  /**
+   * Each title as long as reads whole in its box at this zoom (titleThatFits), or none; each
+   * container whose elements cannot be named at this zoom drawn as a card (its lines, each whole
+   * or not at all, as many as its box holds), its elements hidden under it. Measured at the least
+   * zoom of the level of detail's step, so nothing grows out of its box before the next restyle.
+   */
   private fitTitles() {
-    const zoom = this.cy.zoom();
+    const lod = this.lod;
+    const zoom = 1.1 ** (lod.step - 0.5);
+    this.titleFamily ??= getComputedStyle(this.titleLayer).fontFamily || 'sans-serif';
+    const family = this.titleFamily;
+    const titleWidth = (text: string) => this.measure.width(text, 12.5, 'normal 600', family) * MEASURE_SLACK;
+    // (A card's first line, its count, is bold.)
+    const lineWidth = (text: string, first = false) => this.measure.width(text, 12, first ? 'normal 600' : 'normal 400', family) * MEASURE_SLACK;
+    const cards = new Map<string, string[]>();
     for (const [id, t] of this.titled) {
-      const text = this.titles.get(id)?.lastChild;
-      if (text) text.textContent = titleThatFits(t.node, t.children, t.width * zoom, t.icon ? 20 : 0);
+      const el = this.titles.get(id);
+      if (!el) continue;
+      const [text, lines] = [el.querySelector('.title-text')!, el.querySelector<HTMLElement>('.card-lines')!];
+      const width = t.width * zoom;
+      // With its icon, else without it (a name is worth more than an icon), else none.
+      const withIcon = t.icon ? titleThatFits(t.node, t.children, width, 20, titleWidth) : '';
+      const title = withIcon || titleThatFits(t.node, t.children, width, 0, titleWidth);
+      text.textContent = title;
+      el.classList.toggle('no-icon', t.icon && !withIcon);
+      el.classList.toggle('untitled', !title);
+      const elements = t.children.filter((c) => !this.containers.has(c.id));
+      const named = elements.reduce((k, c) => k + (this.labelAt(this.cy.getElementById(c.id), lod) ? 1 : 0), 0);
+      const card = elements.length >= CARD_MIN && named * 2 < elements.length;
+      el.classList.toggle('card', card);
+      this.boxes.get(id)?.classList.toggle('carded', card);
+      if (!card) {
+        lines.replaceChildren();
+        el.style.height = '';
+        continue;
+      }
+      // Lines of 12 px at 1.35 under a title of 12.5 px, 6 px of padding each side (styles: mapRenderer.css).
+      const room = Math.floor((t.height * zoom - (title ? 17 : 0) - 8) / 16.2);
+      // Its count first or nothing; then the lines that fit whole, as many as its height holds.
+      const all = containerCardLines(t.node, t.children);
+      const drawn = all.length && lineWidth(all[0]!, true) + 12 <= width ? all.filter((l, i) => lineWidth(l, i === 0) + 12 <= width).slice(0, Math.max(0, room)) : [];
+      lines.replaceChildren(...drawn.map((l) => Object.assign(document.createElement('div'), { textContent: l })));
+      el.style.height = `${t.height}px`;
+      el.classList.toggle('untitled', !title && !drawn.length);
+      cards.set(id, drawn);
     }
+    // The elements of a card, hidden under it (and shown again when it opens).
+    const hide = new Set<string>();
+    for (const id of cards.keys()) for (const c of this.titled.get(id)!.children) hide.add(c.id);
+    const was = this.cards;
+    this.cards = cards;
+    this.cy.batch(() => {
+      for (const id of was.keys()) if (!cards.has(id)) for (const c of this.titled.get(id)?.children ?? []) this.cy.getElementById(c.id).removeClass('in-card');
+      for (const id of hide) {
+        const el = this.cy.getElementById(id);
+        if (!el.hasClass('in-card')) el.addClass('in-card');
+      }
+    });
+  }
+
+  /** The label function of a level of detail's stylesheet. */
+  private labelFor(lod: Lod) {
+    return (n: any) => this.labelAt(n, lod);
+  }
+
+  /**
+   * What an element's label says at a level of detail: the most it may say there (labelVariants:
+   * data v1, v2, v3) that fits its box whole, measured as the canvas draws it; '' when even its name
+   * does not. Cached per element for the step, box and label.
+   */
+  private labelAt(n: any, lod: Lod): string {
+    if (n.empty?.() || n.hasClass('container')) return '';
+    const key = `${lod.step}|${n.data('w')}|${n.data('h')}|${n.data('whole')}`;
+    const cached = n.scratch('_label');
+    if (cached?.key === key) return cached.text as string;
+    const text = this.fitLabel(n, lod);
+    n.scratch('_label', { key, text });
+    return text;
+  }
+
+  private fitLabel(n: any, lod: Lod): string {
+    const variants = (n.data(lod.level >= 3 ? 'v3' : lod.level === 2 ? 'v2' : 'v1') ?? []) as string[];
+    if (!variants.length) return '';
+    const style = n.hasClass('ghost') ? 'italic normal' : n.hasClass('collapsed') ? 'normal bold' : 'normal normal';
+    const room = labelRoom(Number(n.data('w')), lod, n.hasClass('has-icon'));
+    const height = Number(n.data('h')) - 4;
+    for (const v of variants) {
+      const lines = v.split('\n');
+      if (lines.length * lod.font * 1.15 > height) continue;
+      if (lines.every((l) => this.measure.width(l, lod.font, style) * MEASURE_SLACK <= room)) return v;
+    }
+    return '';
+  }
+
+  /**
+   * A card opened in place: the view centred on its container at the least zoom where it is no
+   * longer a card (most of its elements named), or where the whole container shows if that is more.
+   */
+  private openCard(id: string) {
+    const box = this.positions[id];
+    const t = this.titled.get(id);
+    if (!box || !t) return;
+    const elements = t.children.filter((c) => !this.containers.has(c.id)).map((c) => this.cy.getElementById(c.id));
+    let zoom = this.cy.zoom();
+    for (let i = 0; i < 60 && zoom < 4; i++) {
+      zoom *= 1.1;
+      const lod = levelOfDetail(zoom);
+      if (elements.reduce((k, el) => k + (this.fitLabel(el, lod) ? 1 : 0), 0) * 2 >= elements.length) break;
+    }
+    const whole = Math.min(2, (this.cy.width() - 40) / box.width, (this.cy.height() - 40) / box.height);
+    zoom = Math.min(4, Math.max(zoom * 1.1, whole));
+    const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+    this.cy.stop();
+    this.cy.animate({ zoom, pan: { x: this.cy.width() / 2 - cx * zoom, y: this.cy.height() / 2 - cy * zoom }, duration: 300 });
   }
 
   private followViewport() {
@@ -293,7 +459,7 @@ export class MapRenderer {
       const latest = levelOfDetail(this.cy.zoom());
       if (latest.step === this.lod.step) return;
       this.lod = latest;
-      this.cy.style().fromJson(stylesheet(latest)).update();
+      this.cy.style().fromJson(stylesheet(latest, this.labelFor(latest))).update();
       this.fitTitles();
     };
     window.clearTimeout(this.restyle);
@@ -313,8 +479,11 @@ export class MapRenderer {
   mark(classes: Map<string, string[]>) {
     for (const [id, el] of this.boxes) {
       const cls = classes.get(id) ?? [];
-      el.className = ['box', `box-${el.dataset.kind}`, ...cls].join(' ');
-      this.titles.get(id)!.className = ['box-title', ...cls].join(' ');
+      // (What fitTitles set for the zoom stays: drawn as a card, without a title.)
+      const card = this.cards.has(id);
+      el.className = ['box', `box-${el.dataset.kind}`, ...cls, ...(card ? ['carded'] : [])].join(' ');
+      const title = this.titles.get(id)!;
+      title.className = ['box-title', ...cls, ...(card ? ['card'] : []), ...['untitled', 'no-icon'].filter((c) => title.classList.contains(c))].join(' ');
     }
     this.cy.batch(() => {
       // Only what changes: a class set anew on every element restyles the whole map.
@@ -385,13 +554,18 @@ export class MapRenderer {
     const out: Record<string, DrawnNode> = {};
     const box = (this.cy.container() as HTMLElement).getBoundingClientRect();
     const zoom = this.cy.zoom();
+    const pan = this.cy.pan();
+    const screen = (b: { x1: number; y1: number; x2: number; y2: number }) => ({ x1: box.left + pan.x + b.x1 * zoom, y1: box.top + pan.y + b.y1 * zoom, x2: box.left + pan.x + b.x2 * zoom, y2: box.top + pan.y + b.y2 * zoom });
     this.cy.nodes().forEach((n) => {
       const p = n.position();
       const r = n.renderedPosition();
       const label = String(n.style('label') ?? '');
+      const card = this.cards.get(n.id());
       out[n.id()] = {
         x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, screenWidth: Number(n.data('w')) * zoom, screenHeight: Number(n.data('h')) * zoom, classes: n.classes() as unknown as string[],
-        kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0,
+        kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0, parent: n.data('parentId') || undefined,
+        ...(label ? { labelBox: screen(n.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false } as any)) } : {}),
+        ...(card ? { card } : {}),
       };
     });
     this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') || e.style('source-label') || e.style('target-label') || '') }; });
@@ -399,9 +573,14 @@ export class MapRenderer {
   }
 
   /** The containers' titles as drawn: text and size on screen in CSS px (for tests and tools). */
-  titleSnapshot(): Array<{ id: string; text: string; fontPx: number; hidden: boolean }> {
+  titleSnapshot(): Array<{ id: string; text: string; fontPx: number; hidden: boolean; cut: boolean; card: boolean }> {
     const zoom = this.cy.zoom();
-    return [...this.titles].map(([id, el]) => ({ id, text: el.textContent ?? '', fontPx: parseFloat(getComputedStyle(el).fontSize) * zoom, hidden: el.hidden === true }));
+    return [...this.titles].map(([id, el]) => {
+      const text = el.querySelector<HTMLElement>('.title-text');
+      // Cut: its text or a card's line wider than the box shows (scrollWidth counts what overflow hides).
+      const cut = [el, ...el.querySelectorAll<HTMLElement>('.card-lines div')].some((x) => x.scrollWidth > x.clientWidth + 1) || (!!text && text.getBoundingClientRect().right > el.getBoundingClientRect().right + 1);
+      return { id, text: text?.textContent ?? '', fontPx: parseFloat(getComputedStyle(el).fontSize) * zoom, hidden: el.hidden === true || el.classList.contains('untitled'), cut, card: el.classList.contains('card') };
+    });
   }
 
   /** The canvas's centre on screen (for tests: is a node centred?). */
@@ -533,7 +712,7 @@ export class MapRenderer {
       });
       return { containers, nodes, edges };
     } finally {
-      cy.style().fromJson(stylesheet(this.lod)).update();
+      cy.style().fromJson(stylesheet(this.lod, this.labelFor(this.lod))).update();
     }
   }
 

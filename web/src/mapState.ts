@@ -3,6 +3,8 @@
 // renderer (mapRenderer.ts) draws what these return; the screen (screens/map.ts) owns the state.
 
 import type { GraphEdge, GraphNode, Interval, TopologyDiff } from './apiTypes.js';
+import { cardLines, counted } from '../../src/modules/topology/card.js';
+export { cardLines };
 export type { Box, GraphEdge, GraphNode, Interval, ItemChange, Layout, Topology, TopologyDiff } from './apiTypes.js';
 
 export interface HostEntry { hostId: string; name: string; hostname?: string; ips: string[]; nodeIds: string[] }
@@ -150,18 +152,79 @@ export function labelsOf(n: GraphNode): { name: string; mid: string; full: strin
   }
   const host = n.host_name ?? n.label;
   const name = n.kind !== 'ip_address' ? n.label : n.workload ? `${n.workload} · ${host}` : host;
-  const mid = n.ip_address ? `${name}\n${n.ip_address}` : name;
+  // (A host named by its address says it once.)
+  const mid = n.ip_address && n.ip_address !== name ? `${name}\n${n.ip_address}` : name;
   const services = (n.services ?? []).map((s) => `${s.name}${s.ports?.length ? ` :${s.ports.map((p) => p.number).join(',')}` : ''}${s.offline ? ' (offline)' : ''}`);
   return { name, mid, full: [mid, ...services].join('\n') };
 }
 
 /**
  * An element's label as an export writes it: whole (labelsOf's `full`: name, address, services),
- * whatever the zoom the map is drawn at; a collapsed container's counts without the map's hint.
+ * whatever the zoom the map is drawn at; a summary card's or a collapsed container's lines.
  */
 export function exportLabelOf(n: GraphNode): string {
-  const { full } = labelsOf(n);
-  return n.kind === 'collapsed' ? full.replace(/: double-click to open\)$/, ')') : full;
+  return cardLines(n)?.join('\n') ?? labelsOf(n).full;
+}
+
+/**
+ * What an element's label may say at a level of detail, most first (the map draws the
+ * first that fits its box whole, else none: never "traefik · do…"): at 3 everything, then name and
+ * address, then the name; at 2 from name and address; below, the name. A card's lines: all of
+ * them, then fewer (its count first).
+ */
+export function labelVariants(n: GraphNode, level: number): string[] {
+  const card = cardLines(n);
+  if (card) return card.map((_, i) => card.slice(0, card.length - i).join('\n'));
+  const { name, mid, full } = labelsOf(n);
+  const all = level >= 3 ? [full, mid, name] : level === 2 ? [mid, name] : [name];
+  return [...new Set(all)].filter(Boolean);
+}
+
+/**
+ * What a container drawn as a card says under its title (at Fit a group whose elements
+ * cannot be named on screen is one card): how many, of which kinds, how many offline or new.
+ */
+export function containerCardLines(n: GraphNode, children: GraphNode[]): string[] {
+  const status = (offline: number, fresh: number) => [offline ? `${offline} offline` : '', fresh ? `${fresh} new` : ''].filter(Boolean).join(' · ');
+  if (children.some((c) => c.kind === 'ip_address' || c.kind === 'summary') || n.kind === 'subnet') {
+    // Hosts by kind, counted once (a host with two addresses here is one host).
+    const kinds = new Map<string, number>();
+    const seen = new Set<string>();
+    let offline = 0;
+    let fresh = 0;
+    for (const c of children) {
+      if (c.kind === 'summary') {
+        for (const [k, v] of Object.entries((c.host_kinds ?? {}) as Record<string, number>)) kinds.set(k, (kinds.get(k) ?? 0) + v);
+        for (const x of c.hosts ?? []) seen.add(x.id);
+        offline += Number(c.offline_count ?? 0);
+        fresh += Number(c.new_count ?? 0);
+        continue;
+      }
+      const host = String(c.host_id ?? c.id);
+      if (seen.has(host)) continue;
+      seen.add(host);
+      kinds.set(String(c.host_kind ?? 'host'), (kinds.get(String(c.host_kind ?? 'host')) ?? 0) + 1);
+      if (c.offline) offline += 1;
+      else if (c.new) fresh += 1;
+    }
+    const byCount = [...kinds].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    const named = byCount.slice(0, byCount.length > 3 ? 2 : 3).map(([k, v]) => counted(v, k));
+    const rest = byCount.slice(named.length).reduce((a, [, v]) => a + v, 0);
+    return [counted(seen.size, 'host'), ...named, rest ? `${rest} more` : '', status(offline, fresh)].filter(Boolean);
+  }
+  if (children.every((c) => c.kind === 'interface')) {
+    const up = children.filter((c) => String(c.oper_status ?? '').toLowerCase() === 'up').length;
+    return [counted(children.length, 'interface'), up ? `${up} up` : ''].filter(Boolean);
+  }
+  const services = children.filter((c) => c.kind === 'service');
+  const names = [...new Set(services.map((c) => c.label))];
+  const hosts = new Set(services.map((c) => String(c.host_id ?? ''))).size;
+  return [
+    services.length === children.length ? counted(children.length, 'service') : counted(children.length, 'element'),
+    n.kind === 'tag' && hosts > 1 ? `on ${counted(hosts, 'host')}` : '',
+    ...names.slice(0, names.length > 3 ? 2 : 3), names.length > 3 ? `${names.length - 2} more` : '',
+    status(children.filter((c) => c.offline).length, children.filter((c) => c.new).length),
+  ].filter(Boolean);
 }
 
 /** A container's title: a subnet with its CIDR and how many hosts it holds (those folded in its summary node too); others by name. */
@@ -185,11 +248,11 @@ const TITLE_PADDING_PX = 14;
 /**
  * The longest title that reads whole in a box `widthPx` wide on screen (the title keeps its size on
  * screen while the box shrinks with the zoom: at Fit "dmz · 10.10.3.0/24 · 5 hosts" was cut to
- * "dmz · 10.10.3.0/2…"); the name alone, cut, when nothing fits. `iconPx`: room an icon takes.
+ * "dmz · 10.10.3.0/2…"); '' when not even the name does (whole or not at all).
+ * `iconPx`: room an icon takes; `measure`: a text's width on screen (by default, generously, per character).
  */
-export function titleThatFits(n: GraphNode, children: GraphNode[], widthPx: number, iconPx = 0): string {
-  const variants = titleVariants(n, children);
-  return variants.find((t) => t.length * TITLE_CHAR_PX + TITLE_PADDING_PX + iconPx <= widthPx) ?? variants[variants.length - 1]!;
+export function titleThatFits(n: GraphNode, children: GraphNode[], widthPx: number, iconPx = 0, measure: (text: string) => number = (t) => t.length * TITLE_CHAR_PX): string {
+  return titleVariants(n, children).find((t) => measure(t) + TITLE_PADDING_PX + iconPx <= widthPx) ?? '';
 }
 
 /** Labels are drawn at a constant size on screen (CSS px), whatever the zoom. */

@@ -176,17 +176,37 @@ function sortedGroups(rows: Row[], key: string, order: (a: Row, b: Row) => numbe
 export const FOLD_MIN = 8;
 
 /**
- * The summary nodes of l3 (issue 23): per subnet, its hosts with one address there and no service
- * (so in no dependency), when at least FOLD_MIN, as one node listing them (names, ids, addresses:
- * search and the host list still find them); `expand=summary:<subnet id>` draws them one by one.
+ * What a summary card says besides its count: its hosts by kind (most first) and how
+ * many are offline (completed scans no longer see them) or new (found by the last scan).
  */
-function quietFolds(s: Snapshot, hosts: Row[], ipsOf: Map<string, Row[]>, servicesOf: Map<string, Row[]>, expand: string[] | undefined) {
-  const open = new Set(expand ?? []);
+function cardOf(s: Snapshot, hosts: Row[], newHostIds: string[] | undefined) {
+  const kinds: Record<string, number> = {};
+  for (const h of hosts) {
+    const kind = hostKindIn(s, h.id) ?? 'host';
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  const fresh = new Set(newHostIds ?? []);
+  return {
+    host_kinds: Object.fromEntries(Object.entries(kinds).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))),
+    offline_count: hosts.filter((h) => h.offline_at != null).length,
+    new_count: hosts.filter((h) => h.offline_at == null && fresh.has(h.id)).length,
+  };
+}
+
+/**
+ * The summary nodes (l3 and workloads): per subnet, its hosts with one
+ * address there and no service (so in no dependency), when at least FOLD_MIN, as one node listing
+ * them (names, ids, addresses: search and the host list still find them) with what its card says
+ * (cardOf); `expand=summary:<subnet id>` draws them one by one. `parentOf`: the node a summary
+ * lies in (l3: its subnet; workloads: none).
+ */
+function quietFolds(s: Snapshot, hosts: Row[], ipsOf: Map<string, Row[]>, servicesOf: Map<string, Row[]>, o: GraphOptions, parentOf: (subnetId: string) => string | null, quietToo: (host: Row) => boolean = () => true) {
+  const open = new Set(o.expand ?? []);
   const subnets = new Map(s.subnets.map((x) => [x.id as string, x]));
   const bySubnet = new Map<string, Array<{ host: Row; ip: Row }>>();
   for (const host of hosts) {
     const ips = ipsOf.get(host.id) ?? [];
-    if (ips.length !== 1 || servicesOf.get(host.id)?.length || !subnets.has(ips[0]!.subnet_id)) continue;
+    if (ips.length !== 1 || servicesOf.get(host.id)?.length || !subnets.has(ips[0]!.subnet_id) || !quietToo(host)) continue;
     const list = bySubnet.get(ips[0]!.subnet_id) ?? bySubnet.set(ips[0]!.subnet_id, []).get(ips[0]!.subnet_id)!;
     list.push({ host, ip: ips[0]! });
   }
@@ -195,9 +215,11 @@ function quietFolds(s: Snapshot, hosts: Row[], ipsOf: Map<string, Row[]>, servic
   for (const [subnetId, quiet] of bySubnet) {
     if (quiet.length < FOLD_MIN || open.has(`summary:${subnetId}`)) continue;
     for (const q of quiet) folded.add(q.host.id);
+    const subnet = subnets.get(subnetId)!;
     nodes.push({
-      id: `summary:${subnetId}`, kind: 'summary', entity_id: subnetId, parent_id: `subnet:${subnetId}`,
-      label: `${quiet.length} hosts · ${subnets.get(subnetId)!.cidr}`, counts: { host: quiet.length },
+      id: `summary:${subnetId}`, kind: 'summary', entity_id: subnetId, parent_id: parentOf(subnetId),
+      label: `${quiet.length} hosts · ${subnet.cidr}`, counts: { host: quiet.length }, cidr: subnet.cidr, subnet_name: subnet.name || subnet.cidr,
+      ...cardOf(s, quiet.map((q) => q.host), o.newHostIds),
       hosts: quiet.map((q) => ({ id: q.host.id, name: q.host.name, hostname: q.host.hostname, ip_address_id: q.ip.id, ip_address: q.ip.ip_address })),
     });
   }
@@ -218,7 +240,7 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
   const bindingsOf = groupBy(s.bindings, 'service_id');
   const port = new Map(s.ports.map((p) => [p.id as string, p]));
   const nodeOfService = new Map<string, string>();
-  const folds = quietFolds(s, hosts, ipsOf, servicesOf, o.expand);
+  const folds = quietFolds(s, hosts, ipsOf, servicesOf, o, (subnetId) => `subnet:${subnetId}`);
   nodes.push(...folds.nodes);
   for (const host of hosts) {
     if (folds.folded.has(host.id)) continue;
@@ -281,13 +303,18 @@ function l3(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; e
 /** `virtualization.details.service_id`, as Scanopy daemons report the service a VM or container runs under. */
 const runsUnder = (v: any): string | undefined => (typeof v?.details?.service_id === 'string' ? v.details.service_id : undefined);
 
-function workloads(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+function workloads(s: Snapshot, hosts: Row[], o: GraphOptions): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   const shown = new Set(hosts.map((h) => h.id as string));
   const services = [...s.services].sort(byKeys('position', 'id')).filter((svc) => shown.has(svc.host_id));
   const nodeOfService = new Map(services.map((svc) => [svc.id as string, `service:${svc.id}`]));
+  // Quiet hosts (no service, one address, not a VM of a drawn service) fold per subnet, as in l3:
+  // 96 workstations were 96 boxes of "ws-…" at Fit.
+  const folds = quietFolds(s, hosts, groupBy(s.ipAddresses, 'host_id'), groupBy(services, 'host_id'), o, () => null, (h) => !nodeOfService.has(runsUnder(h.virtualization) ?? ''));
+  nodes.push(...folds.nodes);
   for (const host of hosts) {
+    if (folds.folded.has(host.id)) continue;
     nodes.push({ id: `host:${host.id}`, kind: 'host', entity_id: host.id, parent_id: null, label: host.name, hostname: host.hostname, host_kind: hostKindIn(s, host.id) });
     const under = runsUnder(host.virtualization);
     if (under && nodeOfService.has(under)) {

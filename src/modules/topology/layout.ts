@@ -10,6 +10,7 @@ import type { RedisClient } from '../../core/redis.js';
 import type { Db } from '../../core/db.js';
 import { JsonText } from '../../http/jsonText.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
+import { cardLines, cardSize } from './card.js';
 
 // elkjs ships CommonJS whose export is the constructor itself: required, not imported, and only
 // when a layout is made (loading it costs ~180 ms, which every API process would pay at start).
@@ -70,21 +71,43 @@ export const ELK_OPTIONS: Record<string, string> = {
 
 /** Graph units per character of a label or title at Fit (the map draws text at a constant size on screen, so larger when zoomed out). */
 const CHAR_WIDTH = 9;
+/**
+ * Names read at Fit (the map draws a label whole or not at all): an element is wide
+ * enough for its name, and a container for its title, at a zoom of about 0.6 (a 12 px label is ~7.5 px
+ * a character on screen in the browser's sans-serif, 13 graph units there; the icon and padding besides).
+ */
+const NAME_CHAR = 13;
+const TITLE_CHAR = 13.5;
+
+/** What an element is named at Fit, as the map's first label says (web/src/mapState.ts labelsOf). */
+function nameOf(node: GraphNode): string {
+  const host = typeof node.host_name === 'string' ? node.host_name : node.label;
+  if (node.kind === 'service') return typeof node.host_name === 'string' ? `${node.label} · ${node.host_name}` : node.label;
+  if (node.kind === 'ip_address') return typeof node.workload === 'string' ? `${node.workload} · ${host}` : host;
+  return node.label;
+}
 
 /**
  * An element's size: wide enough for its label, one line more per service listed on it. A summary
- * (bold, a double border) and a ghost (italic, whose label names the host) are as wide as their
- * whole label, which nothing else says.
+ * card is sized for its lines (card.ts); a ghost (italic, whose label names the host) is as wide
+ * as its whole label, which nothing else says.
  */
 function sizeOf(node: GraphNode): { width: number; height: number } {
   const services = Array.isArray(node.services) ? node.services.length : 0;
-  if (node.kind === 'summary' || node.kind === 'ghost') return { width: Math.min(420, Math.max(120, 32 + CHAR_WIDTH * node.label.length)), height: 36 };
-  return { width: Math.min(320, Math.max(120, 16 + 7 * node.label.length)), height: 36 + 16 * services };
+  // A summary card (quiet hosts folded, a container collapsed): its lines whole at Fit (card.ts).
+  const card = cardLines(node);
+  if (card) return cardSize(card);
+  if (node.kind === 'ghost') return { width: Math.round(Math.min(480, Math.max(120, 40 + NAME_CHAR * node.label.length))), height: 36 };
+  // (An l3 address keeps the width of its "name address" label: l3 is often as wide as the screen
+  // at Fit already, and wider addresses only lowered its zoom there; measured on the realistic network.)
+  const fit = node.kind === 'ip_address' ? 0 : 40 + NAME_CHAR * nameOf(node).length;
+  return { width: Math.round(Math.min(320, Math.max(120, 16 + 7 * node.label.length, fit))), height: 36 + 16 * services };
 }
 
 /** A subnet's minimum width: its title ("name · CIDR · N hosts", as the map writes it) fits in it at Fit. */
 function titleWidth(container: GraphNode, children: GraphNode[]): number {
-  if (container.kind !== 'subnet') return 0;
+  // A host's or a tag's name, with its icon, read at Fit.
+  if (container.kind !== 'subnet') return Math.round(Math.min(400, 70 + TITLE_CHAR * container.label.length));
   const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' && Array.isArray(c.hosts) ? (c.hosts as Array<{ id: string }>).map((x) => x.id) : [String(c.host_id ?? c.id)]))).size;
   const title = `${container.label} · ${container.cidr ?? ''} · ${hosts} hosts`;
   return 24 + CHAR_WIDTH * title.length;
@@ -92,7 +115,7 @@ function titleWidth(container: GraphNode, children: GraphNode[]): number {
 
 /** Positions (absolute, top-left) of every node of the graph: l2 (hosts holding interfaces) as a wiring diagram, the others by elk. */
 export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], options: Record<string, string> = ELK_OPTIONS): Promise<Record<string, Box>> {
-  return isL2(nodes) ? layoutL2(nodes, edges) : layoutWithElk(nodes, edges, options);
+  return isL2(nodes) ? keepApart(nodes, layoutL2(nodes, edges)) : layoutWithElk(nodes, edges, options);
 }
 
 /** elk's layered layout of any view (l2's before issue 23: switch ports in a grid, links across the map). */
@@ -134,7 +157,7 @@ export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], opti
     }
   };
   walk(laid, 0, 0);
-  return positions;
+  return keepApart(nodes, positions);
 }
 
 const isL2 = (nodes: GraphNode[]) => nodes.some((n) => n.kind === 'interface');
@@ -186,6 +209,8 @@ export function layoutL2(nodes: GraphNode[], edges: GraphEdge[]): Record<string,
   // Ports as small as their names ("Gi1/0/12"): a faceplate of 36 is then as wide as a screen. Even
   // widths on whole centres: a link is exactly vertical.
   const portSize = (p: GraphNode) => ({ width: 2 * Math.ceil(Math.max(56, Math.min(160, 16 + 7 * p.label.length)) / 2), height: 36 });
+  // (Not sized for Fit as elk's containers are: l2 is as wide as its faceplates, so wider hosts
+  // only spread the columns and lower the zoom at Fit; measured on the realistic network.)
   const titleWidth = (id: string) => Math.max(80, Math.min(320, 16 + 7 * nodeById.get(id)!.label.length));
   /** A host with its interfaces in one row (hanging off a port, or without links). */
   const rowSize = (id: string) => {
@@ -356,9 +381,10 @@ function lostMostOfWhatItHeld(nodes: GraphNode[], previous: Record<string, Box>,
  * one of its edges, else its container's last element), in the first free place; a new container
  * goes right of the map, its elements in a column; a container grows to hold its elements and what
  * lay below it moves down as much. Undefined when less than `keep` of the nodes were placed before
- * (a first layout, a container expanded), or when a container lost more than half of what it held
+ * (a first layout, a container expanded), when a container lost more than half of what it held
  * (quiet hosts folded into a summary node): a container never shrinks here, so it would stay a
- * large, mostly empty box. elk then lays the graph out afresh.
+ * large, mostly empty box; or when more than a fifth of the elements changed size. elk then lays
+ * the graph out afresh.
  */
 export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previous: Record<string, Box>, keep = 0.8): Record<string, Box> | undefined {
   const isContainer = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
@@ -367,12 +393,17 @@ export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previ
   if (!nodes.length || isL2(nodes) || nodes.filter(kept).length < keep * nodes.length) return undefined;
   if (lostMostOfWhatItHeld(nodes, previous, isContainer)) return undefined;
   const positions: Record<string, Box> = {};
+  let resized = 0;
   for (const n of nodes) {
     const p = previous[n.id];
     if (!kept(n)) continue;
     // Elements take their size anew (a label or a service list may have changed); containers grow below.
     positions[n.id] = isContainer.has(n.id) ? { ...p! } : { x: p!.x, y: p!.y, ...sizeOf(n) };
+    if (!isContainer.has(n.id) && (positions[n.id]!.width !== p!.width || positions[n.id]!.height !== p!.height)) resized += 1;
   }
+  // Most elements changed size (sizes are computed anew by a new version, or a scan changed much):
+  // pushing each down below its grown neighbours would leave a staircase; elk lays it out afresh.
+  if (resized > Math.max(4, 0.2 * Object.keys(positions).length)) return undefined;
   const neighbours = new Map<string, string[]>();
   for (const e of edges) {
     (neighbours.get(e.source) ?? neighbours.set(e.source, []).get(e.source)!).push(e.target);
@@ -412,22 +443,56 @@ export function placeIncrementally(nodes: GraphNode[], edges: GraphEdge[], previ
       : { x: right() + 2 * GAP, y: top() };
     positions[n.id] = freePlace(start, sizeOf(n), siblings);
   }
-  // Containers grow to hold their elements; what lay below a grown one moves down by as much.
-  for (const id of [...isContainer].sort((a, b) => positions[a]!.y - positions[b]!.y)) {
-    const box = positions[id]!;
-    const kids = inside(id);
-    const bottom = Math.max(box.y + box.height, ...kids.map((k) => k.y + k.height + PAD.bottom));
-    box.width = Math.max(box.width, ...kids.map((k) => k.x + k.width + PAD.right - box.x));
-    const grown = bottom - (box.y + box.height);
-    if (grown <= 0) continue;
-    const oldBottom = box.y + box.height;
-    box.height += grown;
-    for (const other of childrenOf.get(null) ?? []) {
-      const o = positions[other];
-      if (other === id || !o || o.y < oldBottom || o.x >= box.x + box.width || o.x + o.width <= box.x) continue;
-      o.y += grown;
-      for (const k of childrenOf.get(other) ?? []) if (positions[k]) positions[k]!.y += grown;
+  // Containers grow to hold their elements (an element grew: a rescan found two more services on
+  // it; one was added); what a grown box now reaches moves down, nothing else (keepApart).
+  return keepApart(nodes, positions);
+}
+
+/** Boxes nearer each other than this overlap (l2's ports are 8 apart). */
+const MIN_GAP = 8;
+const tooClose = (a: Box, b: Box) => a.x < b.x + b.width + MIN_GAP && b.x < a.x + a.width + MIN_GAP && a.y < b.y + b.height + MIN_GAP && b.y < a.y + a.height + MIN_GAP;
+
+/**
+ * Every box apart from its siblings (after a rescan gave a host two more services its
+ * box lay over its neighbour's, also after a reload). Group by group, containers' elements first:
+ * in reading order (top to bottom, left to right), a box that reaches one already settled moves
+ * down below it (GAP apart), with what it holds; a container then grows to hold its elements
+ * (never shrinks). So what overlaps nothing keeps its place, and a box that grew pushes down only
+ * what it now reaches. Any depth; in place, and returned.
+ */
+export function keepApart(nodes: GraphNode[], positions: Record<string, Box>): Record<string, Box> {
+  const childrenOf = new Map<string | null, string[]>();
+  for (const n of nodes) {
+    if (!positions[n.id]) continue;
+    const parent = n.parent_id && positions[n.parent_id] ? n.parent_id : null;
+    (childrenOf.get(parent) ?? childrenOf.set(parent, []).get(parent)!).push(n.id);
+  }
+  const shift = (id: string, dy: number) => {
+    positions[id]!.y += dy;
+    for (const k of childrenOf.get(id) ?? []) shift(k, dy);
+  };
+  const parentOf = new Map(nodes.map((n) => [n.id, n.parent_id]));
+  const depth = (id: string | null): number => {
+    let d = 0;
+    for (let p = id; p; p = parentOf.get(p) ?? null) d++;
+    return d;
+  };
+  // Deepest groups first: a container's size is settled before its siblings are.
+  const depths = new Map([...childrenOf.keys()].map((id) => [id, depth(id)]));
+  const groups = [...childrenOf.keys()].sort((a, b) => depths.get(b)! - depths.get(a)!);
+  for (const parent of groups) {
+    const ids = [...childrenOf.get(parent)!].sort((a, b) => positions[a]!.y - positions[b]!.y || positions[a]!.x - positions[b]!.x || a.localeCompare(b));
+    const settled: Box[] = [];
+    for (const id of ids) {
+      const box = positions[id]!;
+      for (let blocker = settled.find((t) => tooClose(box, t)); blocker; blocker = settled.find((t) => tooClose(box, t))) shift(id, blocker.y + blocker.height + GAP - box.y);
+      settled.push(box);
     }
+    if (parent === null) continue;
+    const box = positions[parent]!;
+    const kids = childrenOf.get(parent)!.map((id) => positions[id]!);
+    box.width = Math.max(box.width, ...kids.map((k) => k.x + k.width + PAD.right - box.x));
+    box.height = Math.max(box.height, ...kids.map((k) => k.y + k.height + PAD.bottom - box.y));
   }
   return positions;
 }

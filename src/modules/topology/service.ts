@@ -686,7 +686,7 @@ export type DrawnGraphCache = GraphCache<Drawn>;
  */
 const PIN_KINDS: Record<View, Record<string, string>> = {
   l3: { subnet: 'subnets', summary: 'subnets', ip_address: 'ip_addresses', host: 'hosts', ghost: 'services' },
-  workloads: { host: 'hosts', service: 'services', ghost: 'services' },
+  workloads: { host: 'hosts', summary: 'subnets', service: 'services', ghost: 'services' },
   application: { tag: 'tags', service: 'services', ghost: 'services' },
   l2: { host: 'hosts', interface: 'interfaces' },
 };

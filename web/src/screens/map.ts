@@ -193,8 +193,9 @@ export function mapScreen(outlet: HTMLElement, route: Route, session: Session, m
       h('nav', { class: 'sidebar', id: 'map-sidebar', 'aria-label': 'Hosts' }, h('label', { for: 'host-search' }, 'Search hosts'), search, hostList,
         h('details', { class: 'containers' }, h('summary', {}, 'Subnets and other containers'), containerList), changes),
       canvas, panel, sheetToggle)));
-  canvas.appendChild(legend);
-  renderer.keepClear(legend);
+  // Beside the drawing, never over it (zoomed in, it covered nodes): under the host
+  // list (on a phone, in the host list's sheet).
+  hostList.after(legend);
   // On a phone the host list is a bottom sheet over the map, opened by this button.
   function setSheet(open: boolean) {
     sheetToggle.setAttribute('aria-expanded', String(open));

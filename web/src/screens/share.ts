@@ -43,9 +43,8 @@ export function shareScreen(root: HTMLElement, token: string): () => void {
     h('div', { class: 'map-head' }, title, status),
     h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Map tools' },
       button('Fit', () => renderer.fit(), { id: 'fit' }), button('+', () => renderer.zoomBy(1.25), { 'aria-label': 'Zoom in' }), button('−', () => renderer.zoomBy(0.8), { 'aria-label': 'Zoom out' })),
-    h('div', { class: 'map-body' }, canvas)))));
-  canvas.appendChild(legend);
-  renderer.keepClear(legend);
+    // The legend beside the drawing, never over it (under it on a phone).
+    h('div', { class: 'map-body' }, canvas, h('div', { class: 'sidebar share-legend' }, legend))))));
 
   const path = () => `${apiPath`/api/share/${token}/topology`}${query({ expand: [...expand] })}`;
 
