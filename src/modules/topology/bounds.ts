@@ -1,4 +1,4 @@
-// The hard bounds of topology reads (issue 22: no request may hold the server), in one place that
+// The hard bounds of topology reads (no request may hold the server), in one place that
 // the schemas (which document them) and the service (which applies them) both import. The node
 // cap of a drawing is graph.ts's MAX_NODES_CAP, next to the collapsing that applies it.
 

@@ -1,4 +1,4 @@
-// Differences between two drawings of one view (issue 11.2) and the union of a view over an
+// Differences between two drawings of one view and the union of a view over an
 // interval (11.3): pure functions over graphs drawn from history by service.ts.
 import type { Graph, GraphEdge, GraphNode, Interval } from './graph.js';
 

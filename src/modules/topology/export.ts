@@ -1,4 +1,4 @@
-// Exports of a laid-out view (issue 11.5): standalone SVG, GraphML with positions (yEd, Gephi),
+// Exports of a laid-out view: standalone SVG, GraphML with positions (yEd, Gephi),
 // draw.io XML (containers as groups) and a Mermaid flowchart with subgraphs. Pure text builders.
 import type { GraphEdge, GraphNode } from './graph.js';
 import type { Box } from './layout.js';

@@ -1,4 +1,4 @@
-// The network drawn as a graph (issue 11): pure functions from one instant's inventory (a
+// The network drawn as a graph: pure functions from one instant's inventory (a
 // Snapshot, read by service.ts) to the nodes and edges of a view. No I/O here, so every rule is
 // unit-testable and the same code draws the live network and any past instant.
 //
@@ -356,7 +356,7 @@ function application(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: Gr
 }
 
 // ---- l2 -------------------------------------------------------------------------------------------
-// Links come from two kinds of evidence (issue 25.1):
+// Links come from two kinds of evidence:
 // - LLDP/CDP neighbour data on an interface (either end, or both: one edge): the neighbour's system
 //   name (a host's name or hostname, or its first label) or its chassis id (a host's chassis_id, or
 //   one of its MACs) names the host, and the port id or description one of its ports (name,
@@ -455,7 +455,7 @@ function l2(s: Snapshot, hosts: Row[]): { nodes: GraphNode[]; edges: GraphEdge[]
   }
   // Whose MAC a port learned: an interface of another host, else a port drawn from another host's address.
   // None when the MAC is the switch's own (one of its interfaces or addresses, its chassis id; its table
-  // lists them, as self or mgmt, often on a real port), even if another host has it too (issue 37).
+  // lists them, as self or mgmt, often on a real port), even if another host has it too.
   const ownMacs = new Set(hosts.filter((h) => h.chassis_id).map((h) => `${h.id}|${lower(h.chassis_id)}`));
   for (const [mac, list] of owners) for (const o of list) ownMacs.add(`${o.host_id}|${mac}`);
   const ownerOf = (mac: string, hostOfPort: string) => (ownMacs.has(`${hostOfPort}|${mac}`) ? undefined : owners.get(mac)?.find((o) => o.host_id !== hostOfPort));

@@ -1,4 +1,4 @@
-// A per-organization budget of CPU time for heavy topology reads (issue 22): the fair scheduler and
+// A per-organization budget of CPU time for heavy topology reads: the fair scheduler and
 // PerKeyGate let an organization run one heavy read at a time, but back to back those still take
 // most of a core on a 2-core machine, which another organization's cheap requests then wait for.
 // So each heavy read's time is charged to its organization in a bucket of CPU-milliseconds that
@@ -14,7 +14,7 @@
 // bench/isolation.ts runs the limiter's clock fast, which must not refill this budget.
 //
 // Each organization brings its own budget, so one person signing up many organizations from one
-// address would multiply it (issue 37): a heavy read of a request is also paid from its client
+// address would multiply it: a heavy read of a request is also paid from its client
 // address's budget (HEAVY_READ_BUDGET_PER_ADDRESS_*; the address is the rate limiter's,
 // clientAddress), admitted only while BOTH balances are positive and charged to both. A layout job
 // in the worker has no request: it is charged to its organization only.

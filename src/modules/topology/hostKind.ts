@@ -1,6 +1,6 @@
-// What kind of device a host is (issue 23: the map draws an icon per kind), derived in one place
+// What kind of device a host is (the map draws an icon per kind), derived in one place
 // from what the inventory knows: the kind of device discovery's evidence named (`device_type`,
-// issue 38.3: NAS, Printer, Router, Camera…), else a guess from its services' definitions, how many
+// e.g. NAS, Printer, Router, Camera), else a guess from its services' definitions, how many
 // interfaces it has (and whether their forwarding tables learned MACs), and
 // whether it is virtualized or runs containers. Nothing is read from names: a host called
 // "sw-01" with only SSH is a server. The first rule that matches wins, most specific first.

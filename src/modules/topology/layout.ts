@@ -1,4 +1,4 @@
-// Laying a topology graph out (issue 11.4). elkjs's layered algorithm with compound containers
+// Laying a topology graph out. elkjs's layered algorithm with compound containers
 // runs in the `topology-layout` worker (workers/topologyLayout.ts, on a thread of its CPU pool), never in a request's event loop; its result
 // is kept in `topology_layouts` by (view, digest), so an unchanged graph is laid out once. A GET
 // answers at once: the stored layout, or `pending` after enqueueing the job. Pins (positions a user
@@ -118,7 +118,7 @@ export async function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], option
   return isL2(nodes) ? keepApart(nodes, layoutL2(nodes, edges)) : layoutWithElk(nodes, edges, options);
 }
 
-/** elk's layered layout of any view (l2's before issue 23: switch ports in a grid, links across the map). */
+/** elk's layered layout of any view but l2 (which lays switches out as faceplates). */
 export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], options: Record<string, string> = ELK_OPTIONS): Promise<Record<string, Box>> {
   type ElkNode = { id: string; width?: number; height?: number; x?: number; y?: number; children?: ElkNode[]; layoutOptions?: Record<string, string> };
   const byId = new Map<string, ElkNode>();
@@ -167,7 +167,7 @@ export const portOrder = (a: GraphNode, b: GraphNode) => Number(a.if_index ?? In
   || a.label.localeCompare(b.label, 'en', { numeric: true }) || a.id.localeCompare(b.id);
 
 /**
- * l2 as switch faceplates (issue 23): a host with links (most links first: the switches) is drawn
+ * l2 as switch faceplates: a host with links (most links first: the switches) is drawn
  * as a faceplate, its ports in two rows in port order (the 1st, 3rd, 5th… on the top row, the 2nd,
  * 4th… below them, as switches number them), each host hanging off a port (linked to nothing else)
  * above its top-row port or below its bottom-row port, with its linked interface straight over
@@ -375,7 +375,7 @@ function lostMostOfWhatItHeld(nodes: GraphNode[], previous: Record<string, Box>,
 }
 
 /**
- * A layout that keeps every node where it was (issue 11.4: a later layout places new nodes near
+ * A layout that keeps every node where it was (a later layout places new nodes near
  * their neighbours instead of reshuffling the map). `previous`: the network view's last positions.
  * A new element goes below a node it shares a container with (the other end of
  * one of its edges, else its container's last element), in the first free place; a new container
@@ -537,7 +537,7 @@ export async function layoutFinished(queue: Queue, organizationId: string): Prom
  */
 export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: Set<string>): Promise<Layout> {
   // Positions as text: a large map's thousands of boxes are spliced into the answer as PostgreSQL
-  // wrote them, not parsed into objects and stringified again on the event loop (issue 22: other
+  // wrote them, not parsed into objects and stringified again on the event loop (other
   // organizations' requests waited behind that and its collection).
   let row = await db.one<{ status: Layout['status']; positions: string | null; error: string | null }>(
     `select status, positions::text as positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],

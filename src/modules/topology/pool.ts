@@ -1,4 +1,4 @@
-// CPU work of topology off the event loop (issue 22): thread.ts's tasks run on a few worker
+// CPU work of topology off the event loop: thread.ts's tasks run on a few worker
 // threads, taken fairly between organizations (scheduler.ts), each stopped after a time limit.
 // One pool per process (the API's, the worker's), made at the first task that needs it.
 //

@@ -105,7 +105,7 @@ export async function readSnapshot(db: Db, organizationId: string, networkId: st
 }
 
 /**
- * readSnapshot for a task (issue 22): each table's rows as one JSON text made by PostgreSQL, so
+ * readSnapshot for a task: each table's rows as one JSON text made by PostgreSQL, so
  * the reader decodes one string per table instead of parsing every row (the pg driver's row
  * parsing held the event loop 150–230 ms on a 3,000-node view). The values are the driver's:
  * every column read is text, uuid, uuid[], integer, boolean or jsonb (inet via host(), instants
@@ -169,7 +169,7 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
 }
 
 /**
- * The l3 view within its budget without drawing what it would collapse (issue 11: the budgeted
+ * The l3 view within its budget without drawing what it would collapse (the budgeted
  * graph of 10,000 hosts read and drew every host): elements per subnet counted in SQL, the
  * collapsed subnets chosen by the same rule as the drawing's (chooseCollapsed), then only the
  * hosts with an element left open, or serving a dependency, read and drawn. Undefined when the
@@ -678,9 +678,9 @@ export const topologyService = {
 type Drawn = { graph: GraphJson & { filtered_out: FilteredOut }; digest: string; asOf: string; availableViews: View[] };
 export type DrawnGraphCache = GraphCache<Drawn>;
 
-/** Pins (issue 11.4): positions fixed by hand, laid over every layout of the network's view. */
+/** Pins: positions fixed by hand, laid over every layout of the network's view. */
 /**
- * What a pin may name (issue 22: any node id was stored, and 100,000 pins made an empty map's GET
+ * What a pin may name (any node id was stored, and 100,000 pins made an empty map's GET
  * 8× slower): a node of the view, that is a kind the view draws whose entity is in the network
  * (tags: in the organization), and at most MAX_PINS per network view.
  */

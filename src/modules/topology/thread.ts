@@ -16,7 +16,7 @@ lowerThisThreadsPriority();
 type Rows = Array<Record<string, unknown>>;
 
 /**
- * Each table's rows as PostgreSQL's JSON text of them (json_agg) and their count (issue 22): one
+ * Each table's rows as PostgreSQL's JSON text of them (json_agg) and their count: one
  * string per table instead of a parsed object per row.
  */
 export type SnapshotText = Record<keyof Snapshot, RowsText>;

@@ -1,4 +1,4 @@
-// A topology thread reads the rows it draws itself (issue 22): on a connection of its own, in the
+// A topology thread reads the rows it draws itself: on a connection of its own, in the
 // snapshot the request's transaction exported (pg_export_snapshot / SET TRANSACTION SNAPSHOT), so
 // it sees exactly what the request's other statements saw. Before, the event loop that served
 // the request received each table's rows as one JSON text of megabytes and passed it to the
