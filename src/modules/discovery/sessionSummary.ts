@@ -30,13 +30,18 @@ export const SUMMARY_HOSTS_LISTED = 50;
 
 /** Columns that say where a state came from, not what it is: left out when deciding "changed". */
 const PROVENANCE = ['source', 'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'lineage_id'];
-const content = (alias: string) => `(to_jsonb(${alias}) - array[${PROVENANCE.map((c) => `'${c}'`).join(', ')}]::text[])`;
+/**
+ * Presence that the summary reports on its own (offline, back online): a host's and an address's
+ * offline_at is not a change of the host. A service's or a port's is (it stopped, it closed).
+ */
+const PRESENCE: Record<string, string[]> = { hosts: ['offline_at'], ip_addresses: ['offline_at'] };
+const content = (alias: string, table = '') => `(to_jsonb(${alias}) - array[${[...PROVENANCE, ...(PRESENCE[table] ?? [])].map((c) => `'${c}'`).join(', ')}]::text[])`;
 
 /** A live row `c` of `table` differs from its state when the session began (or did not exist then). */
 const differsFromStart = (table: string) => `not exists (
   select 1 from (select p.* from ${table}_history p where p.organization_id = {org} and p.id = c.id and p.valid_from <= s.created_at
                  order by p.valid_from desc limit 1) p
-  where (p.valid_to is null or p.valid_to > s.created_at) and ${content('p')} = ${content('c')})`;
+  where (p.valid_to is null or p.valid_to > s.created_at) and ${content('p', table)} = ${content('c', table)})`;
 
 /** A child of host `f` that the session wrote (new or changed) and that is not what it was when the session began. */
 const childChanged = (table: string) => `exists (
@@ -70,13 +75,13 @@ export async function summarizeSession(db: Db, organizationId: string, sessionId
        select id, network_id, daemon_id, created_at, phase from discovery_sessions
        where organization_id = {org} and id = {session} and discovery_type->>'type' = 'Network'),
      found as materialized (
-       select h.id, h.name, h.first_discovery_id = s.id and h.created_at >= s.created_at as is_new, ${content('h')} as content
+       select h.id, h.name, h.first_discovery_id = s.id and h.created_at >= s.created_at as is_new, ${content('h', 'hosts')} as content
        from s join hosts h on h.organization_id = {org} and h.network_id = s.network_id and h.last_discovery_id = s.id),
      changed as materialized (
        select f.id from found f cross join s where not f.is_new and (
          not exists (select 1 from (select p.* from hosts_history p where p.organization_id = {org} and p.id = f.id and p.valid_from <= s.created_at
                                     order by p.valid_from desc limit 1) p
-                     where (p.valid_to is null or p.valid_to > s.created_at) and ${content('p')} = f.content)
+                     where (p.valid_to is null or p.valid_to > s.created_at) and ${content('p', 'hosts')} = f.content)
          or ${childChanged('ip_addresses')} or ${childChanged('ports')} or ${childChanged('services')} or ${childChanged('interfaces')}
          or exists (select 1 from services sv join bindings c on c.organization_id = {org} and c.service_id = sv.id
                     where sv.organization_id = {org} and sv.host_id = f.id and c.last_discovery_id = s.id and ${differsFromStart('bindings')})
