@@ -500,15 +500,20 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
     const members = [...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])].flatMap((m: string) => [...(hostsOfMember.get(m) ?? [])]);
     if (d.changed || members.some((h) => touched.has(h))) members.forEach((h) => compare.add(h));
   }
-  if (q.view === 'l3') for (const h of await quietNeighbours(db, organizationId, q.network_id, from, to, [...compare])) compare.add(h);
+  if (FOLDS_QUIET_HOSTS.has(q.view)) for (const h of await quietNeighbours(db, organizationId, q.network_id, from, to, [...compare])) compare.add(h);
   return [...compare];
 }
 
+/** The views that fold a subnet's quiet hosts into one summary node (graph.ts quietFolds). */
+const FOLDS_QUIET_HOSTS = new Set(['l3', 'workloads']);
+
 /**
- * l3 folds a subnet's quiet hosts (one address, no service) into one summary node (graph.ts
- * quietFolds) that lists them all, so a compared host quiet in a subnet at either instant (or a subnet
- * that changed) brings that subnet's other quiet hosts: drawn without them the summary would not
- * be the whole view's. Read by subnet and host indexes: it costs what those subnets hold.
+ * l3 and workloads fold a subnet's quiet hosts (one address, no service) into one summary node
+ * (graph.ts quietFolds) that lists them all, so a compared host quiet in a subnet at either instant
+ * (or a subnet that changed) brings that subnet's other quiet hosts: drawn without them the summary
+ * would not be the whole view's (workloads leaves out of its folds a host run under a drawn service;
+ * comparing it as well costs a little and changes nothing). Read by subnet and host indexes: it
+ * costs what those subnets hold.
  */
 async function quietNeighbours(db: Db, organizationId: string, networkId: string, from: string, to: string, hostIds: string[]): Promise<string[]> {
   const at = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) @> w.at`;
