@@ -3412,6 +3412,13 @@ export type components = {
                         height: number;
                     };
                 };
+                /** @description Each edge's bend points around the boxes (absolute, from its source's centre to its target's, neither included); [] when a straight line crosses no box; an edge left out is drawn straight. Made for the laid-out positions: an edge whose end is pinned elsewhere (its first bend no longer level with its source's centre, or its last with its target's) is drawn straight. */
+                routes: {
+                    [key: string]: {
+                        x: number;
+                        y: number;
+                    }[];
+                };
                 pinned: string[];
                 /** @description Why the layout failed (status failed) */
                 error?: string;
@@ -3803,6 +3810,13 @@ export type components = {
                         width: number;
                         height: number;
                     };
+                };
+                /** @description Each edge's bend points around the boxes (absolute, from its source's centre to its target's, neither included); [] when a straight line crosses no box; an edge left out is drawn straight. Made for the laid-out positions: an edge whose end is pinned elsewhere (its first bend no longer level with its source's centre, or its last with its target's) is drawn straight. */
+                routes: {
+                    [key: string]: {
+                        x: number;
+                        y: number;
+                    }[];
                 };
                 pinned: string[];
                 /** @description Why the layout failed (status failed) */

@@ -8,7 +8,7 @@ import { Db } from '../../src/core/db.js';
 import { ingestHosts, type IngestContext } from '../../src/modules/discovery/ingest.js';
 import type { DaemonHostRequest } from '../../src/modules/discovery/vocabulary.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { registerTenant } from '../support/world.js';
+import { createNetwork, registerTenant } from '../support/world.js';
 import { createDaemonKey, daemonClient, registerDaemon, sql, type DaemonClient } from '../daemons/world.js';
 import { hostReport, postSubnet } from './reports.js';
 
@@ -23,6 +23,7 @@ describe('discovery: statistics follow a large first discovery', () => {
   let lanId: string;
   let db: Db;
   let reported = 0;
+  let owner: Parameters<typeof createNetwork>[1];
 
   /** `count` new hosts (two addresses with MACs, a port, a service binding it), in one batch (one discovery-sync job). */
   const batch = (count: number) => Array.from({ length: count }, () => {
@@ -44,6 +45,7 @@ describe('discovery: statistics follow a large first discovery', () => {
     this.timeout(60_000);
     app = await startTestApp();
     const t = await registerTenant(app.url, 'statistics');
+    owner = t.owner;
     d = daemonClient(app.url, (await createDaemonKey(app.url, t.owner, t.defaultNetworkId)).key);
     await registerDaemon(d, t.defaultNetworkId);
     lanId = (await postSubnet(d, t.defaultNetworkId, '10.16.0.0/16')).id;
@@ -121,4 +123,32 @@ describe('discovery: statistics follow a large first discovery', () => {
     expect(sent).to.include('insert');
     expect(sent.filter((s) => s === 'analyze' || s === 'explain')).to.deep.equal([]);
   });
+
+  it('one host at a time (a daemon posting each host): the batches add up, and 50 new rows of a network the statistics do not know of are analyzed', async function () {
+    this.timeout(120_000);
+    // A network of its own (the rows counted are per network), unknown to the statistics.
+    const networkId = await createNetwork(app.url, owner, 'one at a time');
+    const d2 = daemonClient(app.url, (await createDaemonKey(app.url, owner, networkId)).key);
+    await registerDaemon(d2, networkId);
+    const subnetId = (await postSubnet(d2, networkId, '10.17.0.0/16')).id;
+    const ctx2: IngestContext = { organizationId: ctx.organizationId, networkId, daemonId: d2.id };
+    const db2 = new Db(app.services.orm.em.fork(), { actor: { type: 'daemon', id: d2.id } });
+    await sql(app, 'analyze hosts_history, ip_addresses_history, hosts');
+    const estimate2 = async (table: string) => {
+      const [row] = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+        app, `explain (format json) select 1 from ${table} where organization_id = ? and network_id = ?`, [ctx.organizationId, networkId]);
+      return row!['QUERY PLAN'][0]!.Plan['Plan Rows'];
+    };
+    expect(await estimate2('hosts_history')).to.be.below(10);
+    for (let i = 0; i < 60; i++) {
+      const report = hostReport(d2, networkId, {
+        interfaces: [{ subnet_id: subnetId, ip_address: `10.17.0.${i + 1}`, mac_address: `00:16:3e:17:00:${hex2(i + 1)}` }],
+        ports: [{ number: 22 }], services: [{ name: 'OpenSSH', ports: [22] }],
+      }) as unknown as DaemonHostRequest;
+      await db2.transaction((tx) => ingestHosts(tx, ctx2, [report]));
+    }
+    expect(await estimate2('hosts_history')).to.be.at.least(50);
+    expect(await estimate2('hosts')).to.be.at.least(50);
+  });
 });
+

@@ -23,4 +23,15 @@ describe('topology layout sizes', () => {
     expect(positions['summary:o']!.width).to.be.at.least(9 * summaryLabel.length);
     expect(positions['ghost:x']!.width).to.be.at.least(9 * 'unbound · dns-01 (hidden)'.length);
   });
+
+  it('the addresses of one host in one subnet are packed, not laid in a row (same_host links them in a chain)', async () => {
+    const nodes = [
+      node({ id: 'subnet:a', kind: 'subnet', label: 'docker app-net', cidr: '172.18.0.0/24' }),
+      ...Array.from({ length: 7 }, (_, i) => node({ id: `ip_address:${i}`, kind: 'ip_address', label: `172.18.0.${10 + i}`, host_id: 'h1', host_name: 'docker-01', parent_id: 'subnet:a' } as Partial<GraphNode> & { id: string; kind: string; label: string })),
+    ];
+    const edges = Array.from({ length: 6 }, (_, i) => ({ id: `same_host:${i}:${i + 1}`, kind: 'same_host', source: `ip_address:${i}`, target: `ip_address:${i + 1}`, host_id: 'h1' })) as Parameters<typeof layoutWithElk>[1];
+    const box = (await layoutWithElk(nodes, edges))['subnet:a']!;
+    // In a row it was 1,461 × 124; packed it is at most about twice as wide as tall.
+    expect(box.width / box.height).to.be.below(3);
+  });
 });

@@ -159,7 +159,7 @@ describe('topology: the network as a graph', () => {
     let worker: Worker | undefined;
     try {
       const first = await topo('');
-      expect(first.layout).to.deep.equal({ status: 'pending', positions: {}, pinned: [] });
+      expect(first.layout).to.deep.equal({ status: 'pending', positions: {}, routes: {}, pinned: [] });
       expect(await services.queues.topologyLayout.getJobCounts('waiting', 'prioritized')).to.include({ waiting: 1 });
       worker = await startTopologyLayout(services);
       const ready = await waitFor('layout ready', async () => {
@@ -168,6 +168,10 @@ describe('topology: the network as a graph', () => {
       });
       expect(ready.digest).to.equal(first.digest);
       expect(Object.keys(ready.layout.positions).sort()).to.deep.equal(ready.nodes.map((x: any) => x.id).sort());
+      // Each edge's route around the boxes (edgeRoutes.ts), stored with the positions: bend points, or none for a clear straight line.
+      expect(ready.edges.length).to.be.greaterThan(0);
+      expect(Object.keys(ready.layout.routes).sort()).to.deep.equal(ready.edges.filter((e: any) => e.source !== e.target).map((e: any) => e.id).sort());
+      for (const r of Object.values(ready.layout.routes as Record<string, Array<{ x: number; y: number }>>)) for (const p of r) expect(p).to.have.all.keys('x', 'y');
       // Containers enclose their elements.
       const box = (id: string) => ready.layout.positions[id];
       const office = box(`subnet:${n.subnetA.id}`);

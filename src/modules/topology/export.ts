@@ -2,6 +2,8 @@
 // draw.io XML (containers as groups) and a Mermaid flowchart with subgraphs. Pure text builders.
 import type { GraphEdge, GraphNode } from './graph.js';
 import type { Box } from './layout.js';
+import { followsEnds, type Point } from './edgeRoutes.js';
+import { containerTitle } from './names.js';
 
 export const EXPORT_FORMATS = {
   svg: { type: 'image/svg+xml', extension: 'svg' },
@@ -21,7 +23,29 @@ const colorOf = (e: GraphEdge) => (typeof e.color === 'string' && HEX[e.color]) 
 
 const xml = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 
-interface Drawing { nodes: GraphNode[]; edges: GraphEdge[]; positions: Record<string, Box>; title: string }
+/**
+ * `routes`: the layout's bend points per edge (edgeRoutes.ts, absolute), which the SVG and draw.io
+ * files follow as the map does: an edge would otherwise be drawn straight (or in draw.io's own
+ * steps) through the boxes the layout routed it around.
+ */
+interface Drawing { nodes: GraphNode[]; edges: GraphEdge[]; positions: Record<string, Box>; title: string; routes?: Record<string, Point[]> }
+
+/** An edge's bends, when the layout routed it (not straight) for where its ends are drawn (a node pinned elsewhere since: none). */
+function bendsOf(d: Drawing, e: GraphEdge): Point[] | undefined {
+  const route = d.routes?.[e.id];
+  const [a, b] = [d.positions[e.source], d.positions[e.target]];
+  return route?.length && a && b && followsEnds(a, b, route) ? route : undefined;
+}
+
+/** Where the segment from a box's centre towards `p` leaves the box. */
+function borderToward(b: Box, p: Point): Point {
+  const c = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+  const [dx, dy] = [p.x - c.x, p.y - c.y];
+  const t = Math.min(dx ? b.width / 2 / Math.abs(dx) : Infinity, dy ? b.height / 2 / Math.abs(dy) : Infinity, 1);
+  return { x: c.x + dx * t, y: c.y + dy * t };
+}
+
+const round = (v: number) => Math.round(v * 100) / 100;
 
 const containers = (nodes: GraphNode[]) => new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
 
@@ -56,18 +80,27 @@ export function toSvg(d: Drawing): string {
   const height = Math.ceil(Math.max(60, ...boxes.map((b) => b.y + b.height)) + margin - minY);
   const isContainer = containers(d.nodes);
   const parts: string[] = [];
+  const childrenOf = new Map<string, GraphNode[]>();
+  for (const n of d.nodes) if (n.parent_id) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n);
   // Containers first (below), then edges, then elements.
   for (const n of d.nodes.filter((x) => isContainer.has(x.id))) {
     const b = d.positions[n.id];
     if (!b) continue;
     parts.push(`<g class="container" data-id="${xml(n.id)}"><rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" rx="8" fill="#f1f5f9" stroke="#94a3b8"/>`
-      + `<text x="${b.x + 10}" y="${b.y + 20}" font-weight="bold">${xml(n.label)}${n.cidr && n.cidr !== n.label ? ` ${xml(n.cidr)}` : ''}</text></g>`);
+      + `<text x="${b.x + 10}" y="${b.y + 20}" font-weight="bold">${xml(containerTitle(n, childrenOf.get(n.id) ?? []))}</text></g>`);
   }
   for (const e of d.edges) {
     const a = d.positions[e.source];
     const b = d.positions[e.target];
     if (!a || !b) continue;
     const dash = e.kind === 'same_host' || e.kind === 'hypervisor' || e.kind === 'container_runtime' ? ' stroke-dasharray="4 3"' : '';
+    const bends = bendsOf(d, e);
+    if (bends) {
+      // Routed: from the source's border through the bends to the target's, as the map draws it.
+      const points = [borderToward(a, bends[0]!), ...bends, borderToward(b, bends[bends.length - 1]!)].map((p) => `${round(p.x)},${round(p.y)}`).join(' ');
+      parts.push(`<polyline class="edge ${xml(e.kind)}" data-id="${xml(e.id)}" points="${points}" fill="none" stroke="${colorOf(e)}" stroke-width="2"${dash}${undirected(e) ? '' : ' marker-end="url(#arrow)"'}><title>${xml(e.label ?? e.kind)}</title></polyline>`);
+      continue;
+    }
     parts.push(`<path class="edge ${xml(e.kind)}" data-id="${xml(e.id)}" d="${svgPath(e, a, b)}" fill="none" stroke="${colorOf(e)}" stroke-width="2"${dash}${undirected(e) ? '' : ' marker-end="url(#arrow)"'}><title>${xml(e.label ?? e.kind)}</title></path>`);
   }
   for (const n of d.nodes.filter((x) => !isContainer.has(x.id))) {
@@ -125,8 +158,14 @@ export function toDrawio(d: Drawing): string {
     cells.push(`<mxCell id="${xml(n.id)}" value="${xml(lines(n).join('\n'))}" style="${style}" vertex="1" parent="${xml(n.parent_id ?? '1')}"><mxGeometry x="${x}" y="${y}" width="${b.width}" height="${b.height}" as="geometry"/></mxCell>`);
   }
   for (const e of d.edges) {
-    const curve = e.edge_style === 'Bezier' ? 'curved=1;' : e.edge_style === 'Straight' ? '' : 'edgeStyle=orthogonalEdgeStyle;';
-    cells.push(`<mxCell id="${xml(e.id)}" value="${xml(e.label ?? '')}" style="${curve}strokeColor=${colorOf(e)};endArrow=${undirected(e) ? 'none' : 'classic'};" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}"><mxGeometry relative="1" as="geometry"/></mxCell>`);
+    // Routed: a polyline through the layout's bends as waypoints (edges are cells of the root, so
+    // absolute), not draw.io's own path, which would cross the boxes.
+    const bends = bendsOf(d, e);
+    const curve = bends ? 'edgeStyle=none;' : e.edge_style === 'Bezier' ? 'curved=1;' : e.edge_style === 'Straight' ? '' : 'edgeStyle=orthogonalEdgeStyle;';
+    const geometry = bends
+      ? `<mxGeometry relative="1" as="geometry"><Array as="points">${bends.map((p) => `<mxPoint x="${round(p.x)}" y="${round(p.y)}"/>`).join('')}</Array></mxGeometry>`
+      : '<mxGeometry relative="1" as="geometry"/>';
+    cells.push(`<mxCell id="${xml(e.id)}" value="${xml(e.label ?? '')}" style="${curve}strokeColor=${colorOf(e)};endArrow=${undirected(e) ? 'none' : 'classic'};" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}">${geometry}</mxCell>`);
   }
   return `<?xml version="1.0" encoding="UTF-8"?>
 <mxfile host="netinventory"><diagram name="${xml(d.title)}"><mxGraphModel><root>

@@ -9,27 +9,20 @@
 //   application  application tags holding the services that carry them
 //   l2         hosts holding their interfaces; physical links from LLDP/CDP neighbour data and
 //              switches' forwarding tables
-// Dependencies are edges in every view where their member services are drawn.
+// Dependencies are edges in every view where their member services are drawn. What each view reads
+// (tables, columns) and the node kinds it draws are declared in declaration.ts, which the service's
+// SQL is derived from.
 import { createHash } from 'node:crypto';
 import { groupBy } from '../../core/historyTable.js';
 import { hostKindIn } from './hostKind.js';
+import { SNAPSHOT_TABLES, VIEW_DECLARATIONS, type SnapshotTable, type View } from './declaration.js';
 
-export const VIEWS = ['l3', 'workloads', 'application', 'l2'] as const;
-export type View = (typeof VIEWS)[number];
+export { VIEWS, type View } from './declaration.js';
 
 type Row = Record<string, any>;
 
-export interface Snapshot {
-  subnets: Row[];
-  hosts: Row[];
-  ipAddresses: Row[];
-  ports: Row[];
-  services: Row[];
-  bindings: Row[];
-  interfaces: Row[];
-  dependencies: Row[];
-  tags: Row[];
-}
+/** One instant's inventory: each table's rows, with the columns declaration.ts declares. */
+export type Snapshot = Record<SnapshotTable, Row[]>;
 
 export interface GraphNode {
   id: string;
@@ -612,33 +605,42 @@ export function collapse<N extends GraphNode, E extends GraphEdge>(nodes: N[], e
 }
 
 /**
- * Rows in one order whatever order the database read them in (live and history tables differ).
- * Services are ordered by each view as it draws them (per host in l3).
+ * The tables `view` reads (declaration.ts; the others empty, so a view draws from nothing it does
+ * not declare), in one order whatever order the database read them in (live and history tables
+ * differ). Services are ordered by each view as it draws them (per host in l3).
  */
-function ordered(s: Snapshot): Snapshot {
-  return {
-    ...s,
-    subnets: [...s.subnets].sort(byKeys('cidr', 'id')),
-    hosts: [...s.hosts].sort(byKeys('name', 'id')),
-    dependencies: [...s.dependencies].sort(byKeys('name', 'id')),
-  };
+function ordered(s: Snapshot, view: View): Snapshot {
+  const reads = new Set<SnapshotTable>(VIEW_DECLARATIONS[view].reads);
+  const declared = Object.fromEntries(SNAPSHOT_TABLES.map((t) => [t, reads.has(t) ? s[t] : []])) as Snapshot;
+  const sorted = (t: SnapshotTable, ...keys: string[]) => (reads.has(t) ? [...s[t]].sort(byKeys(...keys)) : []);
+  return { ...declared, subnets: sorted('subnets', 'cidr', 'id'), hosts: sorted('hosts', 'name', 'id'), dependencies: sorted('dependencies', 'name', 'id') };
 }
 
 export const emptyFilteredOut = (): FilteredOut => ({ hidden_hosts: 0, hosts_without_tag: 0, collapsed_containers: 0, collapsed_nodes: 0, over_budget: 0 });
 
 /**
- * `forced`: the containers to collapse and their counts, decided beforehand from SQL counts (the
- * service's budgeted read, with the snapshot reduced to what stays visible), instead of from the
- * drawing; `filteredOut` then starts from what that read counted.
+ * The budgeted read's drawing (service.ts budgetedL3): the elements per container and in all,
+ * counted in SQL before the snapshot was reduced to the hosts that stay visible, and what that
+ * read counted of the filters' work.
  */
-export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut }): Graph {
-  const s = ordered(snapshot);
-  const filtered_out = forced ? { ...forced.filteredOut } : emptyFilteredOut();
-  const counted = emptyFilteredOut();
-  const hosts = visibleHosts(s, o, forced ? counted : filtered_out);
+export interface CountedElements { counts: Map<string, number>; elements: number; filteredOut: FilteredOut }
+
+/**
+ * `counted`: the containers to collapse are chosen from these counts (and the elements SQL does not
+ * count, which the drawing adds) instead of from the drawing, which holds only what stays
+ * visible; `filtered_out` then starts from what that read counted.
+ */
+export function buildGraph(snapshot: Snapshot, view: View, o: GraphOptions, counted?: CountedElements): Graph {
+  const s = ordered(snapshot, view);
+  const filtered_out = counted ? { ...counted.filteredOut } : emptyFilteredOut();
+  const hosts = visibleHosts(s, o, counted ? emptyFilteredOut() : filtered_out);
   const drawn = BUILDERS[view](s, hosts, o);
   markPresence(drawn.nodes, s, hosts, o.newHostIds ?? []);
-  const { nodes, edges } = forced ? applyCollapse(drawn.nodes, drawn.edges, forced.collapsed) : collapse(drawn.nodes, drawn.edges, o, filtered_out);
+  if (!counted) return { ...collapse(drawn.nodes, drawn.edges, o, filtered_out), filtered_out };
+  // What the SQL counts leave out: ghosts, and subnets without an element (drawn as elements themselves).
+  const uncounted = drawn.nodes.filter((n) => n.kind === 'ghost' || (n.kind === 'subnet' && !counted.counts.get(n.id))).length;
+  const chosen = chooseCollapsed(counted.counts, counted.elements + uncounted, o, filtered_out);
+  const { nodes, edges } = applyCollapse(drawn.nodes, drawn.edges, new Map([...chosen].map((id) => [id, { ip_address: counted.counts.get(id)! }])));
   return { nodes, edges, filtered_out };
 }
 

@@ -14,6 +14,7 @@
 // Layouts and pins are not cached here: they are read per request (an indexed lookup).
 import type { Db } from '../../core/db.js';
 import { OUTBOX_PENDING_SQL, sequenceSomeIfIdle } from '../events/service.js';
+import type { TopologyQuery } from './service.js';
 
 export type CacheResult = 'hit' | 'miss' | 'bypass';
 
@@ -46,6 +47,29 @@ export async function changeVersion(db: Db, organizationId: string, networkId: s
   }
   return { version: row.pending ? undefined : row.version, now: row.now };
 }
+
+/**
+ * Every field of a query, as it enters a drawing's key (lists in a canonical order): a Record over
+ * the query's fields, so a field added to TopologyQuery is a compile error here until it is
+ * keyed (a drawing cached without it would be served for queries that differ in it).
+ */
+const KEYED: { [F in keyof Required<TopologyQuery>]: (q: TopologyQuery) => unknown } = {
+  network_id: (q) => q.network_id,
+  view: (q) => q.view,
+  at: (q) => q.at ?? null,
+  tag_ids: (q) => [...(q.tag_ids ?? [])].sort(),
+  include_hidden: (q) => q.include_hidden,
+  max_nodes: (q) => q.max_nodes,
+  expand: (q) => [...(q.expand ?? [])].sort(),
+};
+
+/**
+ * A drawing's cache key: its query, and the network's last completed scan (which says the hosts
+ * marked new, and writes no event when it changed nothing). The tables it is drawn from are the
+ * version's (changeVersion): each declared table's changes are events.
+ */
+export const drawingKey = (q: TopologyQuery, lastScan: string | null) =>
+  JSON.stringify([...Object.values(KEYED).map((keyed) => keyed(q)), lastScan]);
 
 /** A least-recently-used map bounded by total weight (a graph weighs its node and edge count). */
 export class GraphCache<T> {

@@ -11,9 +11,11 @@ import type { Db } from '../../core/db.js';
 import { JsonText } from '../../http/jsonText.js';
 import type { GraphEdge, GraphNode, View } from './graph.js';
 import { cardLines, cardSize } from './card.js';
+import { containerTitle } from './names.js';
 
 // elkjs ships CommonJS whose export is the constructor itself: required, not imported, and only
 // when a layout is made (loading it costs ~180 ms, which every API process would pay at start).
+// Edges are routed around the boxes after the layout (edgeRoutes.ts), in the same task.
 type ElkConstructor = new (args?: ELKConstructorArguments) => ElkApi;
 let elkConstructor: ElkConstructor | undefined;
 const loadElk = () => (elkConstructor ??= createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as ElkConstructor);
@@ -24,6 +26,13 @@ export interface Layout {
   status: 'ready' | 'pending' | 'failed' | 'skipped';
   /** As stored (JSON text spliced into the answer) when no pin applies, else with the pins laid over. */
   positions: Record<string, Box> | JsonText;
+  /**
+   * Each edge's bend points around the boxes (edgeRoutes.ts), absolute, from its source's centre to
+   * its target's (neither included; none: a straight line crosses no box). Made for the laid-out
+   * positions: a route whose end was pinned elsewhere no longer starts level with it, and the map
+   * draws that edge straight. Stored text, spliced into the answer.
+   */
+  routes: Record<string, Array<{ x: number; y: number }>> | JsonText;
   pinned: string[];
   error?: string;
 }
@@ -54,8 +63,9 @@ export interface LayoutJob {
  * (INCLUDE_CHILDREN) addresses without edges between hosts all fell into one layer, and a subnet
  * of 250 hosts became one column 54,000 px tall (422 px wide); laid out alone, its components
  * are packed in rows: 4,448 × 4,912 px, for ~1.5× the time (1,000 elements: 190 → 274 ms; 2,000:
- * 358 → 557 ms; tmp measurements after a warm-up). Edges are not routed by elk (the map and the
- * exports draw them between node centres), so nothing is lost by not laying them out across levels.
+ * 358 → 557 ms; tmp measurements after a warm-up). Edges are not routed by elk (edgeRoutes.ts
+ * routes them around the boxes once every box is placed, across levels), so nothing is lost by not
+ * laying them out across levels.
  */
 export const ELK_OPTIONS: Record<string, string> = {
   'elk.algorithm': 'layered',
@@ -104,13 +114,11 @@ function sizeOf(node: GraphNode): { width: number; height: number } {
   return { width: Math.round(Math.min(320, Math.max(120, 16 + 7 * node.label.length, fit))), height: 36 + 16 * services };
 }
 
-/** A subnet's minimum width: its title ("name · CIDR · N hosts", as the map writes it) fits in it at Fit. */
+/** A subnet's minimum width: its title, as the map writes it (names.ts), fits in it at Fit. */
 function titleWidth(container: GraphNode, children: GraphNode[]): number {
   // A host's or a tag's name, with its icon, read at Fit.
   if (container.kind !== 'subnet') return Math.round(Math.min(400, 70 + TITLE_CHAR * container.label.length));
-  const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' && Array.isArray(c.hosts) ? (c.hosts as Array<{ id: string }>).map((x) => x.id) : [String(c.host_id ?? c.id)]))).size;
-  const title = `${container.label} · ${container.cidr ?? ''} · ${hosts} hosts`;
-  return 24 + CHAR_WIDTH * title.length;
+  return 24 + CHAR_WIDTH * containerTitle(container, children).length;
 }
 
 /** Positions (absolute, top-left) of every node of the graph: l2 (hosts holding interfaces) as a wiring diagram, the others by elk. */
@@ -134,6 +142,7 @@ export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], opti
     return width ? { 'elk.nodeSize.constraints': 'MINIMUM_SIZE', 'elk.nodeSize.minimum': `(${width}, 0)` } : {};
   };
   for (const n of nodes) byId.set(n.id, isContainer.has(n.id) ? { id: n.id, children: [], layoutOptions: { ...containerOptions, ...minimum(n) } } : { id: n.id, ...sizeOf(n) });
+  const parentOf = new Map(nodes.map((n) => [n.id, n.parent_id ?? null]));
   const roots: ElkNode[] = [];
   for (const n of nodes) {
     const parent = n.parent_id ? byId.get(n.parent_id) : undefined;
@@ -143,7 +152,11 @@ export async function layoutWithElk(nodes: GraphNode[], edges: GraphEdge[], opti
     id: 'root',
     layoutOptions: options,
     children: roots,
-    edges: edges.filter((e) => byId.has(e.source) && byId.has(e.target)).map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
+    // Addresses of one host in one container are linked in a chain (same_host): laid out as a path,
+    // a container host's seven addresses became one row seven boxes wide. Left out, they are packed
+    // as the container's other elements are.
+    edges: edges.filter((e) => byId.has(e.source) && byId.has(e.target) && !(e.kind === 'same_host' && parentOf.get(e.source) === parentOf.get(e.target)))
+      .map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
   };
   const elk = new (loadElk())();
   const laid = (await elk.layout(graph as Parameters<typeof elk.layout>[0])) as unknown as ElkNode;
@@ -539,8 +552,8 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
   // Positions as text: a large map's thousands of boxes are spliced into the answer as PostgreSQL
   // wrote them, not parsed into objects and stringified again on the event loop (other
   // organizations' requests waited behind that and its collection).
-  let row = await db.one<{ status: Layout['status']; positions: string | null; error: string | null }>(
-    `select status, positions::text as positions, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
+  let row = await db.one<{ status: Layout['status']; positions: string | null; routes: string | null; error: string | null }>(
+    `select status, positions::text as positions, routes::text as routes, error from topology_layouts where view = ? and digest = ?`, [job.view, job.digest],
   );
   if (!row) {
     const claimed = await db.query(
@@ -553,16 +566,17 @@ export async function layoutFor(db: Db, queue: Queue, job: LayoutJob, nodeIds: S
       } catch (err) {
         // Not queued (Redis down): no claim either, so the next answer tries again.
         await db.query(`delete from topology_layouts where view = ? and digest = ? and status = 'pending'`, [job.view, job.digest]);
-        return { status: 'pending', positions: {}, pinned: [], error: `not queued: ${(err as Error).message}` };
+        return { status: 'pending', positions: {}, routes: {}, pinned: [], error: `not queued: ${(err as Error).message}` };
       }
     }
-    row = { status: 'pending', positions: null, error: null };
+    row = { status: 'pending', positions: null, routes: null, error: null };
   }
   const pins = (await readPins(db, job.organization_id, job.network_id, job.view)).filter((p) => nodeIds.has(p.node_id));
   const error = row.error ? { error: row.error } : {};
-  if (!pins.length) return { status: row.status, positions: new JsonText(row.positions ?? '{}'), pinned: [], ...error };
+  const routes = new JsonText(row.routes ?? '{}');
+  if (!pins.length) return { status: row.status, positions: new JsonText(row.positions ?? '{}'), routes, pinned: [], ...error };
   const { positions, pinned } = overlayPins(row.positions ? JSON.parse(row.positions) as Record<string, Box> : {}, pins, nodeIds);
-  return { status: row.status, positions, pinned, ...error };
+  return { status: row.status, positions, routes, pinned, ...error };
 }
 
 export interface Pin { node_id: string; x: number; y: number }
@@ -599,14 +613,14 @@ export async function previousPositions(db: Db, networkId: string, view: View, e
 }
 
 /** The worker's end of it: the positions, or the failure, stored for every later answer. */
-export async function storeLayout(db: Db, job: Pick<LayoutJob, 'view' | 'digest' | 'network_id'>, result: { positions: Record<string, Box>; durationMs: number } | { error: string }): Promise<void> {
+export async function storeLayout(db: Db, job: Pick<LayoutJob, 'view' | 'digest' | 'network_id'>, result: { positions: Record<string, Box>; routes: Record<string, Array<{ x: number; y: number }>>; durationMs: number } | { error: string }): Promise<void> {
   const ok = 'positions' in result;
   await db.query(
-    `insert into topology_layouts (view, digest, network_id, status, positions, error, node_count, duration_ms, updated_at)
-     values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, now())
-     on conflict (view, digest) do update set status = excluded.status, positions = excluded.positions, error = excluded.error,
+    `insert into topology_layouts (view, digest, network_id, status, positions, routes, error, node_count, duration_ms, updated_at)
+     values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, now())
+     on conflict (view, digest) do update set status = excluded.status, positions = excluded.positions, routes = excluded.routes, error = excluded.error,
        node_count = excluded.node_count, duration_ms = excluded.duration_ms, updated_at = now()`,
-    [job.view, job.digest, job.network_id, ok ? 'ready' : 'failed', ok ? JSON.stringify(result.positions) : null, ok ? null : result.error,
+    [job.view, job.digest, job.network_id, ok ? 'ready' : 'failed', ok ? JSON.stringify(result.positions) : null, ok ? JSON.stringify(result.routes) : null, ok ? null : result.error,
       ok ? Object.keys(result.positions).length : null, ok ? Math.round(result.durationMs) : null],
   );
 }

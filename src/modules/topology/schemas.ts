@@ -34,6 +34,8 @@ export const topologyResponse = Joi.object({
   layout: Joi.object({
     status: Joi.string().valid('ready', 'pending', 'failed', 'skipped'),
     positions: Joi.object().pattern(Joi.string(), Joi.object({ x: Joi.number(), y: Joi.number(), width: Joi.number(), height: Joi.number() })),
+    routes: Joi.object().pattern(Joi.string(), Joi.array().items(Joi.object({ x: Joi.number(), y: Joi.number() })))
+      .description("Each edge's bend points around the boxes (absolute, from its source's centre to its target's, neither included); [] when a straight line crosses no box; an edge left out is drawn straight. Made for the laid-out positions: an edge whose end is pinned elsewhere (its first bend no longer level with its source's centre, or its last with its target's) is drawn straight."),
     pinned: Joi.array().items(Joi.string()),
     error: Joi.string().optional().description('Why the layout failed (status failed)'),
   }),

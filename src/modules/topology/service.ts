@@ -5,10 +5,11 @@ import type { Scope } from '../../core/scope.js';
 import { networkService } from '../networks/service.js';
 import type { Queue } from 'bullmq';
 import { chooseCollapsed, emptyFilteredOut, MAX_NODES_CAP, type FilteredOut, type Snapshot, type View } from './graph.js';
+import { ELEMENT_TABLES, HOST_TABLES, NETWORK_TABLES, nodeSources, readColumns, SNAPSHOT_TABLES, TABLES, VIEW_DECLARATIONS, VIEWS, type SnapshotTable } from './declaration.js';
 import { layoutFor, readPins, storeLayout, type Box } from './layout.js';
-import { changeVersion, GraphCache } from './graphCache.js';
+import { changeVersion, drawingKey, GraphCache } from './graphCache.js';
 import { EXPORT_FORMATS, type ExportFormat } from './export.js';
-import { exportFileName } from './exportName.js';
+import { exportFileName } from './names.js';
 import { cpuPool } from './pool.js';
 import { POSITIONED, type GraphJson, type SnapshotRows, type SnapshotText, type TaskInput, type TaskName, type TaskOutput } from './thread.js';
 import { asJsonTexts, fromJsonTexts, READ_SETTINGS, type SnapshotRead } from './threadReads.js';
@@ -19,17 +20,8 @@ import { FileResponse } from '../../http/envelope.js';
 import { JsonText } from '../../http/jsonText.js';
 import type { HeavyReadBudget } from './heavyReadBudget.js';
 
-/** What each table contributes (only the columns a view draws). */
-const COLUMNS = {
-  subnets: 'id, cidr, name, subnet_type',
-  hosts: 'id, name, hostname, hidden, tags, virtualization, chassis_id, device_type, offline_at',
-  ip_addresses: 'id, host_id, subnet_id, ip_address, position, mac_address, offline_at',
-  ports: 'id, host_id, number, protocol',
-  services: 'id, host_id, name, service_definition, position, tags, virtualization, offline_at',
-  bindings: 'id, service_id, type, port_id, ip_address_id',
-  interfaces: 'id, host_id, if_index, if_name, if_descr, if_alias, mac_address, oper_status, lldp_sys_name, lldp_port_id, cdp_device_id, cdp_port_id, neighbor, lldp_chassis_id, lldp_port_desc, fdb_macs',
-  dependencies: 'id, name, color, dependency_type, edge_style, members',
-} as const;
+/** A table's columns as read (declaration.ts): host(ip_address) prints an address without its /32 (the column is inet). */
+const columnsOf = (table: SnapshotTable) => readColumns(table).map((c) => (table === 'ipAddresses' && c === 'ip_address' ? 'host(ip_address) as ip_address' : c)).join(', ');
 
 /** Two instants read in one pass (a diff): each row says at which of them it was valid. */
 type Instants = [string, string];
@@ -70,32 +62,42 @@ function sourceOf(table: string, organizationId: string, networkId: string | und
     : [`(select * from ${table} where ${owner})`, ownerParams];
 }
 
-/** A table's read as a statement and its parameters. `hostIds`: only these hosts and their children (the budgeted read); undefined: the whole network. */
-function rowsOf(table: keyof typeof COLUMNS, organizationId: string, networkId: string, at: When, hostIds?: string[]): [string, unknown[]] {
-  // host(ip_address) prints an address without its /32 (the column is inet).
-  const columns = table === 'ip_addresses' ? COLUMNS[table].replace('ip_address,', 'host(ip_address) as ip_address,') : COLUMNS[table];
-  const cols = `${columns}${validityColumns(at)}`;
-  const [src, params] = sourceOf(table, organizationId, networkId, at);
-  if (!hostIds || table === 'subnets' || table === 'dependencies') return [`select ${cols} from ${src} t`, params];
-  if (table === 'hosts') return [`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]];
-  if (table === 'bindings') {
-    const [services, sp] = sourceOf('services', organizationId, networkId, at);
+/**
+ * A table's read as a statement and its parameters. `hostIds`: only these hosts and their children
+ * (the budgeted read, a diff's compared hosts; declaration.ts hostLink); undefined: the whole network.
+ */
+function rowsOf(table: SnapshotTable, organizationId: string, networkId: string, at: When, hostIds?: string[]): [string, unknown[]] {
+  const { sql, hostLink, owner } = TABLES[table];
+  const cols = `${columnsOf(table)}${validityColumns(at)}`;
+  const [src, params] = sourceOf(sql, organizationId, owner === 'network' ? networkId : undefined, at);
+  if (!hostIds || !hostLink) return [`select ${cols} from ${src} t`, params];
+  if (hostLink === 'self') return [`select ${cols} from ${src} t where id = any(?::uuid[])`, [...params, hostIds]];
+  if (hostLink === 'service') {
+    const [services, sp] = sourceOf(TABLES.services.sql, organizationId, networkId, at);
     return [`select ${cols} from ${src} t where service_id in (select id from ${services} s where host_id = any(?::uuid[]))`, [...params, ...sp, hostIds]];
   }
   return [`select ${cols} from ${src} t where host_id = any(?::uuid[])`, [...params, hostIds]];
 }
 
-const tagsOf = (organizationId: string, at: When) => sourceOf('tags', organizationId, undefined, at);
+const tagsOf = (organizationId: string, at: When) => sourceOf(TABLES.tags.sql, organizationId, undefined, at);
 
 /** Every table's read of a snapshot, by the Snapshot's names. */
-function snapshotReads(organizationId: string, networkId: string, at: When, hostIds?: string[]): Record<keyof Snapshot, [string, unknown[]]> {
-  const rows = (t: keyof typeof COLUMNS) => rowsOf(t, organizationId, networkId, at, hostIds);
-  const tags = tagsOf(organizationId, at);
-  return {
-    subnets: rows('subnets'), hosts: rows('hosts'), ipAddresses: rows('ip_addresses'), ports: rows('ports'), services: rows('services'),
-    bindings: rows('bindings'), interfaces: rows('interfaces'), dependencies: rows('dependencies'),
-    tags: [`select id, name, color, is_application${validityColumns(at)} from ${tags[0]} t`, tags[1]],
-  };
+function snapshotReads(organizationId: string, networkId: string, at: When, hostIds?: string[]): Record<SnapshotTable, [string, unknown[]]> {
+  return Object.fromEntries(SNAPSHOT_TABLES.map((t) => [t, rowsOf(t, organizationId, networkId, at, hostIds)])) as Record<SnapshotTable, [string, unknown[]]>;
+}
+
+/**
+ * The hosts with a state that began or ended in a window, their own (`own`) or a child's
+ * (declaration.ts hostLink), from the history tables. `window`: organization, network, from, to, from, to.
+ */
+function changedHosts(organizationId: string, window: unknown[]): [string, unknown[]] {
+  const parts = HOST_TABLES.map((table): [string, unknown[]] => {
+    const { sql, hostLink } = TABLES[table];
+    if (hostLink === 'self') return [`select x.id as host_id, true as own from ${sql}_history x where ${changedIn('x')}`, window];
+    if (hostLink === 'host_id') return [`select x.host_id, false from ${sql}_history x where ${changedIn('x')}`, window];
+    return [`select s.host_id, false from ${sql}_history x join ${TABLES.services.sql}_history s on s.organization_id = ? and s.id = x.service_id where ${changedIn('x')}`, [organizationId, ...window]];
+  });
+  return [parts.map(([sql]) => sql).join('\n     union '), parts.flatMap(([, params]) => params)];
 }
 
 export async function readSnapshot(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<Snapshot> {
@@ -116,9 +118,6 @@ export async function readSnapshotText(db: Db, organizationId: string, networkId
   const row = await db.one(...asJsonTexts(reads.map(([, read]) => read)));
   return fromJsonTexts(reads.map(([table]) => table), row!) as SnapshotText;
 }
-
-/** The tables whose rows become element nodes (thread.ts elementRows): what a drawing's work grows with. */
-const ELEMENT_TABLES = ['hosts', 'ip_addresses', 'services', 'interfaces'] as const;
 
 /** How many element rows a read holds, counted in SQL (only the count leaves PostgreSQL). */
 async function countElements(db: Db, organizationId: string, networkId: string, at: When, hostIds?: string[]): Promise<number> {
@@ -149,23 +148,19 @@ const span = (ticks: string[]): Span => ({ first: ticks[0]!, last: ticks[ticks.l
 
 /**
  * The views with something to draw, asked of SQL (the budgeted read does not hold the whole
- * network): l3 always; workloads with a service; application with a service carrying an application
- * tag; l2 with neighbour data on an interface (LLDP/CDP or a resolved neighbour) or a forwarding table.
+ * network): each view's `drawsWhen` (declaration.ts) on its table's rows; l3 always.
  */
 async function availableViewsOf(db: Db, organizationId: string, networkId: string, at: string | undefined): Promise<View[]> {
-  const [services, sp] = sourceOf('services', organizationId, networkId, at);
-  const [interfaces, ip] = sourceOf('interfaces', organizationId, networkId, at);
-  const tags = tagsOf(organizationId, at);
-  // application: from the organization's few application tags to a service carrying one (the
-  // other way round scanned every service of the network when there was no application tag: 30–40 ms as of an instant).
-  const row = await db.one<{ workloads: boolean; application: boolean; l2: boolean }>(
-    `select exists (select 1 from ${services} s) as workloads,
-            exists (select 1 from ${tags[0]} t where t.is_application and exists (select 1 from ${services} s where t.id = any(s.tags))) as application,
-            exists (select 1 from ${interfaces} i where i.neighbor is not null or i.lldp_sys_name is not null or i.cdp_device_id is not null
-                                                     or i.lldp_chassis_id is not null or i.fdb_macs <> '[]') as l2`,
-    [...sp, ...tags[1], ...sp, ...ip],
-  );
-  return (['l3', 'workloads', 'application', 'l2'] as const).filter((v) => v === 'l3' || row![v]);
+  const [services, sp] = sourceOf(TABLES.services.sql, organizationId, networkId, at);
+  const asked = VIEWS.flatMap((view) => {
+    const when = VIEW_DECLARATIONS[view].drawsWhen;
+    if (!when) return [];
+    const [src, params] = sourceOf(TABLES[when.table].sql, organizationId, TABLES[when.table].owner === 'network' ? networkId : undefined, at);
+    const where = when.where.split('$services');
+    return [{ view, sql: `exists (select 1 from ${src} t where ${where.join(`${services}`)}) as ${view}`, params: [...params, ...where.slice(1).flatMap(() => sp)] }];
+  });
+  const row = await db.one<Record<string, boolean>>(`select ${asked.map((a) => a.sql).join(', ')}`, asked.flatMap((a) => a.params));
+  return VIEWS.filter((v) => !VIEW_DECLARATIONS[v].drawsWhen || row![v]);
 }
 
 /**
@@ -176,6 +171,55 @@ async function availableViewsOf(db: Db, organizationId: string, networkId: strin
  * whole view fits (the plain read is then as cheap).
  */
 async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q: TopologyQuery, at: string | undefined, task: K): Promise<TaskOutput<K> | undefined> {
+  const tags = q.tag_ids?.length ? q.tag_ids : null;
+  // The live map without a tag filter reads the kept counts (subnet_counts); as of an instant or by
+  // tags the network is scanned.
+  const l3 = !at && !tags ? await keptL3Counts(db, organizationId, q.network_id, q.include_hidden) : await scannedL3Counts(db, organizationId, q, at);
+  const total = l3.counts.reduce((sum, r) => sum + r.n, 0);
+  if (total <= q.max_nodes) return undefined;
+  const filteredOut = emptyFilteredOut();
+  const filters = await l3.filteredOut();
+  filteredOut.hidden_hosts = filters.hidden;
+  filteredOut.hosts_without_tag = filters.untagged;
+  const perSubnet = new Map(l3.counts.filter((r) => r.subnet_id).map((r) => [`subnet:${r.subnet_id}`, r.n]));
+  // The subnets collapsed at least: the drawing adds the elements SQL does not count (ghosts) and
+  // may collapse more (buildGraph), whose hosts are then read for nothing, never missing.
+  const chosen = chooseCollapsed(perSubnet, total, { maxNodes: q.max_nodes, expand: q.expand }, emptyFilteredOut());
+  const collapsedIds = [...chosen].map((id) => id.slice('subnet:'.length));
+  const hostIds = await l3.hostsDrawn(collapsedIds);
+  const size = await countElements(db, organizationId, q.network_id, at, hostIds);
+  const snapshot = await rowsFor(db, task, size, organizationId, q.network_id, at, hostIds);
+  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: q.max_nodes, expand: q.expand, newHostIds: await newHostIds(db, organizationId, q.network_id, at) };
+  return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { counts: perSubnet, elements: total, filteredOut } } as TaskInput<K>, size);
+}
+
+/**
+ * What the budgeted l3 map is chosen from: the elements per subnet of the visible hosts (null: the
+ * addresses in no subnet of the network, and the hosts with no address), the hosts the filters leave
+ * out, and the hosts still drawn once some subnets collapse.
+ */
+export interface L3Counts {
+  counts: Array<{ subnet_id: string | null; n: number }>;
+  filteredOut(): Promise<{ hidden: number; untagged: number }>;
+  hostsDrawn(collapsedIds: string[]): Promise<string[]>;
+}
+
+/** Every host of a dependency's member service (its edges end at a collapsed subnet or at one of its nodes). */
+function dependencyHosts(organizationId: string, networkId: string, at: string | undefined): [string, unknown[]] {
+  const [services, svp] = sourceOf('services', organizationId, networkId, at);
+  const [bindings, bp] = sourceOf('bindings', organizationId, networkId, at);
+  const [deps, dp] = sourceOf('dependencies', organizationId, networkId, at);
+  return [
+    `select s.host_id from ${services} s where s.id in (
+       select jsonb_array_elements_text(d.members -> 'service_ids')::uuid from ${deps} d
+       union all
+       select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
+    [...svp, ...dp, ...bp, ...dp],
+  ];
+}
+
+/** The counts scanned from every host and address of the network (as of `at`, or by tags). */
+export async function scannedL3Counts(db: Db, organizationId: string, q: Pick<TopologyQuery, 'network_id' | 'tag_ids' | 'include_hidden'>, at: string | undefined): Promise<L3Counts> {
   const [hosts, hp] = sourceOf('hosts', organizationId, q.network_id, at);
   const [ips, ip] = sourceOf('ip_addresses', organizationId, q.network_id, at);
   const [subnets, sp] = sourceOf('subnets', organizationId, q.network_id, at);
@@ -193,52 +237,107 @@ async function budgetedL3<K extends DrawTask>(db: Db, organizationId: string, q:
      select null, count(*)::int from v where not exists (select 1 from i where i.host_id = v.id)`,
     [...vp, ...ip, ...sp],
   );
-  const total = counts.reduce((sum, r) => sum + r.n, 0);
-  if (total <= q.max_nodes) return undefined;
-  const filteredOut = emptyFilteredOut();
-  const filters = await db.one<{ hidden: number; untagged: number }>(
+  const filteredOut = async () => (await db.one<{ hidden: number; untagged: number }>(
     `select count(*) filter (where hidden and not ?)::int as hidden,
             count(*) filter (where (? or not hidden) and ?::uuid[] is not null and not (tags && ?::uuid[]))::int as untagged
      from ${hosts} h`,
     [q.include_hidden, q.include_hidden, tags, tags, ...hp],
-  );
-  filteredOut.hidden_hosts = filters!.hidden;
-  filteredOut.hosts_without_tag = filters!.untagged;
-  const perSubnet = new Map(counts.filter((r) => r.subnet_id).map((r) => [`subnet:${r.subnet_id}`, r.n]));
-  const chosen = chooseCollapsed(perSubnet, total, { maxNodes: q.max_nodes, expand: q.expand }, filteredOut);
-  const collapsedIds = [...chosen].map((id) => id.slice('subnet:'.length));
-  // The hosts still drawn: an address outside the collapsed subnets, or none; and every host of a
-  // dependency's member service (its edges end at a collapsed subnet or at one of its nodes).
+  ))!;
+  // The hosts still drawn: an address outside the collapsed subnets, or none; and the dependencies'.
   // One outer join, not `not exists (…) or exists (…)`: PostgreSQL cannot turn a NOT EXISTS under
   // an OR into an anti-join, and ran it as a scan of the addresses per host (397 s at 100,000 hosts,
   // bench/README.md, growth curve; 436 ms as a join on that database).
-  const [services, svp] = sourceOf('services', organizationId, q.network_id, at);
-  const [bindings, bp] = sourceOf('bindings', organizationId, q.network_id, at);
-  const [deps, dp] = sourceOf('dependencies', organizationId, q.network_id, at);
-  const rows = await db.query<{ id: string }>(
-    `with ${visible}, ${addresses}
-     select v.id from v left join i on i.host_id = v.id
-     where i.host_id is null or i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))
-     union
-     select s.host_id from ${services} s where s.id in (
-       select jsonb_array_elements_text(d.members -> 'service_ids')::uuid from ${deps} d
-       union all
-       select b.service_id from ${bindings} b where b.id in (select jsonb_array_elements_text(d.members -> 'binding_ids')::uuid from ${deps} d))`,
-    [...vp, ...ip, collapsedIds, ...svp, ...dp, ...bp, ...dp],
+  const hostsDrawn = async (collapsedIds: string[]) => {
+    const [dependencies, dp] = dependencyHosts(organizationId, q.network_id, at);
+    const rows = await db.query<{ id: string }>(
+      `with ${visible}, ${addresses}
+       select v.id from v left join i on i.host_id = v.id
+       where i.host_id is null or i.subnet_id is null or not (i.subnet_id = any(?::uuid[]))
+       union
+       ${dependencies}`,
+      [...vp, ...ip, collapsedIds, ...dp],
+    );
+    return rows.map((r) => r.id);
+  };
+  return { counts, filteredOut, hostsDrawn };
+}
+
+/** Networks whose kept counts have gathered enough deltas to be summed into one row per group (drawAt compacts them). */
+const compactionDue = new Set<string>();
+
+/**
+ * The live counts without a tag filter, from the kept deltas (subnet_counts, kept by triggers: the
+ * migration says how): one read of the network's few rows per subnet instead of every host and
+ * address. The hosts still drawn are read by subnet (the addresses' subnet index): those of the
+ * subnets left open and of subnets outside the network, and the hosts with no address only when
+ * there are some.
+ */
+export async function keptL3Counts(db: Db, organizationId: string, networkId: string, includeHidden: boolean): Promise<L3Counts> {
+  const rows = await db.query<{ kind: 'a' | 'b' | 'h'; subnet_id: string | null; known: boolean; hidden: boolean; n: number; deltas: number }>(
+    `with k as (select kind, subnet_id, hidden, sum(n)::int as n, count(*)::int as deltas from subnet_counts
+                where organization_id = ? and network_id = ? group by kind, subnet_id, hidden)
+     select k.*, k.subnet_id in (select id from subnets y where y.organization_id = ? and y.network_id = ?) as known from k`,
+    [organizationId, networkId, organizationId, networkId],
   );
-  const hostIds = rows.map((r) => r.id);
-  const size = await countElements(db, organizationId, q.network_id, at, hostIds);
-  const snapshot = await rowsFor(db, task, size, organizationId, q.network_id, at, hostIds);
-  const collapsed = new Map([...chosen].map((id) => [id, { ip_address: perSubnet.get(id)! }]));
-  const options = { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, newHostIds: await newHostIds(db, organizationId, q.network_id, at) };
-  return cpuPool().run(organizationId, task, { rows: snapshot, view: 'l3', options, forced: { collapsed, filteredOut } } as TaskInput<K>, size);
+  if (rows.reduce((sum, r) => sum + r.deltas, 0) > 2 * rows.length + 100) compactionDue.add(`${organizationId}/${networkId}`);
+  const shown = rows.filter((r) => r.n !== 0 && (includeHidden || !r.hidden));
+  const perSubnet = new Map<string | null, number>();
+  for (const r of shown) if (r.kind !== 'h') perSubnet.set(r.known ? r.subnet_id : null, (perSubnet.get(r.known ? r.subnet_id : null) ?? 0) + r.n);
+  const outside = shown.filter((r) => r.kind === 'a' && !r.known).map((r) => r.subnet_id!);
+  const bare = shown.filter((r) => r.kind === 'b').reduce((sum, r) => sum + r.n, 0);
+  const hidden = includeHidden ? 0 : rows.filter((r) => r.kind === 'h' && r.hidden).reduce((sum, r) => sum + r.n, 0);
+  const hostsDrawn = async (collapsedIds: string[]) => {
+    const collapsed = new Set(collapsedIds);
+    const open = [...perSubnet.keys()].filter((id): id is string => id !== null && !collapsed.has(id)).concat(outside);
+    const [dependencies, dp] = dependencyHosts(organizationId, networkId, undefined);
+    const withoutAddress = `select h.id from hosts h where h.organization_id = ? and h.network_id = ? and (? or not h.hidden)
+       and not exists (select 1 from ip_addresses a where a.organization_id = h.organization_id and a.host_id = h.id and a.network_id = h.network_id)`;
+    const found = await db.query<{ id: string }>(
+      `select a.host_id as id from ip_addresses a
+         join hosts h on h.organization_id = a.organization_id and h.id = a.host_id and h.network_id = a.network_id
+        where a.organization_id = ? and a.network_id = ? and a.subnet_id = any(?::uuid[]) and (? or not h.hidden)
+       union
+       ${bare > 0 ? `${withoutAddress} union` : ''}
+       ${dependencies}`,
+      [organizationId, networkId, open, includeHidden, ...(bare > 0 ? [organizationId, networkId, includeHidden] : []), ...dp],
+    );
+    return found.map((r) => r.id);
+  };
+  return { counts: [...perSubnet].map(([subnet_id, n]) => ({ subnet_id, n })), filteredOut: async () => ({ hidden, untagged: 0 }), hostsDrawn };
+}
+
+/**
+ * The network's kept deltas summed into one row per group. Safe beside writers: the delete takes only
+ * the rows its snapshot sees (a writer's rows committed later stay, to be summed next time), and a
+ * transaction-level advisory lock keeps two compactions of one network apart.
+ */
+export async function compactSubnetCounts(db: Db, organizationId: string, networkId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const lock = await tx.one<{ held: boolean }>(`select pg_try_advisory_xact_lock(hashtext('subnet_counts:' || ?::text)) as held`, [networkId]);
+    if (!lock!.held) return;
+    await tx.query(
+      `with d as (delete from subnet_counts where organization_id = ? and network_id = ? returning subnet_id, hidden, kind, n)
+       insert into subnet_counts (organization_id, network_id, subnet_id, hidden, kind, n)
+       select ?::uuid, ?::uuid, subnet_id, hidden, kind, sum(n)::int from d group by subnet_id, hidden, kind having sum(n) <> 0`,
+      [organizationId, networkId, organizationId, networkId],
+    );
+  });
+}
+
+/** Compacts the network's kept counts if a read found them due (not inside a caller's transaction). */
+async function compactIfDue(db: Db, organizationId: string, networkId: string): Promise<void> {
+  const key = `${organizationId}/${networkId}`;
+  if (!compactionDue.has(key) || db.em.isInTransaction()) return;
+  compactionDue.delete(key);
+  await compactSubnetCounts(db, organizationId, networkId);
 }
 
 /** A drawing's task: the graph as objects (the layout worker), or its nodes and edges as JSON bytes (an answer). */
 type DrawTask = 'draw' | 'drawJson';
 
 const NOW_SQL = `select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
-const INVENTORY_TABLES = ['subnets', 'hosts', 'ip_addresses', 'ports', 'services', 'bindings', 'interfaces', 'dependencies'] as const;
+/** The network's tables as PostgreSQL names them (their history: every change of the network). */
+const INVENTORY_TABLES = NETWORK_TABLES.map((t) => TABLES[t].sql);
 
 /** A tick of a timeline: the state at `tick`, the end of a bucket of `changes` change instants (`first_us`..`last_us`, epoch µs). */
 export interface ChangeBucket { tick: string; changes: number; first_us: number; last_us: number }
@@ -344,10 +443,12 @@ function readTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
 
 /** The graph of a query, in one transaction, and the instant it shows (`at`, or now). */
 async function drawAt(db: Db, organizationId: string, q: TopologyQuery) {
-  return readTransaction(db, async (tx) => {
+  const drawn = await readTransaction(db, async (tx) => {
     const asOf = q.at ?? (await tx.one<{ now: string }>(NOW_SQL))!.now;
     return { ...(await graphJsonAt(tx, organizationId, q, q.at)), asOf };
   });
+  await compactIfDue(db, organizationId, q.network_id);
+  return drawn;
 }
 
 export interface IntervalQuery {
@@ -376,29 +477,79 @@ function timelineJson(db: Db, organizationId: string, q: IntervalQuery & { to: s
   return timelineOf(db, organizationId, q, 'timelineJson');
 }
 
-async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organizationId: string, q: IntervalQuery & { to: string }, task: K) {
+/**
+ * `drawnAtEveryTick`: the hosts drawn at every tick, the others drawn once (null: every host at
+ * every tick; 'find': hostsToCompare over the window decides, and every host at every tick where it
+ * answers undefined or nothing changed).
+ */
+async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organizationId: string, q: IntervalQuery & { to: string }, task: K, drawnAtEveryTick: string[] | null | 'find' = 'find') {
   const buckets = await changeBuckets(db, organizationId, q.network_id, q.from, q.to, MAX_TICKS - 1);
   // Every instant drawn from one read of each history table (`from` in the ticks' own format).
   const from = (await db.one<{ t: string }>(`select ${US('?::timestamptz')} as t`, [q.from]))!.t;
   const spanned = span([from, buckets.at(-1)?.tick ?? from]);
-  const elements = await countElements(db, organizationId, q.network_id, spanned);
-  // The rows valid anywhere in the span bound each tick's drawing, so this many ticks stay within the bound.
-  const fit = Math.min(MAX_TICKS, Math.floor(TIMELINE_MAX_DRAWN / Math.max(1, elements)));
-  if (fit < 2 && buckets.length) {
-    throw new AppError('validation_failed', {
-      field: 'from',
-      reason: `this view holds ${elements} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
-    });
+  const hostIds = drawnAtEveryTick === 'find'
+    ? (buckets.length ? await hostsToCompare(db, organizationId, q, q.from, q.to, 'span') : undefined)
+    : drawnAtEveryTick ?? undefined;
+  // What is drawn: the rows valid anywhere in the span at every tick, or the compared hosts' rows at
+  // every tick and the network as of `from` once (the compared hosts' rows there are counted too: a
+  // bound, not an exact count). These bound each tick's drawing, so this many ticks stay within TIMELINE_MAX_DRAWN.
+  const perTick = await countElements(db, organizationId, q.network_id, spanned, hostIds);
+  // The hosts drawn once are as they were at `from` at every tick, and still are when nothing changed
+  // after `to` (an answer up to now): then read from the live tables by their network indexes, not
+  // as of an instant from the history tables (which reads every state of the network).
+  const onceAt = hostIds && (await changedAfter(db, organizationId, q.network_id, q.to) ? from : undefined);
+  // A budgeted l3 timeline (max_nodes given) counts the hosts drawn once as the drawn map does and
+  // reads only those some frame leaves open (timelineBudget); which they are is known once the
+  // ticks are, so the ticks are first chosen as if none were drawn once, then fewer if they must.
+  const budget = hostIds && q.view === 'l3' && (q.max_nodes ?? Number.MAX_SAFE_INTEGER) < Number.MAX_SAFE_INTEGER
+    ? await timelineBudget(db, organizationId, q as IntervalQuery & { to: string; max_nodes: number }, onceAt, hostIds)
+    : undefined;
+  const fitting = (onceDrawn: number) => Math.min(MAX_TICKS, Math.floor(Math.max(0, TIMELINE_MAX_DRAWN - onceDrawn) / Math.max(1, perTick)));
+  let onceDrawn = hostIds && !budget ? await countElements(db, organizationId, q.network_id, onceAt) : 0;
+  let grouped: ChangeBucket[] = [];
+  const tickRowsFor = (drawnOnce: number) => {
+    const fit = fitting(drawnOnce);
+    if (fit < 2 && buckets.length) {
+      throw new AppError('validation_failed', {
+        field: 'from',
+        reason: `this view holds ${drawnOnce + perTick} elements in this interval: two instants of it would draw more than ${TIMELINE_MAX_DRAWN}; filter by tag_ids or read another view`,
+      });
+    }
+    grouped = mergeBuckets(buckets, fit - 1);
+    return [from, ...grouped.map((b) => b.tick)];
+  };
+  let tickRows = tickRowsFor(onceDrawn);
+  let frames = budget && await budget.frames(tickRows);
+  let drawnOnce: string[] | undefined;
+  if (budget && !frames) {
+    // Near the budget or within it at every tick: every host drawn (once or at every tick), the union shaped.
+    onceDrawn = await countElements(db, organizationId, q.network_id, onceAt);
+    tickRows = tickRowsFor(onceDrawn);
+  } else if (budget && frames) {
+    const collapsedThroughout = frames.map((f) => new Set(f.collapsed.keys())).reduce((x, y) => new Set([...x].filter((id) => y.has(id))));
+    drawnOnce = await budget.hostsDrawnOnce([...collapsedThroughout]);
+    onceDrawn = await countElements(db, organizationId, q.network_id, onceAt, drawnOnce);
+    if (onceDrawn + perTick * tickRows.length > TIMELINE_MAX_DRAWN) {
+      // Fewer ticks: a subset of these (merging cuts at fewer of the same pauses), so each collapses
+      // at least the subnets collapsed at all of these, and the hosts read are still enough.
+      tickRows = tickRowsFor(onceDrawn);
+      frames = await budget.frames(tickRows, true);
+    }
   }
-  const grouped = mergeBuckets(buckets, fit - 1);
-  const ticks = [q.from, ...grouped.map((b) => b.tick)];
-  const tickRows = [from, ...ticks.slice(1)];
-  const all = await rowsFor(db, task, elements * ticks.length, organizationId, q.network_id, spanned);
-  const union = await cpuPool().run(organizationId, task, {
+  const ticks = [q.from, ...tickRows.slice(1)];
+  const size = onceDrawn + perTick * ticks.length;
+  const all = await rowsFor(db, task, size, organizationId, q.network_id, spanned, hostIds);
+  const untouched = hostIds && { rows: await rowsFor(db, task, size, organizationId, q.network_id, onceAt, frames ? drawnOnce : undefined), hostIds };
+  // Budgeted: drawn with the drawn map's options (budgetedL3: max_nodes applies by the counts, expand only to subnets).
+  const options = frames
+    ? { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER }
     // expand also opens l3's summaries (graph.ts quietFolds), which the drawing itself decides.
-    all, instants: tickRows, ticks, view: q.view, options: { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, expand: q.expand },
-    maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN,
-  } as TaskInput<K>, elements * ticks.length) as TaskOutput<'timeline'> | TaskOutput<'timelineJson'> as TaskOutput<K>;
+    : { tagIds: q.tag_ids, includeHidden: q.include_hidden, maxNodes: Number.MAX_SAFE_INTEGER, expand: q.expand };
+  const union = await cpuPool().run(organizationId, task, {
+    all, instants: tickRows, ticks, view: q.view, options,
+    maxNodes: q.max_nodes ?? Number.MAX_SAFE_INTEGER, expand: q.expand, maxDrawn: TIMELINE_MAX_DRAWN, ...(untouched ? { untouched } : {}),
+    ...(frames ? { frames } : {}),
+  } as TaskInput<K>, size) as TaskOutput<'timeline'> | TaskOutput<'timelineJson'> as TaskOutput<K>;
   if ('refused' in union) {
     // Not reached while `fit` bounds the ticks (kept as the thread's own guard).
     throw new AppError('validation_failed', {
@@ -409,12 +560,134 @@ async function timelineOf<K extends 'timeline' | 'timelineJson'>(db: Db, organiz
   return { ticks, tick_changes: [0, ...grouped.map((b) => b.changes)], ...(union as Exclude<TaskOutput<K>, { refused: number }>) };
 }
 
+/**
+ * A timeline is drawn as the budgeted map's frames from this many times max_nodes elements at some
+ * tick. Below it every host is drawn (cheap at that size) and the union is shaped as a whole: a
+ * union keeps each node as last drawn, so a subnet collapsed at some ticks and open at others (a
+ * network near its budget) is shown one way throughout, where a whole shaping collapses it at every tick.
+ */
+const BUDGETED_TIMELINE_FROM = 2;
+
+/** What a budgeted timeline's frame at a tick collapses (with its count, as the drawn map's card says) and filters out. */
+export interface TimelineFrame { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut }
+
+/**
+ * The drawn map's budget (budgetedL3) over a timeline's ticks, in l3 with max_nodes: the elements
+ * per subnet at each tick are those of the hosts drawn once (counted in SQL as the map counts them,
+ * as of `onceAt`: the kept counts when that is now and no tag filters, else a scan), less the
+ * touched hosts' there, plus the touched hosts' at the tick (their few rows, one statement for every
+ * tick); each tick collapses what chooseCollapsed chooses from them, as the map at that instant
+ * does. Of the hosts drawn once only those some tick leaves open are read (hostsDrawnOnce): what
+ * a timeline of a large network costs follows its changes and the budget, not the network.
+ * `frames` answers undefined when no tick holds more than BUDGETED_TIMELINE_FROM times the budget
+ * (unless `always`): every host is drawn and the union shaped.
+ */
+async function timelineBudget(db: Db, organizationId: string, q: IntervalQuery & { to: string; max_nodes: number }, onceAt: string | undefined, touched: string[]) {
+  const tags = q.tag_ids?.length ? q.tag_ids : null;
+  const base = !onceAt && !tags ? await keptL3Counts(db, organizationId, q.network_id, q.include_hidden) : await scannedL3Counts(db, organizationId, q, onceAt);
+  const baseFiltered = await base.filteredOut();
+  type Counted = { perSubnet: Map<string | null, number>; hidden: number; untagged: number };
+  /** The touched hosts' elements per subnet (null: in no subnet of the network then, or no address) and filtered out, at each of `tickRows`. */
+  const touchedAt = async (tickRows: string[]): Promise<Counted[]> => {
+    const at = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) @> w.at`;
+    const rows = await db.query<{ k: number; subnet_id: string | null; n: number; hidden: number; untagged: number }>(
+      `with w(k, at) as (select * from unnest(?::int[], ?::timestamptz[])),
+       h as materialized (
+         select w.k, h.id, (? or not h.hidden) and (?::uuid[] is null or h.tags && ?::uuid[]) as visible, h.hidden and not ? as hidden,
+                (? or not h.hidden) and ?::uuid[] is not null and not (h.tags && ?::uuid[]) as untagged
+         from w join hosts_history h on h.organization_id = ? and h.network_id = ? and h.id = any(?::uuid[]) and ${at('h')}),
+       a as materialized (
+         select w.k, a.host_id, case when exists (select 1 from subnets_history y where y.organization_id = ? and y.network_id = ? and y.id = a.subnet_id and ${at('y')})
+                                     then a.subnet_id end as subnet_id
+         from w join ip_addresses_history a on a.organization_id = ? and a.network_id = ? and a.host_id = any(?::uuid[]) and ${at('a')})
+       select h.k, a.subnet_id, count(*)::int as n, 0 as hidden, 0 as untagged from h join a on a.k = h.k and a.host_id = h.id where h.visible group by 1, 2
+       union all
+       select h.k, null, count(*) filter (where h.visible and b.host_id is null)::int, count(*) filter (where h.hidden)::int, count(*) filter (where h.untagged)::int
+       from h left join (select distinct k, host_id from a) b on b.k = h.k and b.host_id = h.id group by 1`,
+      [tickRows.map((_, k) => k), tickRows, q.include_hidden, tags, tags, q.include_hidden, q.include_hidden, tags, tags,
+        organizationId, q.network_id, touched, organizationId, q.network_id, organizationId, q.network_id, touched],
+    );
+    const counted = tickRows.map((): Counted => ({ perSubnet: new Map(), hidden: 0, untagged: 0 }));
+    for (const r of rows) {
+      const c = counted[r.k]!;
+      c.perSubnet.set(r.subnet_id, (c.perSubnet.get(r.subnet_id) ?? 0) + r.n);
+      c.hidden += r.hidden;
+      c.untagged += r.untagged;
+    }
+    return counted;
+  };
+  return {
+    async frames(tickRows: string[], always = false): Promise<TimelineFrame[] | undefined> {
+      // onceAt is the first tick (`from`), or now, which is the last tick's state (nothing changed after `to`).
+      const counted = await touchedAt(tickRows);
+      const atOnce = counted[onceAt ? 0 : tickRows.length - 1]!;
+      const untouched = new Map<string | null, number>(base.counts.map((r) => [r.subnet_id, r.n]));
+      for (const [id, n] of atOnce.perSubnet) untouched.set(id, (untouched.get(id) ?? 0) - n);
+      const ticks = counted.map((c) => {
+        const perSubnet = new Map(untouched);
+        for (const [id, n] of c.perSubnet) perSubnet.set(id, (perSubnet.get(id) ?? 0) + n);
+        const total = [...perSubnet.values()].reduce((sum, n) => sum + n, 0);
+        const subnets = new Map([...perSubnet].filter((e): e is [string, number] => e[0] !== null).map(([id, n]) => [`subnet:${id}`, n]));
+        const filteredOut = emptyFilteredOut();
+        filteredOut.hidden_hosts = baseFiltered.hidden - atOnce.hidden + c.hidden;
+        filteredOut.hosts_without_tag = baseFiltered.untagged - atOnce.untagged + c.untagged;
+        return { subnets, total, filteredOut };
+      });
+      if (!always && ticks.every((t) => t.total <= BUDGETED_TIMELINE_FROM * q.max_nodes)) return undefined;
+      return ticks.map(({ subnets, total, filteredOut }) => {
+        // As budgetedL3: a tick within the budget collapses nothing.
+        const chosen = total > q.max_nodes ? chooseCollapsed(subnets, total, { maxNodes: q.max_nodes, expand: q.expand }, filteredOut) : new Set<string>();
+        return { collapsed: new Map([...chosen].map((id) => [id, { ip_address: subnets.get(id)! }])), filteredOut };
+      });
+    },
+    /** The hosts drawn once that a frame may show: outside the subnets collapsed at every tick (node ids), or serving a dependency. */
+    async hostsDrawnOnce(collapsedThroughout: string[]): Promise<string[]> {
+      const drawnAtEveryTick = new Set(touched);
+      return (await base.hostsDrawn(collapsedThroughout.map((id) => id.slice('subnet:'.length)))).filter((h) => !drawnAtEveryTick.has(h));
+    },
+  };
+}
+
+/** Whether anything of the network, or a tag of its organization, began or ended after `at` (the history tables' change indexes). */
+async function changedAfter(db: Db, organizationId: string, networkId: string, at: string): Promise<boolean> {
+  const parts = INVENTORY_TABLES.flatMap((t) => [
+    `select 1 from ${t}_history where organization_id = ? and network_id = ? and valid_from > ?`,
+    `select 1 from ${t}_history where organization_id = ? and network_id = ? and valid_to > ?`,
+  ]);
+  const row = await db.one<{ changed: boolean }>(
+    `select exists (${parts.join(' union all ')}) or exists (select 1 from tags_history t where t.organization_id = ? and (t.valid_from > ? or t.valid_to > ?)) as changed`,
+    [...parts.flatMap(() => [organizationId, networkId, at]), organizationId, at, at],
+  );
+  return row!.changed;
+}
+
+/**
+ * A timeline's parts, each in its own read: the hosts it draws at every tick, and its union with
+ * given hosts drawn at every tick and the rest once (null: every host at every tick), for the spec
+ * that checks the two agree.
+ */
+export const timelineParts = {
+  drawnAtEveryTick: (db: Db, organizationId: string, q: IntervalQuery & { to: string }) =>
+    readTransaction(db, (tx) => hostsToCompare(tx, organizationId, q, q.from, q.to, 'span')),
+  draw: (db: Db, organizationId: string, q: IntervalQuery & { to: string }, hostIds: string[] | null) =>
+    readTransaction(db, (tx) => timelineOf(tx, organizationId, q, 'timeline', hostIds)),
+};
+
 /** `alias`'s row has a state boundary (it began or ended) in (from, to]: parameters from, to, from, to. */
 const boundaryIn = (alias: string) => `(${alias}.valid_from > ? and ${alias}.valid_from <= ? or ${alias}.valid_to > ? and ${alias}.valid_to <= ?)`;
 /** The same for a row of the network: parameters organization, network, from, to, from, to. */
 const changedIn = (alias: string) => `${alias}.organization_id = ? and ${alias}.network_id = ? and ${boundaryIn(alias)}`;
 /** `alias`'s row was valid at `from` or at `to`: parameters from, to. */
-const validAtEither = (alias: string) => `(tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz or tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz)`;
+const validAtEitherEnd = (alias: string) => `(tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz or tstzrange(${alias}.valid_from, ${alias}.valid_to) @> ?::timestamptz)`;
+/** `alias`'s row was valid at some instant of [from, to] (a timeline draws every tick between): parameters from, to. */
+const validWithin = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) && tstzrange(?::timestamptz, ?::timestamptz, '[]')`;
+/** `alias`'s row was valid over the whole of [from, to]: parameters from, to. */
+const validThroughout = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) @> tstzrange(?::timestamptz, ?::timestamptz, '[]')`;
+/**
+ * What hostsToCompare's hosts are drawn at: the window's two ends (a diff), or every instant of it
+ * (a timeline, whose bounded drawing also needs the neighbours' neighbours: see closeOverEdges).
+ */
+type Over = 'ends' | 'span';
 
 /**
  * The hosts whose drawing can differ between `from` and `to`, asked of the history tables (issue
@@ -427,23 +700,16 @@ const validAtEither = (alias: string) => `(tstzrange(${alias}.valid_from, ${alia
  * hosts changed themselves (drawing all costs less than finding and filtering by them), in l2
  * (links are resolved by names), in application after one of its tags changed.
  */
-async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, from: string, to: string): Promise<string[] | undefined> {
+async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, from: string, to: string, over: Over = 'ends'): Promise<string[] | undefined> {
   if (q.view === 'l2') return undefined;
+  const validAtEither = over === 'span' ? validWithin : validAtEitherEnd;
   // Every statement names the organization as well as the network (and joins within it): it reads the organization's partition only.
   const window = [organizationId, q.network_id, from, to, from, to];
   if (q.view === 'application') {
     const tags = await db.one(`select 1 from tags_history t where t.organization_id = ? and ${boundaryIn('t')} limit 1`, [organizationId, from, to, from, to]);
     if (tags) return undefined;
   }
-  const hosts = await db.query<{ host_id: string; own: boolean }>(
-    `select h.id as host_id, true as own from hosts_history h where ${changedIn('h')}
-     union select x.host_id, false from ip_addresses_history x where ${changedIn('x')}
-     union select x.host_id, false from ports_history x where ${changedIn('x')}
-     union select x.host_id, false from services_history x where ${changedIn('x')}
-     union select x.host_id, false from interfaces_history x where ${changedIn('x')}
-     union select s.host_id, false from bindings_history b join services_history s on s.organization_id = ? and s.id = b.service_id where ${changedIn('b')}`,
-    [...window, ...window, ...window, ...window, ...window, organizationId, ...window],
-  );
+  const hosts = await db.query<{ host_id: string; own: boolean }>(...changedHosts(organizationId, window));
   // When most hosts changed themselves, drawing everything costs less than finding and filtering by
   // them. The hosts' states valid at either instant are counted only up to twice the changed hosts:
   // past that the answer is known, and a count of all of them would cost what the network holds.
@@ -486,6 +752,7 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
       organizationId, q.network_id, from, to,
       organizationId, q.network_id, from, to],
   );
+  if (over === 'span') return closeOverSpan(db, organizationId, q, from, to, compare, deps, links);
   const hostsOfMember = new Map<string, Set<string>>();
   for (const l of links) {
     if (l.dependency_id === 'virtualization') {
@@ -506,6 +773,68 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
 
 /** The views that fold a subnet's quiet hosts into one summary node (graph.ts quietFolds). */
 const FOLDS_QUIET_HOSTS = new Set(['l3', 'workloads']);
+
+/**
+ * hostsToCompare over every instant of [from, to] (a timeline), closed: a timeline draws the hosts
+ * outside the set once and only those in it at every tick, so every edge and every summary must lie
+ * wholly on one side. A diff only needs the items that differ to be right; here the set is grown
+ * until no virtualization pair, dependency (members of one, or of a changed one) or subnet's fold of
+ * quiet hosts joins a host in it to one outside, at any instant of the window (a dependency's member
+ * host brings that host's other dependencies, a VM brought by its hypervisor may be quiet and bring
+ * its subnet's quiet hosts, which may be VMs in turn).
+ */
+async function closeOverSpan(db: Db, organizationId: string, q: IntervalQuery, from: string, to: string, compare: Set<string>,
+  deps: Array<{ id: string; members: any; changed: boolean }>, links: Array<{ a: string; b: string | null; dependency_id: string | null }>): Promise<string[]> {
+  const neighbours = new Map<string, Set<string>>(); // host → the hosts a virtualization pair joins it to
+  const join = (a: string, b: string) => (neighbours.get(a) ?? neighbours.set(a, new Set()).get(a)!).add(b);
+  const hostsOfMember = new Map<string, Set<string>>();
+  for (const l of links) {
+    if (l.dependency_id === 'virtualization') { join(l.a, l.b!); join(l.b!, l.a); }
+    else (hostsOfMember.get(l.a) ?? hostsOfMember.set(l.a, new Set()).get(l.a)!).add(l.b!);
+  }
+  const depsOfHost = new Map<string, string[][]>(); // host → the member hosts of each dependency it is a member of
+  const queue: string[] = [...compare];
+  const add = (h: string) => { if (!compare.has(h)) { compare.add(h); queue.push(h); } };
+  for (const d of deps) {
+    const members = [...new Set([...(d.members?.service_ids ?? []), ...(d.members?.binding_ids ?? [])].flatMap((m: string) => [...(hostsOfMember.get(m) ?? [])]))];
+    if (d.changed) members.forEach(add);
+    for (const h of members) (depsOfHost.get(h) ?? depsOfHost.set(h, []).get(h)!).push(members);
+  }
+  for (;;) {
+    while (queue.length) {
+      const h = queue.pop()!;
+      neighbours.get(h)?.forEach(add);
+      for (const members of depsOfHost.get(h) ?? []) members.forEach(add);
+    }
+    if (!FOLDS_QUIET_HOSTS.has(q.view)) break;
+    (await quietNeighboursWithin(db, organizationId, q.network_id, from, to, [...compare])).forEach(add);
+    if (!queue.length) break;
+  }
+  return [...compare];
+}
+
+/**
+ * quietNeighbours over every instant of [from, to]: the subnets a compared host may be quiet in at
+ * some instant (no other address and no service valid over the whole window; a superset, which
+ * costs a little and changes nothing), and those that changed, bring every host that may be quiet in
+ * them. A host the window does not touch is the same throughout, so for it "may be" is "is".
+ */
+async function quietNeighboursWithin(db: Db, organizationId: string, networkId: string, from: string, to: string, hostIds: string[]): Promise<string[]> {
+  const mayBeQuiet = (alias: string) => `not exists (select 1 from ip_addresses_history b where b.organization_id = ? and b.host_id = ${alias}.host_id and b.id <> ${alias}.id and ${validThroughout('b')})
+       and not exists (select 1 from services_history s where s.organization_id = ? and s.host_id = ${alias}.host_id and ${validThroughout('s')})`;
+  const quietParams = [organizationId, from, to, organizationId, from, to];
+  const rows = await db.query<{ host_id: string }>(
+    `with folds as (
+       select a.subnet_id from ip_addresses_history a where a.organization_id = ? and a.host_id = any(?::uuid[]) and ${validWithin('a')}
+         and a.subnet_id is not null and ${mayBeQuiet('a')}
+       union select y.id from subnets_history y where ${changedIn('y')})
+     select distinct a.host_id from ip_addresses_history a
+     where a.organization_id = ? and a.network_id = ? and a.subnet_id in (select subnet_id from folds) and ${validWithin('a')} and ${mayBeQuiet('a')}`,
+    [organizationId, hostIds, from, to, ...quietParams, organizationId, networkId, from, to, from, to,
+      organizationId, networkId, from, to, ...quietParams],
+  );
+  return rows.map((r) => r.host_id);
+}
 
 /**
  * l3 and workloads fold a subnet's quiet hosts (one address, no service) into one summary node
@@ -576,13 +905,13 @@ export const diffParts = {
 async function exportView(db: Db, organizationId: string, q: TopologyQuery & { format: ExportFormat }) {
   const { graph, digest, asOf } = await drawAt(db, organizationId, q);
   const stored = POSITIONED[q.format]
-    ? await db.one<{ positions: string }>(`select positions::text as positions from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
+    ? await db.one<{ positions: string; routes: string | null }>(`select positions::text as positions, routes::text as routes from topology_layouts where view = ? and digest = ? and status = 'ready'`, [q.view, digest])
     : undefined;
   const pins = await readPins(db, organizationId, q.network_id, q.view);
   const network = await db.one<{ name: string }>(`select name from networks_history where organization_id = ? and id = ? order by valid_from desc limit 1`, [organizationId, q.network_id]);
   const title = `${network?.name ?? 'network'} — ${q.view} — ${asOf}`;
   // Laid out (when no layout is stored) and written on a thread; a layout made here is kept for every later answer.
-  const { text, made } = await cpuPool().run(organizationId, 'export', { format: q.format, graph, stored: stored?.positions, pins, title }, graph.nodeIds.length);
+  const { text, made } = await cpuPool().run(organizationId, 'export', { format: q.format, graph, stored: stored?.positions, storedRoutes: stored?.routes ?? undefined, pins, title }, graph.nodeIds.length);
   if (made) await storeLayout(db, { view: q.view, digest, network_id: q.network_id }, made);
   const { type, extension } = EXPORT_FORMATS[q.format];
   // Bytes from a thread arrive as a Uint8Array: a Buffer over the same memory, not a copy.
@@ -635,7 +964,7 @@ export const topologyService = {
     const lastScan = q.at ? null : (await db.one<{ id: string }>(
       `select id from discovery_sessions where organization_id = ? and network_id = ? and discovery_type->>'type' = 'Network' and summary is not null
          and phase = 'Complete' and finished_at is not null order by finished_at desc, id desc limit 1`, [scope.organizationId, q.network_id]))?.id ?? null;
-    const key = JSON.stringify([q.network_id, q.view, q.at ?? null, [...(q.tag_ids ?? [])].sort(), q.include_hidden, q.max_nodes, [...(q.expand ?? [])].sort(), lastScan]);
+    const key = drawingKey(q, lastScan);
     let drawn = cache?.get(key, version);
     if (!drawn) {
       // Requests for the same drawing of the same version (a map polled, opened by several operators)
@@ -687,14 +1016,8 @@ export type DrawnGraphCache = GraphCache<Drawn>;
 /**
  * What a pin may name (any node id was stored, and 100,000 pins made an empty map's GET
  * 8× slower): a node of the view, that is a kind the view draws whose entity is in the network
- * (tags: in the organization), and at most MAX_PINS per network view.
+ * (tags: in the organization) in a table it is drawn from (declaration.ts), and at most MAX_PINS per network view.
  */
-const PIN_KINDS: Record<View, Record<string, string>> = {
-  l3: { subnet: 'subnets', summary: 'subnets', ip_address: 'ip_addresses', host: 'hosts', ghost: 'services' },
-  workloads: { host: 'hosts', summary: 'subnets', service: 'services', ghost: 'services' },
-  application: { tag: 'tags', service: 'services', ghost: 'services' },
-  l2: { host: 'hosts', interface: 'interfaces' },
-};
 export const MAX_PINS = MAX_NODES_CAP;
 
 async function checkPins(db: Db, organizationId: string, networkId: string, view: View, nodeIds: string[]): Promise<void> {
@@ -702,16 +1025,18 @@ async function checkPins(db: Db, organizationId: string, networkId: string, view
   const byKind = new Map<string, string[]>();
   for (const id of nodeIds) {
     const [kind, entity] = id.split(':') as [string, string];
-    if (!PIN_KINDS[view][kind]) refuse(id, `the ${view} view draws no node of kind '${kind}'`);
+    if (!nodeSources(view, kind)) refuse(id, `the ${view} view draws no node of kind '${kind}'`);
     (byKind.get(kind) ?? byKind.set(kind, []).get(kind)!).push(entity);
   }
   for (const [kind, ids] of byKind) {
-    const table = PIN_KINDS[view][kind]!;
-    const [owner, ownerParams] = table === 'tags' ? ['organization_id = ?', [organizationId]] : ['organization_id = ? and network_id = ?', [organizationId, networkId]];
-    // An l2 port may be drawn from an address (a host placed only by a forwarding table: graph.ts).
-    const from = view === 'l2' && kind === 'interface'
-      ? `(select id, organization_id, network_id from interfaces union all select id, organization_id, network_id from ip_addresses) t` : table;
-    const found = new Set((await db.query<{ id: string }>(`select id::text from ${from} where ${owner} and id = any(?::uuid[])`, [...ownerParams, ids])).map((r) => r.id));
+    // One statement over the tables the kind is drawn from (an l2 port: an interface, or an address).
+    const reads = nodeSources(view, kind)!.map((table): [string, unknown[]] => {
+      const { sql, owner } = TABLES[table];
+      return owner === 'organization'
+        ? [`select id::text from ${sql} where organization_id = ? and id = any(?::uuid[])`, [organizationId, ids]]
+        : [`select id::text from ${sql} where organization_id = ? and network_id = ? and id = any(?::uuid[])`, [organizationId, networkId, ids]];
+    });
+    const found = new Set((await db.query<{ id: string }>(reads.map(([sql]) => sql).join(' union all '), reads.flatMap(([, p]) => p))).map((r) => r.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing) refuse(`${kind}:${missing}`, `no ${kind.replace('_', ' ')} of this network has this id`);
   }

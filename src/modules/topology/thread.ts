@@ -3,12 +3,14 @@
 // their union, elk layouts and export text. pool.ts runs them on worker threads (this file is the
 // threads' entry: its own bundle, dist/topologyThread.mjs) or inline when they are small, so the
 // API's and the worker's event loops keep answering while a large view is computed.
-import { buildGraph, collapse, emptyFilteredOut, graphDigest, type FilteredOut, type GraphEdge, type GraphNode, type GraphOptions, type Snapshot, type View } from './graph.js';
+import { applyCollapse, buildGraph, collapse, type CountedElements, emptyFilteredOut, graphDigest, type FilteredOut, type GraphEdge, type GraphNode, type GraphOptions, type Snapshot, type View } from './graph.js';
 import { diffGraphs, unionOverTime } from './diff.js';
 import { layoutGraph, overlayPins, placeIncrementally, type Box, type Pin } from './layout.js';
+import { routeEdges } from './edgeRoutes.js';
 import { EXPORTERS, type ExportFormat } from './export.js';
 import { lowerThisThreadsPriority } from '../../core/threadPriority.js';
 import { readSnapshotHere, type RowsText, type SnapshotRead } from './threadReads.js';
+import { elementRowsOf, SNAPSHOT_TABLES, TABLES, type HostLink } from './declaration.js';
 
 // On a pool thread: below the event loops in the kernel's eyes (a no-op where this runs inline, on the main thread).
 lowerThisThreadsPriority();
@@ -50,11 +52,24 @@ export interface GraphJson { nodes: Uint8Array; edges: Uint8Array; nodeIds: stri
 const graphJson = (g: { nodes: Array<{ id: string }>; edges: unknown[] }): GraphJson =>
   ({ nodes: jsonBytes(g.nodes), edges: jsonBytes(g.edges), nodeIds: g.nodes.map((n) => n.id), size: g.nodes.length + g.edges.length });
 
-type DrawInput = { rows: SnapshotRows; view: View; options: GraphOptions; forced?: { collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut } };
-type TimelineInput = { all: SnapshotRows; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number };
+type DrawInput = { rows: SnapshotRows; view: View; options: GraphOptions; forced?: CountedElements };
+/**
+ * `untouched`: the network as of the first tick and the hosts `all` holds (drawn at every tick);
+ * the other hosts are the same at every tick and drawn once from it.
+ */
+type TimelineInput = {
+  all: SnapshotRows; instants: string[]; ticks: string[]; view: View; options: GraphOptions; maxNodes: number; expand?: string[]; maxDrawn: number;
+  untouched?: { rows: SnapshotRows; hostIds: string[] };
+  /**
+   * With `untouched` (l3 over its budget): per tick, what the drawn map at that instant collapses
+   * and filters out (service.ts timelineBudget); `untouched.rows` then hold only the hosts drawn
+   * once that some tick leaves open.
+   */
+  frames?: Array<{ collapsed: Map<string, Record<string, number>>; filteredOut: FilteredOut }>;
+};
 
 /** The rows that become element nodes (what a drawing's work grows with). */
-export const elementRows = (s: Snapshot) => s.hosts.length + s.ipAddresses.length + s.services.length + s.interfaces.length;
+export const elementRows = (s: Snapshot) => elementRowsOf(s);
 
 /** One instant of a read of two (service.ts sourceOf): the rows flagged valid at it. */
 export const sideOf = (both: Snapshot, flag: 'at_first' | 'at_second') =>
@@ -73,23 +88,76 @@ async function draw(i: DrawInput) {
   return { graph, digest: graphDigest(graph) };
 }
 
+/** A snapshot without `hostIds` and their children (declaration.ts hostLink; subnets, dependencies and tags kept whole). */
+export function withoutHosts(s: Snapshot, hostIds: Set<string>): Snapshot {
+  const kept = new Set(s.services.filter((r) => !hostIds.has(r.host_id)).map((r) => r.id as string));
+  const keeps: Record<NonNullable<HostLink>, (r: Rows[number]) => boolean> = {
+    self: (r) => !hostIds.has(r.id as string), host_id: (r) => !hostIds.has(r.host_id as string), service: (r) => kept.has(r.service_id as string),
+  };
+  return Object.fromEntries(SNAPSHOT_TABLES.map((t) => {
+    const link = TABLES[t].hostLink;
+    return [t, link ? s[t].filter(keeps[link]) : s[t]];
+  })) as Snapshot;
+}
+
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /**
  * The union of a view over its ticks, shaped as the view is. `instants`: the ticks in the rows'
  * format (`ticks` are the answer's). Refused (the number of element rows it would draw) when
- * the drawings would hold more than `maxDrawn` element rows in all.
+ * the drawings would hold more than `maxDrawn` element rows in all. With `untouched`, the hosts
+ * `all` leaves out are drawn once and their items exist over the whole timeline: every subnet is
+ * drawn at every tick from `all`, and every other item lies wholly on one side (service.ts
+ * closeOverSpan), except an application tag, which exists throughout when an untouched service
+ * carries it. Nodes and edges are in id order, whichever way they were drawn.
  */
 async function timeline(i: TimelineInput) {
   const snapshots = splitByTick(await snapshotOf(i.all), i.instants);
-  const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), 0);
+  const rest = i.untouched && withoutHosts(await snapshotOf(i.untouched.rows), new Set(i.untouched.hostIds));
+  const drawn = snapshots.reduce((sum, s) => sum + elementRows(s), rest ? elementRows(rest) : 0);
   if (drawn > i.maxDrawn) return { refused: drawn } as const;
+  if (rest && i.frames) return budgetedUnion(i, snapshots, rest, i.frames);
   const drawings = i.ticks.map((at, k) => ({ at, graph: buildGraph(snapshots[k]!, i.view, i.options) }));
   const union = unionOverTime(drawings, null);
+  const last = { ...drawings.at(-1)!.graph.filtered_out };
+  if (rest) {
+    const once = buildGraph(rest, i.view, i.options);
+    const throughout = () => [{ from: i.ticks[0]!, to: null }];
+    const nodes = new Map(union.nodes.map((n) => [n.id, n]));
+    for (const n of once.nodes) if (n.kind !== 'subnet') nodes.set(n.id, { ...n, intervals: throughout() });
+    const edges = new Map(union.edges.map((e) => [e.id, e]));
+    for (const e of once.edges) edges.set(e.id, { ...e, intervals: throughout() });
+    union.nodes = [...nodes.values()];
+    union.edges = [...edges.values()];
+    last.hidden_hosts += once.filtered_out.hidden_hosts;
+    last.hosts_without_tag += once.filtered_out.hosts_without_tag;
+  }
+  union.nodes.sort(byId);
+  union.edges.sort(byId);
   // Shaped as the view is: the union's biggest containers collapsed until it fits max_nodes.
-  const last = drawings.at(-1)!.graph.filtered_out;
   const filtered_out = { ...emptyFilteredOut(), hidden_hosts: last.hidden_hosts, hosts_without_tag: last.hosts_without_tag };
   const shaped = collapse(union.nodes, union.edges, { maxNodes: i.maxNodes, expand: i.expand }, filtered_out);
   const digest = graphDigest({ nodes: shaped.nodes.map(({ intervals: _i, ...n }) => n), edges: shaped.edges.map(({ intervals: _i, ...e }) => e) });
   return { ...shaped, filtered_out, digest };
+}
+
+/**
+ * A budgeted timeline's union: each tick's frame is the drawn map at that instant (service.ts
+ * budgetedL3): the touched hosts drawn at the tick and the hosts drawn once, the tick's subnets
+ * collapsed into cards with the tick's counts; the union of those frames is not shaped again.
+ */
+function budgetedUnion(i: TimelineInput, snapshots: Snapshot[], rest: Snapshot, frames: NonNullable<TimelineInput['frames']>) {
+  const once = buildGraph(rest, i.view, i.options);
+  const onceNodes = once.nodes.filter((n) => n.kind !== 'subnet'); // subnets: from each tick's rows
+  const drawings = i.ticks.map((at, k) => {
+    const tick = buildGraph(snapshots[k]!, i.view, i.options);
+    return { at, graph: applyCollapse([...tick.nodes, ...onceNodes], [...tick.edges, ...once.edges], frames[k]!.collapsed) };
+  });
+  const union = unionOverTime(drawings, null);
+  union.nodes.sort(byId);
+  union.edges.sort(byId);
+  const digest = graphDigest({ nodes: union.nodes.map(({ intervals: _i, ...n }) => n), edges: union.edges.map(({ intervals: _i, ...e }) => e) });
+  return { ...union, filtered_out: { ...frames.at(-1)!.filteredOut }, digest };
 }
 
 /** A diff part's first `max` changes, added then removed then changed, and how many are left out. */
@@ -127,26 +195,30 @@ export const TASKS = {
     return { ...graphJson(union), filtered_out: union.filtered_out, digest: union.digest };
   },
 
-  /** Around the view's previous positions when most nodes keep theirs, else afresh with elk. */
+  /** Around the view's previous positions when most nodes keep theirs, else afresh with elk; then the edges routed around the boxes. */
   async layout(i: { nodes: GraphNode[]; edges: GraphEdge[]; previous: Record<string, Box> }) {
     const started = performance.now();
     const positions = placeIncrementally(i.nodes, i.edges, i.previous) ?? await layoutGraph(i.nodes, i.edges);
-    return { positions, durationMs: performance.now() - started };
+    const placed = performance.now();
+    const routes = routeEdges(i.nodes, i.edges, positions);
+    const done = performance.now();
+    return { positions, routes, durationMs: done - started, routeMs: done - placed };
   },
 
   /**
    * The file; laid out first when no layout is stored (`made`: the new layout, to store). `stored`:
    * the stored layout's positions as PostgreSQL's JSON text (parsed here, not on the event loop).
    */
-  async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: string; pins: Pin[]; title: string }) {
+  async export(i: { format: ExportFormat; graph: Pick<GraphJson, 'nodes' | 'edges'>; stored?: string; storedRoutes?: string; pins: Pin[]; title: string }) {
     const started = performance.now();
     const nodes = fromJsonBytes(i.graph.nodes) as GraphNode[];
     const edges = fromJsonBytes(i.graph.edges) as GraphEdge[];
     const stored = i.stored === undefined ? undefined : JSON.parse(i.stored) as Record<string, Box>;
     const made = !stored && POSITIONED[i.format] ? await layoutGraph(nodes, edges) : undefined;
+    const routes = made ? routeEdges(nodes, edges, made) : JSON.parse(i.storedRoutes ?? '{}') as Record<string, Array<{ x: number; y: number }>>;
     const { positions } = overlayPins(stored ?? made ?? {}, i.pins, new Set(nodes.map((n) => n.id)));
-    const text: Uint8Array = Buffer.from(EXPORTERS[i.format]({ nodes, edges, positions, title: i.title }));
-    return { text, made: made && { positions: made, durationMs: performance.now() - started } };
+    const text: Uint8Array = Buffer.from(EXPORTERS[i.format]({ nodes, edges, positions, routes, title: i.title }));
+    return { text, made: made && { positions: made, routes, durationMs: performance.now() - started } };
   },
 };
 
