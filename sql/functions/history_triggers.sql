@@ -7,7 +7,6 @@ declare
   hist text := format('%I', tbl || '_history');
   cols text;
   changed text;
-  volatile_changed text;
   per_row boolean;
 begin
   per_row := coalesce(mode = 'row', (select relkind = 'p' from pg_class where oid = tbl::regclass));
@@ -19,9 +18,6 @@ begin
     into changed
     from pg_attribute
    where attrelid = tbl::regclass and attnum > 0 and not attisdropped and attname <> all (volatile_cols);
-  select format('row(%s) is distinct from row(%s)',
-                string_agg('old.' || quote_ident(c), ', '), string_agg('new.' || quote_ident(c), ', '))
-    into volatile_changed from unnest(volatile_cols) c;
   execute format('drop trigger if exists history_stamp on %I', tbl);
   execute format('drop trigger if exists history_record on %I', tbl);
   execute format('drop trigger if exists history_stamp_update on %I', tbl);
@@ -36,11 +32,6 @@ begin
   else
     execute format('create trigger history_record_insert after insert on %I referencing new table as history_new_rows for each statement execute function history_record_inserts(%L, %L)', tbl, hist, cols);
   end if;
-  execute format('create trigger history_record_update after update on %I for each row when (%s) execute function history_record(%L, %L)', tbl, changed, hist, cols);
-  execute format('create trigger history_record_delete after delete on %I for each row execute function history_record(%L, %L)', tbl, hist, cols);
-  if cardinality(volatile_cols) > 0 and per_row then
-    execute format('create trigger history_record_volatile after update on %I for each row when (%s) execute function history_record_volatile_row(%L, %s)', tbl, volatile_changed, hist, vol_args);
-  elsif cardinality(volatile_cols) > 0 then
-    execute format('create trigger history_record_volatile after update on %I referencing new table as history_new_rows for each statement execute function history_record_volatile(%L, %s)', tbl, hist, vol_args);
-  end if;
+  execute format('create trigger history_record_update after update on %I for each row when (%s) execute function history_record(%L, %L%s)', tbl, changed, hist, cols, case when vol_args = '' then '' else ', ' || vol_args end);
+  execute format('create trigger history_record_delete after delete on %I for each row execute function history_record(%L, %L%s)', tbl, hist, cols, case when vol_args = '' then '' else ', ' || vol_args end);
 end $function$;

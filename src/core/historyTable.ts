@@ -19,6 +19,12 @@ export interface TableSpec {
   jsonColumns?: string[];
   /** bigint columns, answered as JSON numbers (the driver reads int8 as text). */
   bigintColumns?: string[];
+  /**
+   * Columns whose change is no new state (when discovery last saw it, a daemon's heartbeat): written
+   * to the live row only; a state takes them when it closes. The history triggers are made with the
+   * same list (history_triggers' `volatile_cols`; test/core/volatileColumns.spec.ts compares them).
+   */
+  volatileColumns?: readonly string[];
 }
 
 export interface OrderTerm {
@@ -54,17 +60,41 @@ export const isTimestampColumn = (c: string) => c.endsWith('_at') || c === 'vali
 export class HistoryTable {
   private readonly selectList: string;
   private readonly timestampColumns: string[];
+  /**
+   * Every state of the table's rows, with its columns and valid_to, to read as a table. With
+   * volatile columns: the closed states from the history and the open one from the live row (the
+   * history's open state does not follow the volatile columns); the planner pushes a read's
+   * conditions into both.
+   */
+  readonly states: string;
 
   constructor(readonly spec: TableSpec) {
     this.selectList = spec.columns.map((c) => `t.${c}`).join(', ');
     this.timestampColumns = [...spec.columns, 'valid_to'].filter(isTimestampColumn);
+    const columns = spec.columns.join(', ');
+    this.states = spec.volatileColumns?.length
+      ? `(select ${columns}, valid_to from ${spec.table}_history where valid_to is not null
+          union all select ${columns}, null::timestamptz as valid_to from ${spec.table})`
+      : `${spec.table}_history`;
   }
 
   /** Live rows, or the states valid at `at`: both expose the same columns plus valid_to. */
   private source(at: string | undefined): { from: string; where: string[]; params: unknown[] } {
     if (!at) return { from: `${this.spec.table} t`, where: [], params: [] };
+    if (this.spec.volatileColumns?.length) {
+      // The instant inside each branch: the history's period index for the closed states, the live
+      // table's (network, valid_from) index for the open ones (a range built on every live row of a
+      // network cost as much as the whole read).
+      const columns = this.spec.columns.join(', ');
+      return {
+        from: `(select ${columns}, valid_to from ${this.spec.table}_history where valid_to is not null and tstzrange(valid_from, valid_to) @> ?::timestamptz
+                union all select ${columns}, null::timestamptz as valid_to from ${this.spec.table} where valid_from <= ?::timestamptz) t`,
+        where: [],
+        params: [at, at],
+      };
+    }
     return {
-      from: `${this.spec.table}_history t`,
+      from: `${this.states} t`,
       where: ['tstzrange(t.valid_from, t.valid_to) @> ?::timestamptz'],
       params: [at],
     };
@@ -123,10 +153,31 @@ export class HistoryTable {
     // The page and the count are two statements: a `count(*) over ()` window would make PostgreSQL
     // read every matching row before the LIMIT (measured: 7 ms instead of 0.05 ms + 1.3 ms on 10,000 hosts).
     const [rows, count] = await Promise.all([
-      db.query(`select ${this.selectList}, ${this.validTo(q.at)} ${body} order by ${order}${page}`, params),
+      q.at && q.limit > 0 && this.spec.volatileColumns?.length
+        ? db.query(this.pageAt(where, order, q.limit, q.offset), [q.at, ...params.slice(src.params.length), q.at, ...params.slice(src.params.length)])
+        : db.query(`select ${this.selectList}, ${this.validTo(q.at)} ${body} order by ${order}${page}`, params),
       db.one<{ n: string }>(`select count(*) as n ${body}`, params),
     ]);
     return { rows: rows.map((r) => this.toResponse(r)), total: Number(count!.n) };
+  }
+
+  /**
+   * A page of the states valid at an instant (parameters: the instant, the conditions', the instant,
+   * the conditions' again), each branch ordered and cut on its own before the two are: the closed
+   * states walk the history's index in the page's order and stop at the page, the live rows begun by
+   * then (few, in the past) are sorted. Over the union as one, the planner sorted every state valid
+   * at the instant (10,000 hosts: 42.7 ms against 0.11 ms for the history's ordered walk).
+   */
+  private pageAt(where: string[], order: string, limit: number, offset: number): string {
+    const columns = this.spec.columns.map((c) => `t.${c}`).join(', ');
+    const conditions = where.map((w) => ` and ${w}`).join(''); // the instant is each branch's own (source() adds no condition here)
+    const cut = ` order by ${order} limit ${limit + offset}`;
+    return `select ${this.selectList}, t.valid_to from (
+        (select ${columns}, t.valid_to from ${this.spec.table}_history t
+          where t.valid_to is not null and tstzrange(t.valid_from, t.valid_to) @> ?::timestamptz${conditions}${cut})
+        union all
+        (select ${columns}, null::timestamptz as valid_to from ${this.spec.table} t where t.valid_from <= ?::timestamptz${conditions}${cut})) t
+      order by ${order} limit ${limit} offset ${offset}`;
   }
 
   /**
@@ -239,7 +290,7 @@ export class HistoryTable {
   /** Every state of one entity, newest first; a deleted entity keeps its history. */
   async history(db: Db, scope: Scope, id: string): Promise<Row[]> {
     const rows = await db.query(
-      `select ${this.selectList}, t.valid_to from ${this.spec.table}_history t where t.organization_id = ? and t.id = ? order by t.valid_from desc`,
+      `select ${this.selectList}, t.valid_to from ${this.states} t where t.organization_id = ? and t.id = ? order by t.valid_from desc`,
       [scope.organizationId, id],
     );
     this.assertVisible(scope, rows[0], id);

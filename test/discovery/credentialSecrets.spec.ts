@@ -90,6 +90,7 @@ describe('discovery: SNMP secrets are shown masked', () => {
       expect(shown.ip_overrides[0].credential).to.deep.equal({ version: 'V2c', community: SECRET_MASK });
     }
     // Nor stored anywhere a daemon's report put them (hosts, subnets, their history, the feed): only the queued work keeps its own.
+    await sql(app, 'select events_sequence(1000000)'); // the feed is sequenced after the commit: all of it, before it is read
     const stored = await sql(app, `select (select json_agg(h)::text from hosts h) || (select json_agg(s)::text from subnets s) || (select json_agg(e)::text from events e)
       || (select json_agg(x)::text from hosts_history x) || (select json_agg(x)::text from discovery_sessions x where x.id <> ?) as text`, [work.session_id]);
     for (const m of markers) expect(stored[0]!.text, m).to.not.include(m);

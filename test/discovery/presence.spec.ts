@@ -39,7 +39,8 @@ describe('discovery: online, offline, stale and ignored hosts', () => {
   };
   const host = async (id: string) => expectOk(await call(app.url, 'GET', `/api/v1/hosts/${id}`, { auth: t.owner }));
   const listed = async (status: string) => (expectOk(await call(app.url, 'GET', `/api/v1/hosts?network_id=${net}&status=${status}`, { auth: t.owner })) as any[]).map((h) => h.id).sort();
-  const offlineEvents = async (id: string) => (await sql(app, `select changes from events where organization_id = ? and type = 'host.updated' and entity_id = ? order by id`, [t.orgId, id]))
+  // The feed is sequenced after the write's commit, by the writer's process: sequence it here so the count does not race it.
+  const offlineEvents = async (id: string) => (await sql(app, 'select events_sequence(1000000)'), await sql(app, `select changes from events where organization_id = ? and type = 'host.updated' and entity_id = ? order by id`, [t.orgId, id]))
     .filter((e) => 'offline_at' in e.changes).length;
 
   beforeEach(async () => {

@@ -227,6 +227,19 @@ describe('hosts', () => {
       expect(listed[0].ports.map((p: any) => p.number)).to.deep.equal([22, 80, 161]);
     });
 
+    it('a list as of an instant pages through closed and still-open states in one order, each page a slice of the whole', async () => {
+      const made = [host];
+      for (const name of ['c', 'd', 'e', 'f', 'g']) made.push(await createHostWithChildren(app.url, t.owner, t.defaultNetworkId, subnet.id, name));
+      const at = made.at(-1)!.updated_at;
+      // Three of the six change after the instant: as of it, their states are closed ones, the others' still open.
+      for (const h of [made[0], made[2], made[4]]) expectOk(await put(h.id, { ...base(h), name: `${h.name}-renamed` }));
+      const page = async (limit: number, offset: number) =>
+        expectOk(await call(app.url, 'GET', `/api/v1/hosts?at=${encodeURIComponent(at)}&limit=${limit}&offset=${offset}`, { auth: t.owner })).map((h: any) => h.name);
+      const whole = await page(100, 0);
+      expect(whole).to.deep.equal(made.map((h) => h.name));
+      for (const offset of [0, 1, 2, 3, 4, 5]) expect(await page(2, offset), `offset ${offset}`).to.deep.equal(whole.slice(offset, offset + 2));
+    });
+
     it('a deleted host is visible at an earlier instant and absent now', async () => {
       const earlier = host.updated_at;
       expectOk(await call(app.url, 'DELETE', `/api/v1/hosts/${host.id}`, { auth: t.owner }));

@@ -5,6 +5,7 @@ import { groupBy, HistoryTable, type Row } from '../../core/historyTable.js';
 export const bindingTable = new HistoryTable({
   table: 'bindings',
   entity: 'Binding',
+  volatileColumns: ['last_seen_at', 'last_discovery_id'],
   columns: ['id', 'organization_id', 'network_id', 'service_id', 'type', 'port_id', 'ip_address_id', 'first_discovery_id', 'last_discovery_id', 'last_seen_at', 'lineage_id', 'created_at', 'updated_at', 'valid_from'],
   networkColumn: 'network_id',
 });

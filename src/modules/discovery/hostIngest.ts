@@ -749,9 +749,8 @@ async function touchUnchanged(db: Db, ctx: IngestContext, digests: string[]): Pr
        from hit where h.organization_id = {org} and h.id = hit.id
        returning h.id, hit.digest, hit.response),
      answer as materialized (select t.response::jsonb as r from touched t),
-     ${TOUCHED_IN_ANSWER.map(([table, key]) => `${table}_seen as (
-       update ${table} set last_seen_at = now() where organization_id = {org}
-         and id in (select (e->>'id')::uuid from answer a, jsonb_array_elements(a.r->'${key}') e))`).join(',\n     ')}
+     ${TOUCHED_IN_ANSWER.map(([table, key]) => `${table}_ids as materialized (select (e->>'id')::uuid as id from answer a, jsonb_array_elements(a.r->'${key}') e),
+     ${table}_seen as (update ${table} set last_seen_at = now() where organization_id = {org} and id in (select id from ${table}_ids))`).join(',\n     ')}
      select id, digest, response from touched`,
     { network: ctx.networkId, digests, discovery: ctx.discoveryId ?? null, org: ctx.organizationId },
   );

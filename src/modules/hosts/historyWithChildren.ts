@@ -160,7 +160,7 @@ async function childStates(db: Db, organizationId: string, kind: Kind, hostId: s
     ? `t.id in (select o.id from ${kind.table.spec.table}_history o where o.organization_id = ? and o.host_id = ? and ${overlaps('o')})`
     : `t.service_id in (select o.id from services_history o where o.organization_id = ? and o.host_id = ? and ${overlaps('o')})`;
   const rows = await db.query(
-    `select ${kind.table.spec.columns.map((c) => `t.${c}`).join(', ')}, t.valid_to from ${kind.table.spec.table}_history t
+    `select ${kind.table.spec.columns.map((c) => `t.${c}`).join(', ')}, t.valid_to from ${kind.table.states} t
       where t.organization_id = ? and ${owned} and ${overlaps('t')}
       order by ${kind.order}, t.valid_from`,
     [organizationId, organizationId, hostId, to, from, to, from],
