@@ -32,6 +32,11 @@ export interface AppConfig {
   replicaWaitMs: number;
   /** DATABASE_REPLICA_PROBE_MS: how often each API process measures the standby's lag (1000). */
   replicaProbeIntervalMs: number;
+  /**
+   * DATABASE_ROW_SECURITY: an API request's Db carries its scope's organization, so its statements
+   * run under the tenant role and the row policies (src/core/db.ts, migration RowSecurity); off by default.
+   */
+  databaseRowSecurity: boolean;
   redisUrl: string;
   /**
    * REDIS_CLUSTER_NODES: comma-separated `host:port` seeds of a Redis Cluster; when set, REDIS_URL is
@@ -166,6 +171,7 @@ export function loadConfig(overrides: Partial<AppConfig> = {}, env: Env = enviro
     replicaMaxLagSeconds: get('DATABASE_REPLICA_MAX_LAG_SECONDS'),
     replicaWaitMs: get('DATABASE_REPLICA_WAIT_MS'),
     replicaProbeIntervalMs: get('DATABASE_REPLICA_PROBE_MS'),
+    databaseRowSecurity: get('DATABASE_ROW_SECURITY'),
     redisUrl: get('REDIS_URL'),
     redisClusterNodes: get('REDIS_CLUSTER_NODES'),
     redisPrefix: get('REDIS_PREFIX'),

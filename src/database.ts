@@ -42,6 +42,11 @@ import { Migration20261202000010DiscoverySchedules } from '../migrations/Migrati
 import { Migration20261202000020Alerts } from '../migrations/Migration20261202000020Alerts.js';
 import { Migration20261202103001ShareLinks } from '../migrations/Migration20261202103001ShareLinks.js';
 import { Migration20261202110000HistoryChangeIndexes } from '../migrations/Migration20261202110000HistoryChangeIndexes.js';
+import { Migration20261202110700SubnetCounts } from '../migrations/Migration20261202110700SubnetCounts.js';
+import { Migration20261202115300EdgeRoutes } from '../migrations/Migration20261202115300EdgeRoutes.js';
+import { Migration20261202135900VolatileOnLiveRow } from '../migrations/Migration20261202135900VolatileOnLiveRow.js';
+import { Migration20261202135901OpenStatesByInstant } from '../migrations/Migration20261202135901OpenStatesByInstant.js';
+import { Migration20261202140000RowSecurity } from '../migrations/Migration20261202140000RowSecurity.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -88,6 +93,11 @@ export const MIGRATIONS = [
   { name: 'Migration20261202000020Alerts', class: Migration20261202000020Alerts },
   { name: 'Migration20261202103001ShareLinks', class: Migration20261202103001ShareLinks },
   { name: 'Migration20261202110000HistoryChangeIndexes', class: Migration20261202110000HistoryChangeIndexes },
+  { name: 'Migration20261202110700SubnetCounts', class: Migration20261202110700SubnetCounts },
+  { name: 'Migration20261202115300EdgeRoutes', class: Migration20261202115300EdgeRoutes },
+  { name: 'Migration20261202135900VolatileOnLiveRow', class: Migration20261202135900VolatileOnLiveRow },
+  { name: 'Migration20261202135901OpenStatesByInstant', class: Migration20261202135901OpenStatesByInstant },
+  { name: 'Migration20261202140000RowSecurity', class: Migration20261202140000RowSecurity },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

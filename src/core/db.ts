@@ -64,7 +64,17 @@ export interface Actor {
 export interface WriteContext {
   actor?: Actor;
   batchId?: string;
+  /**
+   * The organization the caller speaks for, given when row security is on (DATABASE_ROW_SECURITY):
+   * then every statement runs in a transaction that takes the role TENANT_ROLE with this
+   * organization, and the policy on every tenant table (migration RowSecurity) shows and accepts
+   * only its rows. Unset, statements run as the login role, the tables' owner, which no policy holds.
+   */
+  organizationId?: string;
 }
+
+/** The role a transaction with an organization takes (no BYPASSRLS; migration RowSecurity). */
+export const TENANT_ROLE = 'netinv_tenant';
 
 /** Statements that write (one outside a transaction gets one, to carry the actor); a CTE only if it holds a write. */
 // A leading comment (ACROSS_ORGANIZATIONS) does not hide what the statement is.
@@ -83,6 +93,8 @@ export const isWrite = (sql: string) => {
 const writeListeners = new WeakMap<object, Set<() => void>>();
 /** Transactions (their EntityManager) that ran a write through a Db. */
 const wroteIn = new WeakSet<EntityManager>();
+/** Transactions (their EntityManager) that took the tenant role, with their organization. */
+const tenantOf = new WeakMap<EntityManager, string>();
 
 /** Calls `listener` after each committed write on this ORM's database, in this process; answers how to stop. */
 export function onWriteCommitted(em: EntityManager, listener: () => void): () => void {
@@ -114,9 +126,26 @@ export class Db {
    * `em.execute` does. `getKysely()` runs on the EntityManager's transaction, if any.
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    if ((this.context.actor || this.context.batchId) && !this.em.isInTransaction() && isWrite(sql)) {
-      return this.transaction((tx) => tx.query<T>(sql, params));
+    const owner = runsAsOwner(sql);
+    if (!this.em.isInTransaction()) {
+      // Outside a transaction: one is opened to carry the organization (every statement) or the actor (writes).
+      if (owner && this.context.organizationId !== undefined) return this.withContext({ organizationId: undefined }).query<T>(sql, params);
+      if (this.context.organizationId !== undefined || ((this.context.actor || this.context.batchId) && isWrite(sql))) {
+        return this.transaction((tx) => tx.query<T>(sql, params));
+      }
+    } else {
+      const set = tenantOf.get(this.em);
+      if (owner && set !== undefined) return this.asOwnerInside<T>(sql, params);
+      if (!owner && this.context.organizationId !== undefined && set !== this.context.organizationId) {
+        // A transaction opened without this organization (or with another): its statements would not
+        // be held to it. A bug of the caller, said rather than run.
+        throw new Error(`a Db for organization ${this.context.organizationId} joined a transaction set for ${set ?? 'no organization'}`);
+      }
     }
+    return this.run<T>(sql, params);
+  }
+
+  private async run<T>(sql: string, params: unknown[]): Promise<T[]> {
     const { text, values } = boundStatement(sql, params);
     const writes = isWrite(sql);
     const inTransaction = writes && this.em.isInTransaction();
@@ -124,6 +153,16 @@ export class Db {
     if (inTransaction) wroteIn.add(this.em);
     else if (writes) writeCommitted(this.em);
     return result.rows as T[];
+  }
+
+  /** A statement that runs as the owner inside a transaction that took the tenant role: the role dropped around it. */
+  private async asOwnerInside<T>(sql: string, params: unknown[]): Promise<T[]> {
+    await this.run(`select set_config('role', 'none', true)`, []);
+    try {
+      return await this.run<T>(sql, params);
+    } finally {
+      await this.run(`select set_config('role', ?, true)`, [TENANT_ROLE]);
+    }
   }
 
   async one<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | undefined> {
@@ -140,13 +179,20 @@ export class Db {
     const done = this.em.transactional(async (em) => {
       inner = em as EntityManager;
       const tx = new Db(em as EntityManager, this.context);
-      const { actor, batchId } = this.context;
-      if (actor || batchId) {
-        await tx.query(
-          `select set_config('netinv.actor_type', ?, true), set_config('netinv.actor_id', ?, true), set_config('netinv.batch_id', ?, true)`,
-          [actor?.type ?? 'system', actor?.id ?? '', batchId ?? ''],
-        );
+      const { actor, batchId, organizationId } = this.context;
+      // One statement sets all: the role and organization first, so nothing runs before them.
+      const settings: string[] = [];
+      const values: unknown[] = [];
+      if (organizationId !== undefined) {
+        settings.push(`set_config('role', ?, true)`, `set_config('netinv.organization_id', ?, true)`);
+        values.push(TENANT_ROLE, organizationId);
       }
+      if (actor || batchId) {
+        settings.push(`set_config('netinv.actor_type', ?, true)`, `set_config('netinv.actor_id', ?, true)`, `set_config('netinv.batch_id', ?, true)`);
+        values.push(actor?.type ?? 'system', actor?.id ?? '', batchId ?? '');
+      }
+      if (settings.length) await tx.run(`select ${settings.join(', ')}`, values);
+      if (organizationId !== undefined) tenantOf.set(em as EntityManager, organizationId);
       return fn(tx);
     }, opts.snapshot ? { isolationLevel: 'repeatable read', readOnly: true } : undefined);
     return done.then((value) => {
@@ -163,3 +209,12 @@ export class Db {
  * exactly these statements; every other one names its organization.
  */
 export const ACROSS_ORGANIZATIONS = '/* across organizations */';
+
+/**
+ * The statements that run as the tables' owner even through a Db with an organization (row security
+ * on): the one place that says which. Those marked ACROSS_ORGANIZATIONS read or write every
+ * organization on purpose (a policy would hide exactly what they look for), and ANALYZE, which only
+ * the owner may run. Work that is cross-organization as a whole (the event sequencer, the webhook
+ * dispatcher, sweeps, retention, the workers) uses a Db without an organization and never takes the role.
+ */
+export const runsAsOwner = (sql: string): boolean => sql.startsWith(ACROSS_ORGANIZATIONS) || /^\s*analyze\b/i.test(sql);

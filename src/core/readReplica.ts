@@ -83,7 +83,7 @@ export class ReplicaDb extends Db {
   override async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     if (!readsOnly(sql)) return this.primary.query<T>(sql, params);
     try {
-      return await new Db(this.em).query<T>(sql, params);
+      return await new Db(this.em, { organizationId: this.context.organizationId }).query<T>(sql, params);
     } catch (err) {
       throw asReplicaFailure(err);
     }
@@ -92,7 +92,7 @@ export class ReplicaDb extends Db {
   override async transaction<T>(fn: (db: Db) => Promise<T>, opts: { snapshot?: boolean } = {}): Promise<T> {
     if (!opts.snapshot) return this.primary.transaction(fn, opts);
     try {
-      return await new Db(this.em).transaction(fn, opts);
+      return await new Db(this.em, { organizationId: this.context.organizationId }).transaction(fn, opts);
     } catch (err) {
       throw asReplicaFailure(err);
     }

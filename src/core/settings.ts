@@ -169,6 +169,7 @@ export const SETTINGS = {
   DATABASE_REPLICA_MAX_LAG_SECONDS: amount('Database', 10, 'A standby lagging more than this many seconds gets no reads.'),
   DATABASE_REPLICA_WAIT_MS: amount('Database', 2000, 'How long a read waits for the standby to replay its caller\'s last write, then reads from the primary.'),
   DATABASE_REPLICA_PROBE_MS: amount('Database', 1000, 'How often each API process measures the standby\'s lag.'),
+  DATABASE_ROW_SECURITY: flag('Database', false, 'Each API request\'s statements run as the role netinv_tenant with its organization, so that the policy on every tenant table shows and accepts only that organization\'s rows (row-level security, a second guard behind the statements\' own organization predicate). Off, they run as the login role, the tables\' owner, which no policy holds. Workers, the event hub and cross-organization statements run as the owner either way.'),
   WORKER_DB_POOL: integer('Database', 20, 'Connections of each worker process\'s pool.', { min: 1 }),
   // Redis
   REDIS_URL: text('Redis', 'redis://127.0.0.1:6379', 'The Redis server (queues, rate limits, change announcements).'),

@@ -199,7 +199,9 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const rawBody = inward((ctx.request as { body?: unknown }).body);
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
       const afterCommit: Array<[string, () => Promise<unknown>, number | undefined]> = [];
-      const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope) });
+      // With row security on, the request's statements are held to its organization by the database too.
+      const organizationId = services.config.databaseRowSecurity ? scope?.organizationId : undefined;
+      const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope), organizationId });
       const input = {
         afterCommit: (what: string, fn: () => Promise<unknown>, timeoutMs?: number) => { afterCommit.push([what, fn, timeoutMs]); },
         params: validate(route.params, inward({ ...ctx.params }), 'params') as Record<string, any>,

@@ -5,6 +5,7 @@
 //   organization_id; a foreign key to a tenant table pairs organization_id with organization_id;
 //   a reference table points at no tenant table (two known ones, listed with the reason);
 // - no trigger function reads TG_TABLE_NAME (its table is told by its arguments);
+// - every tenant table (and each partition) has row security with the policy tenant_rows;
 // - no statement-level trigger on a tenant table of the partitioned schema; on the plain schema only
 //   the capture triggers that their installers make row-level on a partitioned table.
 import { expect } from 'chai';
@@ -47,6 +48,7 @@ describe('core/tenant schema lint', () => {
       'lint_bad.lint_bad_host_only_fkey: foreign key to tenant table hosts without organization_id on both sides',
       'function lint_derives: reads TG_TABLE_NAME',
       'lint_bad.lint_statement: statement-level trigger on a tenant table',
+      'lint_bad: tenant table without row security (row_security_enable)',
     ]);
     // host_id paired with hosts.id and organization_id with organization_id: well formed.
     expect(found.join('\n')).not.to.include('lint_bad_host_fkey');

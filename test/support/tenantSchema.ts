@@ -18,12 +18,13 @@ export const KNOWN_REFERENCE_TO_TENANT = new Set([
 /**
  * Statement-level triggers the plain schema keeps on tenant tables (bench/README.md, "Capture": one
  * INSERT … SELECT per statement is 2–4× cheaper than a row trigger on a 5,000-row batch). Each is made
- * by an installer (history_triggers, events_triggers, digest_triggers) that makes a row-level one on
+ * by an installer (history_triggers, events_triggers, digest_triggers, subnet_counts_triggers) that makes a row-level one on
  * a partitioned table, so the partitioned schema has none.
  */
 export const STATEMENT_CAPTURE_TRIGGERS = new Set([
   'history_record_insert', 'history_record_volatile', 'events_insert', 'events_update', 'events_delete',
   'discovery_digests_forget_insert', 'discovery_digests_forget_update', 'discovery_digests_forget_delete',
+  'subnet_counts_insert', 'subnet_counts_delete',
 ]);
 
 export async function tableClasses(db: Db): Promise<Map<string, TableClass>> {
@@ -101,5 +102,14 @@ export async function tenantSchemaViolations(db: Db): Promise<string[]> {
   for (const s of statement) {
     if (partitioned || !STATEMENT_CAPTURE_TRIGGERS.has(s.name)) out.push(`${s.rel}.${s.name}: statement-level trigger on a tenant table`);
   }
+
+  // Row security (migration RowSecurity): every tenant table and each of its partitions has it on,
+  // with the policy tenant_rows (a new tenant table calls row_security_enable in its migration).
+  const unguarded = await db.query<{ rel: string }>(`
+    select c.oid::regclass::text as rel from pg_class c
+     where (c.oid::regclass::text = any(?::text[]) or exists (select 1 from pg_inherits i where i.inhrelid = c.oid and i.inhparent::regclass::text = any(?::text[])))
+       and not (c.relrowsecurity and exists (select 1 from pg_policy p where p.polrelid = c.oid and p.polname = 'tenant_rows'))`,
+    [tenant, tenant]);
+  for (const u of unguarded) out.push(`${u.rel}: tenant table without row security (row_security_enable)`);
   return out.sort();
 }
