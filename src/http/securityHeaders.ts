@@ -15,7 +15,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The policy of an HTML page, framed by `frameAncestors` (only a share link's page names others than 'none'). */
 export const contentSecurityPolicy = (frameAncestors = "'none'") => [
-  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self'",
+  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "font-src 'self'",
   "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", `frame-ancestors ${frameAncestors}`,
 ].join('; ');
 export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();

@@ -120,6 +120,19 @@ describe('web map draw.io export (pure)', () => {
     expect(byId.get('ip_address:proxy')!.style).to.contain('fillColor=#dcfce7;').and.to.contain('strokeColor=#16a34a;').and.to.contain('strokeWidth=3;');
     expect(byId.get('e:dns')!.style).to.contain('opacity=8;');
   });
+
+  it('an edge drawn with bends (routed around boxes) is a polyline through them as waypoints; one without keeps its own style', () => {
+    const { nodes, edges, positions } = drawing();
+    const bends = { 'e:shop': [{ x: 795, y: 250 }, { x: 100.004, y: 250 }] };
+    const { byId } = parse(toDrawio({ title: 't', nodes, edges, positions, bends }));
+    const shop = byId.get('e:shop')!;
+    expect(shop.style).to.contain('edgeStyle=none;').and.not.contain('curved=1');
+    expect([shop.mxGeometry.Array.mxPoint].flat()).to.deep.equal([{ x: '795', y: '250' }, { x: '100', y: '250' }]);
+    expect(shop.mxGeometry.Array.as).to.equal('points');
+    // Without bends: draw.io's own path, as before (a dependency at right angles).
+    expect(byId.get('e:shop2')!.style).to.contain('edgeStyle=orthogonalEdgeStyle;');
+    expect(byId.get('e:shop2')!.mxGeometry).to.not.have.property('Array');
+  });
 });
 
 const file = (text: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(text).mxfile as Record<string, string>;

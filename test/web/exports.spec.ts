@@ -136,6 +136,19 @@ describe('web map exports (Chromium)', function () {
       expect(v.parent, id).to.equal(parent ?? '1');
       if (parent) expect(vertices.get(parent)!.style, parent).to.contain('container=1;');
     }
+    // Edges routed around boxes on the map carry the same bends: waypoints in draw.io, the path's points in the SVG.
+    const routed = drawnEdges.filter(([, x]) => x.classes.includes('routed'));
+    expect(routed.length, 'edges routed in l3').to.be.greaterThan(0);
+    const layout = graph.layout as { routes: Record<string, Array<{ x: number; y: number }>> };
+    for (const [id] of routed) {
+      const cell = edges.find((c) => c.id === id)!;
+      expect(cell.style, id).to.contain('edgeStyle=none;');
+      const points = [cell.mxGeometry.Array.mxPoint].flat().map((p: any) => ({ x: Number(p.x), y: Number(p.y) }));
+      expect(points.length, id).to.equal(layout.routes[id]!.length);
+      points.forEach((p, k) => expect([p.x, p.y], `${id} bend ${k}`).to.deep.equal([layout.routes[id]![k]!.x, layout.routes[id]![k]!.y].map((v) => Math.round(v * 100) / 100)));
+      const path = svg.match(new RegExp(`data-id="${id}"[^>]*><path d="([^"]+)"`))![1]!;
+      expect(path.split(' L').length, `${id} in the SVG: ${path}`).to.equal(layout.routes[id]!.length + 2);
+    }
     // Geometry from the drawn positions: a child's box relative to its group's.
     const box = (id: string) => vertices.get(id)!.mxGeometry;
     expect(Number(box(web01).x) + Number(box(servers).x)).to.be.closeTo(drawn[web01]!.x - Number(box(web01).width) / 2, 0.01);

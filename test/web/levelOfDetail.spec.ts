@@ -1,6 +1,6 @@
 // The map's level of detail and labels (web/src/mapState.ts), pure: no DOM, no browser.
 import { expect } from 'chai';
-import { cardLines, containerCardLines, containerTitle, exportLabelOf, labelsOf, labelVariants, levelOfDetail, titleThatFits, type GraphNode } from '../../web/src/mapState.js';
+import { cardLines, containerCardLines, containerTitle, exportLabelOf, groupCardLines, hangingHosts, labelsOf, labelVariants, levelOfDetail, titleThatFits, type GraphEdge, type GraphNode } from '../../web/src/mapState.js';
 
 const node = (x: Partial<GraphNode> & { id: string }): GraphNode => ({ kind: 'ip_address', entity_id: null, parent_id: null, label: x.id, ...x });
 
@@ -95,5 +95,31 @@ describe('web map level of detail (pure)', () => {
     expect(containerCardLines(host, services)).to.deep.equal(['4 services', 'docker', 'traefik', '2 more']);
     const ports = Array.from({ length: 36 }, (_, i) => node({ id: `interface:${i}`, kind: 'interface', label: `Gi1/0/${i + 1}`, oper_status: i < 30 ? 'Up' : 'Down' }));
     expect(containerCardLines(node({ id: 'host:sw', kind: 'host', label: 'core-sw-01' }), ports)).to.deep.equal(['36 interfaces', '30 up']);
+  });
+
+  it('l2: the hosts hanging off a switch (linked to it alone) are its group, a card of their count, kinds, offline and new, then its ports', () => {
+    const sw = node({ id: 'host:sw', kind: 'host', entity_id: 'sw', label: 'core-sw-01', host_kind: 'switch' });
+    const sw2 = node({ id: 'host:sw2', kind: 'host', entity_id: 'sw2', label: 'edge-sw', host_kind: 'switch' });
+    const nodes: GraphNode[] = [sw, sw2];
+    const edges: GraphEdge[] = [];
+    for (let i = 1; i <= 8; i++) {
+      nodes.push(node({ id: `interface:sw${i}`, kind: 'interface', label: `Gi1/0/${i}`, parent_id: 'host:sw', oper_status: 'Up' }));
+      nodes.push(node({ id: `host:h${i}`, kind: 'host', entity_id: `h${i}`, label: `ws-${i}`, host_kind: i <= 5 ? 'workstation' : 'camera', offline: i === 1, new: i === 2 }));
+      nodes.push(node({ id: `interface:h${i}`, kind: 'interface', label: 'eth0', parent_id: `host:h${i}` }));
+    }
+    const link = (a: string, b: string) => edges.push({ id: `physical_link:${a}:${b}`, kind: 'physical_link', source: `interface:${a}`, target: `interface:${b}` });
+    for (let i = 1; i <= 6; i++) link(`sw${i}`, `h${i}`);
+    // h7 is linked to both switches: not hanging off either; the uplink to sw2 (which has three hosts: fewer than a group).
+    nodes.push(node({ id: 'interface:sw2a', kind: 'interface', label: 'Gi0/1', parent_id: 'host:sw2' }), node({ id: 'interface:h7b', kind: 'interface', label: 'eth1', parent_id: 'host:h7' }));
+    link('sw7', 'h7');
+    link('sw2a', 'h7b');
+    link('sw8', 'sw2a');
+    const containers = new Set(nodes.filter((n) => n.parent_id).map((n) => n.parent_id!));
+    expect(Object.fromEntries(hangingHosts(nodes, edges, containers))).to.deep.equal({ 'host:sw': ['host:h1', 'host:h2', 'host:h3', 'host:h4', 'host:h5', 'host:h6'] });
+    // Two hosts linked only to each other are no group; nor three off one switch.
+    expect(hangingHosts(nodes, edges.slice(0, 3), containers).size).to.equal(0);
+    const hosts = nodes.filter((n) => /^host:h[1-6]$/.test(n.id));
+    const ports = nodes.filter((n) => n.parent_id === 'host:sw');
+    expect(groupCardLines(sw, hosts, ports)).to.deep.equal(['6 hosts', '5 workstations', '1 camera', '1 offline · 1 new', '8 interfaces', '8 up']);
   });
 });

@@ -15,10 +15,10 @@ const DOCS = 'docs/';
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1440, height: 900 };
 /** Every tool of the map's toolbar. */
-const TOOLS = ['#view', '#tag-filter', '#show-hidden', '#fit', '[aria-label="Zoom in"]', '[aria-label="Zoom out"]', '#history-button', '#compare-button', '#unpin-all', '#add-menu', '#export-menu'];
+const TOOLS = ['#view', '#tag-filter', '#show-hidden', '#fit', '[aria-label="Zoom in"]', '[aria-label="Zoom out"]', '#history-button', '#compare-button', '#unpin-all', '#add-menu', '#export-menu', '#share-map'];
 
 describe('web map toolbar, Compare and History on a phone (Chromium)', function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   const world = realisticWorld();
   let w: WatchedPage | undefined;
   afterEach(async () => {
@@ -131,7 +131,8 @@ describe('web map toolbar, Compare and History on a phone (Chromium)', function 
     const page = await openMap(PHONE);
     await page.click('#map-more-button');
     await page.click('#compare-button');
-    await page.waitForSelector('#change-list', { state: 'attached' });
+    // The diff is the API's work: over a minute on a loaded 2-core machine.
+    await page.waitForSelector('#change-list', { state: 'attached', timeout: 90_000 });
     await waitFor('diff drawn', async () => /From/.test(await status(page)));
     expect(await pageWidth(page)).to.be.at.most(PHONE.width);
     for (const id of ['#diff-from', '#diff-to', '.diff-form button[type=submit]', '.diff-form a.button', '#fit', '#map-more-button']) await reachable(page, id);

@@ -2,7 +2,8 @@
 // element drawn as an editable mxCell. Each node is a vertex with its whole label (exportLabelOf:
 // name, address, services) at the position drawn; a container (subnet, host, tag) is a group
 // vertex (container=1) whose elements are its children (parent=, geometry relative to it, so they
-// move with it); each edge links its source and target cells. Pure (no DOM): elements and
+// move with it); each edge links its source and target cells, through the bends the map draws it
+// with (its route around the boxes: waypoints, <Array as="points">). Pure (no DOM): elements and
 // positions in, XML text out; the map screen passes what it draws, test/web/exportDrawio.spec.ts
 // reads the text back.
 import { COLORS, containerTitle, curveOf, exportLabelOf, type Box, type GraphEdge, type GraphNode } from './mapState.js';
@@ -26,6 +27,11 @@ export interface DrawioInput {
   look?: (id: string) => DrawioLook | undefined;
   /** An element's icon as a data: URL (web/src/icons.ts); drawn at the left of its box. */
   icon?: (n: GraphNode) => string | undefined;
+  /**
+   * Edges' bends as the map draws them (absolute, in the map's coordinates): such an edge is a
+   * polyline through them as waypoints, not draw.io's own path (which would cross boxes).
+   */
+  bends?: Record<string, Array<{ x: number; y: number }>>;
 }
 
 const xml = (s: unknown) => String(s ?? '').replace(/[&<>"'\n\r\t]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\n': '&#10;', '\r': '', '\t': ' ' })[c]!);
@@ -112,8 +118,9 @@ export function toDrawio(d: DrawioInput): string {
     // A dependency's name once, on its first edge (the map names it on hover; its legend by colour).
     const dashed = look?.dashed ?? (base.dashed || base.dotted);
     const label = dependency && e.dependency_id && !named.has(e.dependency_id) && e.label ? (named.add(e.dependency_id), e.label) : '';
+    const bends = d.bends?.[e.id];
     const s = style({
-      edgeStyle: curve === 'straight' ? 'none' : 'orthogonalEdgeStyle', curved: curve === 'bezier' ? 1 : undefined, rounded: 0, html: 0,
+      edgeStyle: curve === 'straight' || bends?.length ? 'none' : 'orthogonalEdgeStyle', curved: curve === 'bezier' && !bends?.length ? 1 : undefined, rounded: 0, html: 0,
       strokeColor: look?.stroke ?? base.color, strokeWidth: look?.strokeWidth ?? base.width,
       dashed: dashed ? 1 : undefined, dashPattern: dashed && base.dotted ? '1 3' : undefined,
       opacity: look?.opacity !== undefined && look.opacity < 1 ? Math.round(look.opacity * 100) : undefined,
@@ -123,7 +130,9 @@ export function toDrawio(d: DrawioInput): string {
       fontSize: 11, labelBackgroundColor: label ? '#ffffff' : undefined,
     });
     cells.push(`<mxCell id="${xml(e.id)}" value="${xml(label)}" style="${xml(s)}" edge="1" parent="1" source="${xml(e.source)}" target="${xml(e.target)}">`
-      + '<mxGeometry relative="1" as="geometry"/></mxCell>');
+      + (bends?.length
+        ? `<mxGeometry relative="1" as="geometry"><Array as="points">${bends.map((p) => `<mxPoint x="${round(p.x)}" y="${round(p.y)}"/>`).join('')}</Array></mxGeometry></mxCell>`
+        : '<mxGeometry relative="1" as="geometry"/></mxCell>'));
   }
   return `<?xml version="1.0" encoding="UTF-8"?>
 <mxfile host="netinventory" type="device"><diagram id="topology" name="${xml(d.title)}"><mxGraphModel grid="1" gridSize="10" guides="1" tooltips="1" connect="1" arrows="1" fold="1" page="0" math="0" shadow="0"><root>

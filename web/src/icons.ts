@@ -1,7 +1,8 @@
-// The map's pictures, bundled (nothing is fetched: the CSP allows images from this origin and data:
-// URLs only): an icon per host kind from Tabler Icons (MIT) and a logo per well-known service from
-// Simple Icons (CC0). Only the ones imported here are bundled. Each becomes a data: URL, usable
-// both as a Cytoscape background image and as an <img>.
+// The map's pictures, bundled (nothing is fetched: the CSP allows images from this origin, data:
+// and blob: URLs only): an icon per host kind from Tabler Icons (MIT) and a logo per well-known
+// service from Simple Icons (CC0). Only the ones imported here are bundled. Each becomes a data:
+// URL, usable both as a Cytoscape background image and as an <img>; the canvas draws them under a
+// blob: URL (drawnImage).
 import server from '@tabler/icons/outline/server.svg' with { type: 'text' };
 import network from '@tabler/icons/outline/network.svg' with { type: 'text' };
 import router from '@tabler/icons/outline/router.svg' with { type: 'text' };
@@ -73,4 +74,26 @@ export function serviceLogo(definition: string | undefined): string | undefined 
     logoUrls.set(d, icon && dataUrl(`<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24"><path fill="#${icon.hex}" d="${icon.path}"/></svg>`));
   }
   return logoUrls.get(d);
+}
+
+const drawnUrls = new Map<string, string>();
+
+/**
+ * The same picture under a short blob: URL, made once per picture, for the canvas's background
+ * images. Cytoscape hashes a background image's URL character by character each time it styles an
+ * element, and a data: URL is 0.5-3 kB: at 1,000 elements that hashing was the largest part of
+ * the first frame's styling. The data: URL stays what the HTML titles, the legend and the exports
+ * use (a file embeds its pictures). Where blob: URLs are not made, the data: URL itself.
+ */
+export function drawnImage(dataUrl: string): string {
+  let url = drawnUrls.get(dataUrl);
+  if (url === undefined) {
+    const comma = dataUrl.indexOf(',');
+    const type = dataUrl.slice(5, comma).split(';')[0] || 'image/svg+xml';
+    url = typeof URL.createObjectURL === 'function' && dataUrl.startsWith('data:') && !dataUrl.slice(0, comma).endsWith(';base64')
+      ? URL.createObjectURL(new Blob([decodeURIComponent(dataUrl.slice(comma + 1))], { type }))
+      : dataUrl;
+    drawnUrls.set(dataUrl, url);
+  }
+  return url;
 }

@@ -10,16 +10,20 @@
 // as one zooms in (a name, then its address, then its services); container titles are HTML over
 // the canvas, counter-scaled the same way. Every label and title is drawn whole or not at all
 // (at Fit names were cut: "traefik · do…"): the most it may say at the zoom that fits its box, measured
-// as the canvas draws it (TextMeasure), else nothing. A container whose elements cannot be named at
-// the zoom (most of them, and at least CARD_MIN) is drawn as a card instead: its title and what it
-// holds (how many, of which kinds, offline, new) over its box, its elements hidden under it; a tap
-// opens it in place (the zoom where they read, centred on it).
+// as the canvas draws it (TextMeasure), else nothing. A container one of whose elements cannot be
+// named at the zoom is drawn as a card instead: its title and what it holds (how many, of which
+// kinds, offline, new) over its box, its elements hidden under it; a tap opens it in place (the zoom
+// where they read, centred on it). However few its elements: a host narrower than its one service's
+// name (workloads' pve-01 and its proxmox) is a card too. What a zoom shows is named or counted,
+// never a box without a name. In l2, the hosts hanging off a switch's ports are each a small
+// container of one port: when one of them cannot be named, the switch and those hosts are drawn as
+// one card over them all (so such a host is not a card of its own).
 // Exports (exportDrawing) take what is drawn at the map's 100 % instead, labels whole: the SVG,
 // PNG and draw.io writers (exportSvg.ts, exportDrawio.ts) are given that.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, containerCardLines, containerTitle, curveOf, exportLabelOf, labelVariants, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, containerCardLines, containerTitle, curveOf, exportLabelOf, groupCardLines, hangingHosts, labelVariants, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
 import './mapRenderer.css';
-import { kindIcon, serviceLogo } from './icons.js';
+import { drawnImage, kindIcon, serviceLogo } from './icons.js';
 import type { ExportContainer, ExportDrawing, ExportEdge, ExportNode } from './exportSvg.js';
 
 export interface RendererEvents {
@@ -34,8 +38,6 @@ type Area = { x: number; y: number; w: number; h: number };
 const NARROW_CANVAS = 600;
 /** A zoom where host names are drawn (levelOfDetail's level 1) and mostly fit their boxes. */
 const READABLE_ZOOM = 0.65;
-/** A container holding at least this many elements is drawn as a card when most of them cannot be named. */
-const CARD_MIN = 4;
 /** Cytoscape's font (its default), which labels are measured in. */
 const NODE_FONT = 'Helvetica Neue, Helvetica, sans-serif';
 /** Room left in a box for its label (CSS px of the graph at 100 %): its padding, and the icon's. */
@@ -69,7 +71,7 @@ function stylesheet(lod: Lod, label: (n: any) => string): any[] {
   return [
     { selector: 'node', style: { 'z-index': 10, label, ...text, 'text-valign': 'center', 'text-halign': 'center', width: 'data(w)', height: 'data(h)', shape: 'round-rectangle', 'background-color': '#eef2ff', 'border-width': 1, 'border-color': '#6366f1', color: '#1e1b4b', 'line-height': 1.15 } },
     { selector: 'node.has-icon', style: {
-      'background-image': 'data(icon)', 'background-fit': 'none', 'background-clip': 'none', 'background-width': lod.icon, 'background-height': lod.icon,
+      'background-image': 'data(image)', 'background-fit': 'none', 'background-clip': 'none', 'background-width': lod.icon, 'background-height': lod.icon,
       'background-position-x': 4, 'background-position-y': '50%', 'background-image-containment': 'over',
       'text-margin-x': lod.icon / 2,
     } },
@@ -91,6 +93,10 @@ function stylesheet(lod: Lod, label: (n: any) => string): any[] {
     { selector: 'edge.dependency', style: { width: lod.edge * 1.7, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'source-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'curve-style': 'data(curve)', 'taxi-direction': 'horizontal' } },
     // The hub's end of a hub-and-spoke dependency is a dot; a request path is arrows all along.
     { selector: 'edge.hub_and_spoke', style: { 'source-arrow-shape': 'circle' } },
+    // Routed around the boxes by the layout (its bends relative to the ends' centres: routeStyle), or
+    // straight where a straight line crosses no box.
+    { selector: 'edge.routed', style: { 'curve-style': 'segments', 'edge-distances': 'node-position', 'segment-weights': (e: any) => e.data('ws'), 'segment-distances': (e: any) => e.data('ds') } },
+    { selector: 'edge.routed-straight', style: { 'curve-style': 'straight' } },
     { selector: 'edge.hypervisor, edge.container_runtime', style: { 'line-style': 'dotted', width: lod.edge * 1.3, 'line-color': '#a855f7' } },
     { selector: 'edge.container_runtime', style: { 'line-color': '#0ea5e9' } },
     { selector: 'edge.physical_link', style: { width: lod.edge * 2, 'line-color': '#0f172a' } },
@@ -137,6 +143,36 @@ export interface DrawnNode {
   labelBox?: { x1: number; y1: number; x2: number; y2: number };
   /** A container drawn as a card: the lines it shows under its title. */
   card?: string[];
+  /** An edge: its line on screen (CSS px), from its source's border through its bends to its target's. */
+  screenPoints?: Array<{ x: number; y: number }>;
+  /** An edge not seen (hidden, transparent, or an end is). */
+  hidden?: boolean;
+  source?: string; target?: string;
+}
+
+interface Point { x: number; y: number }
+
+/**
+ * How an edge follows its route (the layout's bend points, absolute): Cytoscape's segments, each
+ * bend as a weight along the line between the ends' centres and a distance across it
+ * ('edge-distances: node-position'). A route made for where its ends no longer are (a node pinned
+ * elsewhere: its first bend is not level with the source's centre, or its last with the target's)
+ * is not followed: the edge is drawn as its kind draws it. No route: likewise. [] : straight.
+ */
+export function routeStyle(source: Box | undefined, target: Box | undefined, route: Point[] | undefined): { class: string; ws?: string; ds?: string } | undefined {
+  if (!source || !target || !route) return undefined;
+  const S = { x: source.x + source.width / 2, y: source.y + source.height / 2 };
+  const T = { x: target.x + target.width / 2, y: target.y + target.height / 2 };
+  if (!route.length) return { class: 'routed-straight' };
+  const level = (p: Point, c: Point) => Math.abs(p.x - c.x) < 0.5 || Math.abs(p.y - c.y) < 0.5;
+  const [dx, dy] = [T.x - S.x, T.y - S.y];
+  const l2 = dx * dx + dy * dy;
+  if (!level(route[0]!, S) || !level(route[route.length - 1]!, T) || l2 < 1) return undefined;
+  const l = Math.sqrt(l2);
+  const ws = route.map((p) => ((p.x - S.x) * dx + (p.y - S.y) * dy) / l2);
+  const ds = route.map((p) => ((p.x - S.x) * -dy + (p.y - S.y) * dx) / l);
+  const text = (v: number[]) => v.map((x) => String(Math.round(x * 1e6) / 1e6)).join(' ');
+  return { class: 'routed', ws: text(ws), ds: text(ds) };
 }
 
 /** Classes the screen sets (mark) that a redrawing keeps. */
@@ -153,6 +189,12 @@ export class MapRenderer {
   private titled = new Map<string, { node: GraphNode; children: GraphNode[]; width: number; height: number; icon: boolean }>();
   /** Containers drawn as cards at this zoom, with the lines each shows. */
   private cards = new Map<string, string[]>();
+  /** l2: the hosts hanging off a switch's ports (linked to it and nothing else), by the switch's id (hangingHosts). */
+  private groups = new Map<string, string[]>();
+  /** Switches drawn at this zoom as one card with their hanging hosts: the card's box (graph units). */
+  private groupCards = new Map<string, Box>();
+  /** Nodes and edges hidden under a card at this zoom. */
+  private underCards = new Set<string>();
   private readonly measure = new TextMeasure();
   /** The titles' font family (the page's), read once drawn. */
   private titleFamily?: string;
@@ -193,7 +235,7 @@ export class MapRenderer {
       // A card opens in place: the zoom where its elements are named, centred on it. (A container's
       // own node lies under its box, invisible: a tap there is on the container too.)
       const container = e.target === this.cy ? this.containerAt(e.position) : e.target.hasClass('container') ? e.target.id() as string : undefined;
-      if (container && this.cards.has(container)) this.openCard(container);
+      if (container && this.cards.has(container)) this.openCard(container, e.position);
       else if (e.target === this.cy) this.events.select(null);
     });
     // A dependency: its name on hover; a tap names every edge of it until something else is tapped.
@@ -206,6 +248,10 @@ export class MapRenderer {
       if (target) this.events.toggle(target);
     });
     this.cy.on('dragfree', 'node', (e) => this.events.dragged(e.target.id(), this.topLeft(e.target.id())));
+    // A route was made for where the node was: while it moves, its edges are drawn as their kind
+    // draws them unrouted (straight, or at right angles for a dependency so styled); the pinned
+    // position's next answer keeps them so (routeStyle), until a new layout routes them again.
+    this.cy.on('drag', 'node', (e) => e.target.connectedEdges().removeClass('routed routed-straight'));
   }
 
   /**
@@ -213,12 +259,13 @@ export class MapRenderer {
    * already drawn are updated in place, so nothing the user sees moves unless its position changed.
    * `fit`: the viewport fits the whole drawing (a first drawing always does).
    */
-  setGraph(nodes: GraphNode[], edges: GraphEdge[], positions: Record<string, Box>, fit = false) {
+  setGraph(nodes: GraphNode[], edges: GraphEdge[], positions: Record<string, Box>, fit = false, routes: Record<string, Point[]> = {}) {
     this.positions = positions;
     const childrenOf = new Map<string, GraphNode[]>();
     for (const n of nodes) if (n.parent_id) (childrenOf.get(n.parent_id) ?? childrenOf.set(n.parent_id, []).get(n.parent_id)!).push(n);
     const parents = new Set(childrenOf.keys());
     this.containers = parents;
+    this.groups = hangingHosts(nodes, edges, parents);
     const known = new Set(nodes.map((n) => n.id));
     const defs: ElementDefinition[] = [];
     for (const n of nodes) {
@@ -229,7 +276,8 @@ export class MapRenderer {
       const icon = isParent ? undefined : iconOf(n);
       const w = box?.width || 140;
       const data: Record<string, unknown> = {
-        id: n.id, ...labels, icon, kind: n.kind, hostKind: n.host_kind, parentId: n.parent_id && known.has(n.parent_id) ? n.parent_id : '',
+        // icon: its data: URL (what an export embeds); image: the same picture as the canvas draws it (drawnImage).
+        id: n.id, ...labels, icon, image: icon && drawnImage(icon), kind: n.kind, hostKind: n.host_kind, parentId: n.parent_id && known.has(n.parent_id) ? n.parent_id : '',
         w, h: box?.height || 40,
         color: n.color ? COLORS[n.color] ?? '#64748b' : '#64748b',
       };
@@ -239,10 +287,11 @@ export class MapRenderer {
     for (const e of edges) {
       if (!known.has(e.source) || !known.has(e.target)) continue;
       const dependency = e.kind === 'request_path' || e.kind === 'hub_and_spoke';
+      const routed = routeStyle(positions[e.source], positions[e.target], routes[e.id]);
       defs.push({
         group: 'edges',
-        data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style), name: e.label ?? '', dependencyId: e.dependency_id ?? '' },
-        classes: [dependency ? 'dependency' : '', e.kind, e.evidence ?? '', e.source.startsWith('ghost:') || e.target.startsWith('ghost:') ? 'to-ghost' : ''].filter(Boolean).join(' '),
+        data: { id: e.id, source: e.source, target: e.target, color: COLORS[e.color ?? ''] ?? '#3b82f6', curve: curveOf(e.edge_style), name: e.label ?? '', dependencyId: e.dependency_id ?? '', ws: routed?.ws ?? '', ds: routed?.ds ?? '' },
+        classes: [dependency ? 'dependency' : '', e.kind, e.evidence ?? '', e.source.startsWith('ghost:') || e.target.startsWith('ghost:') ? 'to-ghost' : '', routed?.class ?? ''].filter(Boolean).join(' '),
       });
     }
     const containers = nodes.filter((n) => parents.has(n.id));
@@ -326,9 +375,11 @@ export class MapRenderer {
 
   /**
    * Each title as long as reads whole in its box at this zoom (titleThatFits), or none; each
-   * container whose elements cannot be named at this zoom drawn as a card (its lines, each whole
-   * or not at all, as many as its box holds), its elements hidden under it. Measured at the least
-   * zoom of the level of detail's step, so nothing grows out of its box before the next restyle.
+   * container one of whose elements cannot be named at this zoom drawn as a card (its lines, each
+   * whole or not at all, as many as its box holds), its elements hidden under it; in l2, a switch
+   * one of whose hanging hosts cannot be named drawn with them as one card over them all.
+   * Measured at the least zoom of the level of detail's step, so nothing grows out of its box before
+   * the next restyle.
    */
   private fitTitles() {
     const lod = this.lod;
@@ -339,44 +390,92 @@ export class MapRenderer {
     // (A card's first line, its count, is bold.)
     const lineWidth = (text: string, first = false) => this.measure.width(text, 12, first ? 'normal 600' : 'normal 400', family) * MEASURE_SLACK;
     const cards = new Map<string, string[]>();
+    /** Its title in a width (screen px): with its icon, else without it (a name is worth more than an icon), else none. */
+    const setTitle = (id: string, width: number) => {
+      const t = this.titled.get(id)!;
+      const el = this.titles.get(id)!;
+      const withIcon = t.icon ? titleThatFits(t.node, t.children, width, 20, titleWidth) : '';
+      const title = withIcon || titleThatFits(t.node, t.children, width, 0, titleWidth);
+      el.querySelector('.title-text')!.textContent = title;
+      el.classList.toggle('no-icon', t.icon && !withIcon);
+      el.classList.toggle('untitled', !title);
+      return title;
+    };
+    /** A card's lines in its box (screen px): its count first or nothing; then the lines that fit whole, as many as its height holds. */
+    const setCard = (id: string, all: string[], width: number, height: number, title: string) => {
+      const el = this.titles.get(id)!;
+      // Lines of 12 px at 1.35 under a title of 12.5 px, 6 px of padding each side (styles: mapRenderer.css).
+      const room = Math.floor((height - (title ? 17 : 0) - 8) / 16.2);
+      const drawn = all.length && lineWidth(all[0]!, true) + 12 <= width ? all.filter((l, i) => lineWidth(l, i === 0) + 12 <= width).slice(0, Math.max(0, room)) : [];
+      el.querySelector<HTMLElement>('.card-lines')!.replaceChildren(...drawn.map((l) => Object.assign(document.createElement('div'), { textContent: l })));
+      el.classList.add('card');
+      this.boxes.get(id)?.classList.add('carded');
+      el.classList.toggle('untitled', !title && !drawn.length);
+      cards.set(id, drawn);
+    };
+    // Where each box is drawn: its own place (a group card moves its switch's box over the group, below).
+    for (const id of this.titled.keys()) {
+      const box = this.positions[id];
+      const [el, title] = [this.boxes.get(id), this.titles.get(id)];
+      if (!box || !el || !title) continue;
+      Object.assign(el.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px`, height: `${box.height}px` });
+      Object.assign(title.style, { left: `${box.x}px`, top: `${box.y}px`, width: `${box.width}px` });
+      el.classList.remove('under-card');
+      title.classList.remove('under-card');
+    }
+    // (l2's hanging hosts are carded with their switch, below.)
+    const hanging = new Set([...this.groups.values()].flat());
     for (const [id, t] of this.titled) {
       const el = this.titles.get(id);
       if (!el) continue;
-      const [text, lines] = [el.querySelector('.title-text')!, el.querySelector<HTMLElement>('.card-lines')!];
       const width = t.width * zoom;
-      // With its icon, else without it (a name is worth more than an icon), else none.
-      const withIcon = t.icon ? titleThatFits(t.node, t.children, width, 20, titleWidth) : '';
-      const title = withIcon || titleThatFits(t.node, t.children, width, 0, titleWidth);
-      text.textContent = title;
-      el.classList.toggle('no-icon', t.icon && !withIcon);
-      el.classList.toggle('untitled', !title);
+      const title = setTitle(id, width);
       const elements = t.children.filter((c) => !this.containers.has(c.id));
       const named = elements.reduce((k, c) => k + (this.labelAt(this.cy.getElementById(c.id), lod) ? 1 : 0), 0);
-      const card = elements.length >= CARD_MIN && named * 2 < elements.length;
-      el.classList.toggle('card', card);
-      this.boxes.get(id)?.classList.toggle('carded', card);
-      if (!card) {
-        lines.replaceChildren();
-        el.style.height = '';
+      if (named < elements.length && !hanging.has(id)) {
+        setCard(id, containerCardLines(t.node, t.children), width, t.height * zoom, title);
+        el.style.height = `${t.height}px`;
         continue;
       }
-      // Lines of 12 px at 1.35 under a title of 12.5 px, 6 px of padding each side (styles: mapRenderer.css).
-      const room = Math.floor((t.height * zoom - (title ? 17 : 0) - 8) / 16.2);
-      // Its count first or nothing; then the lines that fit whole, as many as its height holds.
-      const all = containerCardLines(t.node, t.children);
-      const drawn = all.length && lineWidth(all[0]!, true) + 12 <= width ? all.filter((l, i) => lineWidth(l, i === 0) + 12 <= width).slice(0, Math.max(0, room)) : [];
-      lines.replaceChildren(...drawn.map((l) => Object.assign(document.createElement('div'), { textContent: l })));
-      el.style.height = `${t.height}px`;
-      el.classList.toggle('untitled', !title && !drawn.length);
-      cards.set(id, drawn);
+      el.classList.remove('card');
+      this.boxes.get(id)?.classList.remove('carded');
+      el.querySelector<HTMLElement>('.card-lines')!.replaceChildren();
+      el.style.height = '';
     }
     // The elements of a card, hidden under it (and shown again when it opens).
     const hide = new Set<string>();
     for (const id of cards.keys()) for (const c of this.titled.get(id)!.children) hide.add(c.id);
-    const was = this.cards;
+    // l2: a switch one of whose hanging hosts is unnamed, as one card with them over their bounds.
+    const groupCards = new Map<string, Box>();
+    for (const [head, hosts] of this.groups) {
+      const named = hosts.filter((h) => this.titles.get(h)?.classList.contains('untitled') === false).length;
+      const t = this.titled.get(head);
+      const boxes = [head, ...hosts].map((id) => this.positions[id]).filter((b): b is Box => !!b);
+      if (!t || named === hosts.length || !boxes.length) continue;
+      const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
+      const bounds = { x: x1, y: y1, width: Math.max(...boxes.map((b) => b.x + b.width)) - x1, height: Math.max(...boxes.map((b) => b.y + b.height)) - y1 };
+      const [el, title] = [this.boxes.get(head)!, this.titles.get(head)!];
+      Object.assign(el.style, { left: `${bounds.x}px`, top: `${bounds.y}px`, width: `${bounds.width}px`, height: `${bounds.height}px` });
+      Object.assign(title.style, { left: `${bounds.x}px`, top: `${bounds.y}px`, width: `${bounds.width}px`, height: `${bounds.height}px` });
+      const text = setTitle(head, bounds.width * zoom);
+      setCard(head, groupCardLines(t.node, hosts.map((h) => this.titled.get(h)!.node), t.children.filter((c) => !this.containers.has(c.id))), bounds.width * zoom, bounds.height * zoom, text);
+      for (const h of hosts) {
+        this.boxes.get(h)?.classList.add('under-card');
+        this.titles.get(h)?.classList.add('under-card');
+        hide.add(h);
+        for (const c of this.titled.get(h)?.children ?? []) hide.add(c.id);
+      }
+      for (const c of t.children) hide.add(c.id);
+      groupCards.set(head, bounds);
+    }
+    // The links under a group card, hidden with it.
+    if (groupCards.size) this.cy.edges().forEach((e) => { if (hide.has(e.data('source')) && hide.has(e.data('target'))) hide.add(e.id()); });
     this.cards = cards;
+    this.groupCards = groupCards;
+    const was = this.underCards;
+    this.underCards = hide;
     this.cy.batch(() => {
-      for (const id of was.keys()) if (!cards.has(id)) for (const c of this.titled.get(id)?.children ?? []) this.cy.getElementById(c.id).removeClass('in-card');
+      for (const id of was) if (!hide.has(id)) this.cy.getElementById(id).removeClass('in-card');
       for (const id of hide) {
         const el = this.cy.getElementById(id);
         if (!el.hasClass('in-card')) el.addClass('in-card');
@@ -420,22 +519,35 @@ export class MapRenderer {
 
   /**
    * A card opened in place: the view centred on its container at the least zoom where it is no
-   * longer a card (most of its elements named), or where the whole container shows if that is more.
+   * longer a card (its elements named), or where the whole container shows if that is more. A
+   * group card (l2): the zoom where its hosts are named, centred where it was tapped.
    */
-  private openCard(id: string) {
-    const box = this.positions[id];
+  private openCard(id: string, at?: { x: number; y: number }) {
+    const group = this.groupCards.get(id);
+    const box = group ?? this.positions[id];
     const t = this.titled.get(id);
     if (!box || !t) return;
     const elements = t.children.filter((c) => !this.containers.has(c.id)).map((c) => this.cy.getElementById(c.id));
+    const hosts = (this.groups.get(id) ?? []).map((h) => this.titled.get(h)).filter((x) => !!x);
+    const family = this.titleFamily ?? 'sans-serif';
+    const titleWidth = (text: string) => this.measure.width(text, 12.5, 'normal 600', family) * MEASURE_SLACK;
+    const opened = (lod: Lod) => {
+      if (!group) return elements.every((el) => this.fitLabel(el, lod));
+      // (As fitTitles measures: at the least zoom of the step.)
+      const z = 1.1 ** (lod.step - 0.5);
+      return hosts.every((h) => titleThatFits(h.node, h.children, h.width * z, 0, titleWidth));
+    };
     let zoom = this.cy.zoom();
     for (let i = 0; i < 60 && zoom < 4; i++) {
       zoom *= 1.1;
-      const lod = levelOfDetail(zoom);
-      if (elements.reduce((k, el) => k + (this.fitLabel(el, lod) ? 1 : 0), 0) * 2 >= elements.length) break;
+      if (opened(levelOfDetail(zoom))) break;
     }
-    const whole = Math.min(2, (this.cy.width() - 40) / box.width, (this.cy.height() - 40) / box.height);
+    const whole = group ? 0 : Math.min(2, (this.cy.width() - 40) / box.width, (this.cy.height() - 40) / box.height);
     zoom = Math.min(4, Math.max(zoom * 1.1, whole));
-    const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+    // A group is wider than a phone at that zoom: where it was tapped (within it) is centred.
+    const [cx, cy] = group && at
+      ? [Math.min(box.x + box.width, Math.max(box.x, at.x)), Math.min(box.y + box.height, Math.max(box.y, at.y))]
+      : [box.x + box.width / 2, box.y + box.height / 2];
     this.cy.stop();
     this.cy.animate({ zoom, pan: { x: this.cy.width() / 2 - cx * zoom, y: this.cy.height() / 2 - cy * zoom }, duration: 300 });
   }
@@ -470,7 +582,7 @@ export class MapRenderer {
   private containerAt(p: { x: number; y: number }): string | undefined {
     for (const [id, el] of this.boxes) {
       const [x, y, w, h] = [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => parseFloat(v));
-      if (!el.hidden && p.x >= x! && p.x <= x! + w! && p.y >= y! && p.y <= y! + h!) return id;
+      if (!el.hidden && !el.classList.contains('under-card') && p.x >= x! && p.x <= x! + w! && p.y >= y! && p.y <= y! + h!) return id;
     }
     return undefined;
   }
@@ -481,9 +593,10 @@ export class MapRenderer {
       const cls = classes.get(id) ?? [];
       // (What fitTitles set for the zoom stays: drawn as a card, without a title.)
       const card = this.cards.has(id);
-      el.className = ['box', `box-${el.dataset.kind}`, ...cls, ...(card ? ['carded'] : [])].join(' ');
+      const under = el.classList.contains('under-card') ? ['under-card'] : [];
+      el.className = ['box', `box-${el.dataset.kind}`, ...cls, ...(card ? ['carded'] : []), ...under].join(' ');
       const title = this.titles.get(id)!;
-      title.className = ['box-title', ...cls, ...(card ? ['card'] : []), ...['untitled', 'no-icon'].filter((c) => title.classList.contains(c))].join(' ');
+      title.className = ['box-title', ...cls, ...(card ? ['card'] : []), ...['untitled', 'no-icon', 'under-card'].filter((c) => title.classList.contains(c))].join(' ');
     }
     this.cy.batch(() => {
       // Only what changes: a class set anew on every element restyles the whole map.
@@ -561,14 +674,27 @@ export class MapRenderer {
       const r = n.renderedPosition();
       const label = String(n.style('label') ?? '');
       const card = this.cards.get(n.id());
+      // A switch drawn as one card with its hosts: that card's box.
+      const g = this.groupCards.get(n.id());
+      const at = g ? { x: pan.x + (g.x + g.width / 2) * zoom, y: pan.y + (g.y + g.height / 2) * zoom } : r;
       out[n.id()] = {
-        x: p.x, y: p.y, screenX: box.left + r.x, screenY: box.top + r.y, screenWidth: Number(n.data('w')) * zoom, screenHeight: Number(n.data('h')) * zoom, classes: n.classes() as unknown as string[],
+        x: p.x, y: p.y, screenX: box.left + at.x, screenY: box.top + at.y, screenWidth: (g?.width ?? Number(n.data('w'))) * zoom, screenHeight: (g?.height ?? Number(n.data('h'))) * zoom, classes: n.classes() as unknown as string[],
         kind: n.data('kind'), label, fontPx: label ? parseFloat(n.style('font-size')) * zoom : 0, parent: n.data('parentId') || undefined,
         ...(label ? { labelBox: screen(n.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false } as any)) } : {}),
         ...(card ? { card } : {}),
       };
     });
-    this.cy.edges().forEach((e) => { out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') || e.style('source-label') || e.style('target-label') || '') }; });
+    this.cy.edges().forEach((e) => {
+      const onScreen = (p: { x: number; y: number }) => ({ x: box.left + pan.x + p.x * zoom, y: box.top + pan.y + p.y * zoom });
+      // The line as drawn, on screen: from the source's border through its bends (or control points) to the target's.
+      const via = (e.segmentPoints() ?? e.controlPoints() ?? []) as Array<{ x: number; y: number }>;
+      const screenPoints = [e.sourceEndpoint(), ...via, e.targetEndpoint()].map(onScreen);
+      // (A container's own node is transparent, its HTML box drawn instead: an edge of it is seen; one
+      // to an element under a card or absent is not.)
+      const gone = (n: any) => n.hasClass('in-card') || n.hasClass('absent') || (!n.hasClass('container') && !Number(n.style('opacity')));
+      const hidden = !e.visible() || !Number(e.style('opacity')) || gone(e.source()) || gone(e.target());
+      out[e.id()] = { x: 0, y: 0, screenX: 0, screenY: 0, classes: e.classes() as unknown as string[], label: String(e.style('label') || e.style('source-label') || e.style('target-label') || ''), screenPoints, hidden, source: e.data('source'), target: e.data('target') };
+    });
     return out;
   }
 
@@ -579,7 +705,7 @@ export class MapRenderer {
       const text = el.querySelector<HTMLElement>('.title-text');
       // Cut: its text or a card's line wider than the box shows (scrollWidth counts what overflow hides).
       const cut = [el, ...el.querySelectorAll<HTMLElement>('.card-lines div')].some((x) => x.scrollWidth > x.clientWidth + 1) || (!!text && text.getBoundingClientRect().right > el.getBoundingClientRect().right + 1);
-      return { id, text: text?.textContent ?? '', fontPx: parseFloat(getComputedStyle(el).fontSize) * zoom, hidden: el.hidden === true || el.classList.contains('untitled'), cut, card: el.classList.contains('card') };
+      return { id, text: text?.textContent ?? '', fontPx: parseFloat(getComputedStyle(el).fontSize) * zoom, hidden: el.hidden === true || el.classList.contains('untitled') || el.classList.contains('under-card'), cut, card: el.classList.contains('card') };
     });
   }
 
@@ -667,7 +793,9 @@ export class MapRenderer {
         const css = getComputedStyle(el);
         const look = { fill: css.backgroundColor, stroke: css.borderTopColor, dashed: css.borderTopStyle === 'dashed' };
         el.classList.add(...onScreen);
-        const [x, y, w, h] = [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => parseFloat(v));
+        // Where the layout put it (a group card draws its switch's box over the group on screen only).
+        const b = this.positions[id]!;
+        const [x, y, w, h] = [b.x, b.y, b.width, b.height];
         containers.push({
           id, x: x!, y: y!, width: w!, height: h!, title: titled ? containerTitle(titled.node, titled.children) : '', icon: titled ? kindIcon(titled.node.host_kind) : undefined,
           ...look, strokeWidth: ['added', 'removed', 'changed'].some((c) => el.classList.contains(c)) ? 3 : 1, opacity: 1,

@@ -4,7 +4,8 @@
 
 import type { GraphEdge, GraphNode, Interval, TopologyDiff } from './apiTypes.js';
 import { cardLines, counted } from '../../src/modules/topology/card.js';
-export { cardLines };
+import { containerTitle, containerTitles } from '../../src/modules/topology/names.js';
+export { cardLines, containerTitle };
 export type { Box, GraphEdge, GraphNode, Interval, ItemChange, Layout, Topology, TopologyDiff } from './apiTypes.js';
 
 export interface HostEntry { hostId: string; name: string; hostname?: string; ips: string[]; nodeIds: string[] }
@@ -227,18 +228,42 @@ export function containerCardLines(n: GraphNode, children: GraphNode[]): string[
   ].filter(Boolean);
 }
 
-/** A container's title: a subnet with its CIDR and how many hosts it holds (those folded in its summary node too); others by name. */
-export function containerTitle(n: GraphNode, children: GraphNode[]): string {
-  return titleVariants(n, children)[0]!;
+/**
+ * l2: a switch and the hosts hanging off its ports drawn as one card (where the hosts cannot be
+ * named): the hosts by kind, offline and new (as a subnet's), then its own ports.
+ */
+export function groupCardLines(head: GraphNode, hosts: GraphNode[], ports: GraphNode[]): string[] {
+  // (Hosts counted as a subnet counts its elements: each its own host.)
+  const hostLines = containerCardLines({ ...head, kind: 'subnet' }, hosts.map((h) => ({ ...h, host_id: h.entity_id ?? h.id })));
+  return [...hostLines, ...(ports.length ? containerCardLines(head, ports) : [])];
 }
 
-/** A container's title, longest first: whole, without the CIDR, with the bare count, the name alone. */
-function titleVariants(n: GraphNode, children: GraphNode[]): string[] {
-  if (n.kind !== 'subnet') return [n.label];
-  const hosts = new Set(children.flatMap((c) => (c.kind === 'summary' ? (c.hosts ?? []).map((x) => x.id) : [c.host_id ?? c.id]))).size;
-  const count = `${hosts} host${hosts === 1 ? '' : 's'}`;
-  const cidr = n.cidr && n.cidr !== n.label ? ` · ${n.cidr}` : '';
-  return [`${n.label}${cidr} · ${count}`, ...(cidr ? [`${n.label} · ${count}`] : []), `${n.label} · ${hosts}`, n.label];
+/** A switch with at least this many hosts hanging off it may be drawn with them as one card. */
+export const GROUP_MIN = 4;
+
+/**
+ * l2: the hosts hanging off a switch, by the switch's id: containers (a host holding its ports)
+ * whose physical links all go to one other container, itself linked to more than one; only
+ * switches with at least GROUP_MIN of them (the map draws such a switch with them as one card
+ * where one of them cannot be named).
+ */
+export function hangingHosts(nodes: GraphNode[], edges: GraphEdge[], containers: Set<string>): Map<string, string[]> {
+  const parentOf = new Map(nodes.filter((n) => n.parent_id && containers.has(n.parent_id)).map((n) => [n.id, n.parent_id!]));
+  const linked = new Map<string, Set<string>>();
+  for (const e of edges) {
+    if (e.kind !== 'physical_link') continue;
+    const [a, b] = [parentOf.get(e.source), parentOf.get(e.target)];
+    if (!a || !b || a === b) continue;
+    (linked.get(a) ?? linked.set(a, new Set()).get(a)!).add(b);
+    (linked.get(b) ?? linked.set(b, new Set()).get(b)!).add(a);
+  }
+  const groups = new Map<string, string[]>();
+  for (const [host, others] of linked) {
+    const head = others.size === 1 ? [...others][0]! : undefined;
+    if (head && linked.get(head)!.size > 1) (groups.get(head) ?? groups.set(head, []).get(head)!).push(host);
+  }
+  for (const [head, hosts] of groups) if (hosts.length < GROUP_MIN) groups.delete(head);
+  return groups;
 }
 
 /** A title's bold 12.5 px characters on screen, generously (digits and capitals are the widest), and its padding. */
@@ -252,7 +277,7 @@ const TITLE_PADDING_PX = 14;
  * `iconPx`: room an icon takes; `measure`: a text's width on screen (by default, generously, per character).
  */
 export function titleThatFits(n: GraphNode, children: GraphNode[], widthPx: number, iconPx = 0, measure: (text: string) => number = (t) => t.length * TITLE_CHAR_PX): string {
-  return titleVariants(n, children).find((t) => measure(t) + TITLE_PADDING_PX + iconPx <= widthPx) ?? '';
+  return containerTitles(n, children).find((t) => measure(t) + TITLE_PADDING_PX + iconPx <= widthPx) ?? '';
 }
 
 /** Labels are drawn at a constant size on screen (CSS px), whatever the zoom. */

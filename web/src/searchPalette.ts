@@ -16,7 +16,8 @@ export function resultHref(r: SearchResult, currentNetwork: string | undefined):
   if (!network) return undefined;
   const map = `/networks/${encodeURIComponent(network)}/topology`;
   if (r.kind === 'tag') return `${map}${query({ tag: r.id })}`;
-  return `${map}${query({ focus: r.host_id ?? r.id })}`;
+  // A subnet by its node's id: a bare id in `focus` is a host's (the host page's deep link).
+  return `${map}${query({ focus: r.host_id ?? (r.kind === 'subnet' ? `subnet:${r.id}` : r.id) })}`;
 }
 
 /** Opens the search dialog; `go` follows a result (the app's navigate). */

@@ -53,7 +53,7 @@ export function shareScreen(root: HTMLElement, token: string): () => void {
     title.textContent = s.label ? `${s.network_name}: ${s.label}` : s.network_name;
     document.title = `${s.network_name} (shared map)`;
     fill(legend, h('summary', {}, 'Legend'), legendOf(g));
-    renderer.setGraph(g.nodes, g.edges, g.layout.positions, refit);
+    renderer.setGraph(g.nodes, g.edges, g.layout.positions, refit, g.layout.routes);
     refit = false;
     // What tests wait for: drawn, and how much.
     canvas.dataset.ready = 'true';
