@@ -34,8 +34,8 @@ const SUBNET = '198.18.31.0/24';
 const AGENT_LAB_IP = '198.18.31.2';
 const ACME_IP = '198.18.31.10';
 const PORTS = { console: 8088, relay: 7070, relayOff: 7171, zeta: 4444 };
-/** A scan of the /24 (two live addresses) takes seconds; a session not done by then has failed. */
-const SCAN_LIMIT_MS = 60_000;
+/** A scan of the /24 (two live addresses) takes seconds, over a minute on a loaded 2-core machine; a session not done by then has failed. */
+const SCAN_LIMIT_MS = 180_000;
 /** The agent's light port set only (no slice of the full range): 7171 is probed only when a definition asks. */
 const FAST = ['--full-range-runs', '0'];
 

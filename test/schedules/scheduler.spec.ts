@@ -99,9 +99,11 @@ describe('discovery schedules: the scheduler', function () {
     const intervals = ticks.map((p) => p.result.scheduledFor);
     expect(new Set(intervals).size).to.equal(intervals.length);
     expect(ran.map((r) => Date.parse(r.scheduled_for))).to.deep.equal([...intervals].sort((a, b) => a! - b!));
-    // One run per interval, one interval after the other (none missed, none twice).
+    // One run per interval, in order, none twice. An interval whose tick came after the next one was
+    // due is not caught up (BullMQ's job scheduler plans the next tick from now): a machine stalled
+    // for longer than a 150 ms "minute" misses one, so gaps are whole intervals, not exactly one.
     const gaps = ran.slice(1).map((r, i) => Date.parse(r.scheduled_for) - Date.parse(ran[i]!.scheduled_for));
-    expect(new Set(gaps)).to.deep.equal(new Set([minuteMs]));
+    expect(gaps.filter((g) => g <= 0 || g % minuteMs !== 0), `gaps ${gaps.join(', ')}`).to.deep.equal([]);
     // (Which worker takes a tick is BullMQ's to decide: on a busy machine one may take them all, so
     // that is not asserted; both ran throughout.) The first run queued the session, the next ones
     // found it pending (a skip, not a failure).
