@@ -10,8 +10,10 @@
 // statements of one diff and one drawn map, EXPLAIN ANALYZEd (those the event loop's Db runs; a
 // thread's snapshot reads are not traced). Each size is its own
 // database, netinv_diffgrowth_<hosts>, kept and reused by the next run (seeding 100,000 hosts takes
-// minutes); DIFF_GROWTH_RESEED=1 seeds anew, DIFF_GROWTH_SEED_ONLY=1 only seeds. Results: bench/results/diff-growth-<date>.json.
-// Run: node --import tsx bench/diffGrowth.ts (DIFF_GROWTH_LABEL names the code measured, e.g. before / after).
+// minutes; DIFF_GROWTH_DATABASE_PREFIX names them otherwise, e.g. copies made with createdb -T to
+// measure a migration without touching the kept ones); DIFF_GROWTH_RESEED=1 seeds anew, DIFF_GROWTH_SEED_ONLY=1 only seeds. Results: bench/results/diff-growth-<date>.json.
+// Run: node --import tsx bench/diffGrowth.ts (DIFF_GROWTH_LABEL names the code measured, e.g. before / after;
+// DIFF_GROWTH_READS=topology measures only the drawn map).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
@@ -33,6 +35,10 @@ const CHANGES = Number(process.env.DIFF_GROWTH_CHANGES ?? 50);
 const RUNS = Number(process.env.DIFF_GROWTH_RUNS ?? 5);
 const STATES_PER_HOST = 112;
 const LABEL = 'diffgrowth';
+const DATABASE_PREFIX = process.env.DIFF_GROWTH_DATABASE_PREFIX ?? 'netinv_diffgrowth_';
+/** Which of diff, timeline, topology to measure (DIFF_GROWTH_READS, comma-separated; default all). */
+const READS = new Set((process.env.DIFF_GROWTH_READS ?? 'diff,timeline,topology').split(','));
+const skipped = { load: 0, error: 'skipped' } as Awaited<ReturnType<typeof measure>>;
 
 const round = (x: number) => Math.round(x * 10) / 10;
 const pct = (values: number[], p: number) => {
@@ -75,7 +81,7 @@ async function measure(url: string, auth: Credential, path: string): Promise<{ p
 }
 
 async function point(hosts: number) {
-  const database = `netinv_diffgrowth_${hosts}`;
+  const database = `${DATABASE_PREFIX}${hosts}`;
   const databaseUrl = serverUrl(database);
   const fresh = process.env.DIFF_GROWTH_RESEED === '1' || !(await exists(database));
   if (fresh) {
@@ -121,9 +127,9 @@ async function point(hosts: number) {
       await pool.query(`update hosts set name = $3 where organization_id = $1 and id = $2`, [orgId, h.id, `changed-${i}-${before}`]);
     }
     const q = `network_id=${networkId}`;
-    const diff = await measure(url, auth, `/api/v1/topology/diff?${q}&last_changes=${CHANGES}`);
-    const timeline = await measure(url, auth, `/api/v1/topology/timeline?${q}&from=${encodeURIComponent(before)}`);
-    const topology = await measure(url, auth, `/api/v1/topology?${q}`);
+    const diff = READS.has('diff') ? await measure(url, auth, `/api/v1/topology/diff?${q}&last_changes=${CHANGES}`) : skipped;
+    const timeline = READS.has('timeline') ? await measure(url, auth, `/api/v1/topology/timeline?${q}&from=${encodeURIComponent(before)}`) : skipped;
+    const topology = READS.has('topology') ? await measure(url, auth, `/api/v1/topology?${q}`) : skipped;
     // The slowest statements of one request, explained (in a transaction rolled back).
     const slowest = async (path: string) => {
       const { queries } = await traceQueries(services, () => call(url, 'GET', path, { auth }));
@@ -131,7 +137,10 @@ async function point(hosts: number) {
       return explained.sort((a, b) => (b.executionMs ?? 0) - (a.executionMs ?? 0)).slice(0, 4)
         .map((e) => ({ sql: e.sql.replace(/\s+/g, ' ').slice(0, 400), clientMs: round(e.clientMs), executionMs: e.executionMs, plan: e.plan.slice(0, 3000) }));
     };
-    const explained = { diff: await slowest(`/api/v1/topology/diff?${q}&last_changes=${CHANGES}`), topology: await slowest(`/api/v1/topology?${q}`) };
+    const explained = {
+      diff: READS.has('diff') ? await slowest(`/api/v1/topology/diff?${q}&last_changes=${CHANGES}`) : [],
+      topology: READS.has('topology') ? await slowest(`/api/v1/topology?${q}`) : [],
+    };
     const figures = ({ body: _b, ...m }: Awaited<ReturnType<typeof measure>>) => m;
     const result = {
       hosts, database,

@@ -38,7 +38,7 @@
 // other organization, 5 ingests; results and chart in a temporary directory.
 // The request rate limiter and the heavy-read budget are off: the bench times requests, one at a time.
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -56,6 +56,7 @@ import { explainAll, traceQueries } from './diagnose.js';
 import { compareHostLists, RAW_PATH, rawHostsRoute } from './rawHosts.js';
 import { AllowAllRateLimiter, mustAgree, resultsDir, sized, sizedText, SMALL } from './small.js';
 import { checkHistory, growOrg, ROWS_PER_HOST, SEEDED_TABLES, seedTimings, withoutHistoryIndexes } from './growthSeed.js';
+import { ok, putBodies, withServerIds } from './inventoryWorld.js';
 
 const migrationsKnowVariant = () => {
   const dir = new URL('../migrations/', import.meta.url);
@@ -107,10 +108,6 @@ async function call(base: string, method: string, path: string, opts: { cookie?:
   const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
-function ok(res: { status: number; text: string }, status = 200, what = ''): any {
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status}: ${res.text.slice(0, 500)}`);
-  return JSON.parse(res.text).data;
-}
 
 /** `runs` timed calls of fn after WARMUP untimed ones (or `warmup`); each call must succeed. */
 async function timed(runs: number, fn: (i: number) => Promise<unknown>, warmup = WARMUP): Promise<number[]> {
@@ -139,38 +136,7 @@ async function registerOwner(base: string, label: string) {
 // page and the count (`tag=`), and as of an instant from the twins, each read with the GiST-indexed
 // period predicate (`at=`).
 
-// ---- The PUT bodies (as bench/run.ts: 10 addresses, 30 ports, 10 services with 20 bindings) ------
-
-function putBodies(hostId: string, subnetId: string) {
-  const ipIds = Array.from({ length: 10 }, () => randomUUID());
-  const portIds = Array.from({ length: 30 }, () => randomUUID());
-  const services = Array.from({ length: 10 }, (_, i) => ({ id: randomUUID(), bindingIds: [randomUUID(), randomUUID()], ports: [portIds[3 * i]!, portIds[3 * i + 1]!] }));
-  const body = (v: 'a' | 'b') => ({
-    id: hostId, name: `put-host-${v}`, hostname: 'put-host.lab.example', description: `PUT body ${v}`, hidden: false, tags: [],
-    ip_addresses: ipIds.map((id, i) => ({ id, subnet_id: subnetId, ip_address: `10.200.0.${i + 1}`, mac_address: null, name: `${v}-eth${i}` })),
-    ports: portIds.map((id, i) => ({ id, number: (v === 'a' ? 10000 : 20000) + i, protocol: 'Tcp' })),
-    services: services.map((s, i) => ({
-      id: s.id, name: `service-${i}-${v}`, service_definition: 'Custom',
-      bindings: s.bindingIds.map((id, k) => ({ id, type: 'Port', port_id: s.ports[k] })),
-    })),
-  });
-  return { a: body('a'), b: body('b') };
-}
-/** Bodies A and B with the ids the server gave the children (so later PUTs update them in place). */
-function withServerIds(bodies: ReturnType<typeof putBodies>, answer: any): ReturnType<typeof putBodies> {
-  const ids = new Map<string, string>();
-  const a = bodies.a;
-  const byPosition = [...answer.ip_addresses].sort((x: any, y: any) => x.position - y.position);
-  a.ip_addresses.forEach((ip, i) => ids.set(ip.id, byPosition[i].id));
-  a.ports.forEach((port) => ids.set(port.id, answer.ports.find((p: any) => p.number === port.number).id));
-  a.services.forEach((svc) => {
-    const served = answer.services.find((x: any) => x.name === svc.name);
-    ids.set(svc.id, served.id);
-    svc.bindings.forEach((b) => ids.set(b.id, served.bindings.find((x: any) => x.port_id === ids.get(b.port_id)).id));
-  });
-  const swap = (body: typeof a) => JSON.parse(JSON.stringify(body), (_k, v) => (typeof v === 'string' && ids.has(v) ? ids.get(v) : v));
-  return { a: swap(bodies.a), b: swap(bodies.b) };
-}
+// The PUT bodies: bench/inventoryWorld.ts's (10 addresses, 30 ports, 10 services with 20 bindings).
 
 // ---- Daemon reports ---------------------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ export interface RawHostsQuery {
   organizationId: string;
   limit: number;
   offset: number;
-  /** As of this instant (ISO 8601): the `*_history` twins, as `GET /api/v1/hosts?at=`. */
+  /** As of this instant (ISO 8601): the states (HistoryTable.states), as `GET /api/v1/hosts?at=`. */
   at?: string;
   /** Only hosts with this tag, as `?tag_ids=<one tag>`. */
   tagId?: string;
@@ -61,7 +61,7 @@ export function rawHostsStatement(q: RawHostsQuery): { sql: string; params: unkn
     params.push(value);
     return `?${cast}`;
   };
-  const from = (table: HistoryTable, alias: string) => (q.at ? `${table.spec.table}_history ${alias}` : `${table.spec.table} ${alias}`);
+  const from = (table: HistoryTable, alias: string) => (q.at ? `${table.states} ${alias}` : `${table.spec.table} ${alias}`);
   // Every condition names the organization (bound, not correlated): one partition of a partitioned
   // table (npm run audit:pruning checks the statements the bench sends as it checks the service's).
   const scope = (alias: string) =>

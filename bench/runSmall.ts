@@ -42,6 +42,8 @@ const BENCHES: Bench[] = [
   { name: 'scale', script: 'bench/scaleOut.ts' },
   { name: 'locks', script: 'bench/bulkLocks.ts' },
   { name: 'rescan', script: 'bench/rescan.ts' },
+  { name: 'rls', script: 'bench/rls.ts' },
+  { name: 'edgeRoutes', script: 'bench/edgeRoutes.ts' },
 ];
 /** A bench still running after this long is stopped and counted as failed (a hung bench must not hang CI). */
 const TIMEOUT_MS = Number(process.env.BENCH_SMALL_TIMEOUT_S ?? 300) * 1000;

@@ -6,7 +6,8 @@
 // the page fetching the same topology answer and parsing it without drawing (what any client pays
 // before it draws anything). Targets are checked on p90.
 // Environment: WEB_RUNS (7); WEB_RENDERER=webgl; WEB_TRACE=1 (performance marks, resource timings);
-// WEB_PROFILE=1 (the first page's CPU profile, self time; with WEB_MINIFY=0 for readable names);
+// WEB_PROFILE=1 (the first page's CPU profile, self time; with WEB_MINIFY=0 for readable names; with
+// WEB_PROFILE_FILE=<path prefix> the whole profile too, for DevTools or a total time per function);
 // WEB_TIMELINE=1 (the first page's Chromium trace: time per event kind on the page's main thread);
 // WEB_SIZES=2000 (only these sizes); WEB_SCREENSHOT=<dir> (a picture of each size's map, to look at).
 // Checked on every visit: each node of the baseline's answer is drawn on the map.
@@ -124,6 +125,7 @@ async function main() {
         (drawn ? mapDrawn : map).push(await page.evaluate(() => performance.getEntriesByName('map-interactive')[0]!.startTime));
         if (profiler) {
           const { profile } = (await profiler.send('Profiler.stop')) as any;
+          if (process.env.WEB_PROFILE_FILE) writeFileSync(`${process.env.WEB_PROFILE_FILE}-${size}-${drawn ? 'drawn' : 'cached'}.cpuprofile`, JSON.stringify(profile));
           const self = new Map<string, number>();
           const dt = new Map<number, number>();
           profile.samples.forEach((s: number, i: number) => dt.set(s, (dt.get(s) ?? 0) + (profile.timeDeltas[i] ?? 0)));
