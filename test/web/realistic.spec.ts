@@ -177,6 +177,14 @@ describe('web map on a realistic network (Chromium)', function () {
       await page.click('#fit');
       await waitFor(`${view} centred by Fit`, near);
     }
+    // The canvas changes size (a window made smaller, a phone turned): a drawing still at Fit is
+    // fitted again (centred on the canvas as it now is: its box read from the page, not Cytoscape's cache).
+    await page.setViewportSize({ width: 1100, height: 700 });
+    await waitFor('centred after the window shrank', async () => {
+      const m = await drawingMiddle(page);
+      const centre = await page.evaluate(() => (window as any).netinventoryMap.centre()) as { x: number; y: number };
+      return centre.x < 700 && Math.abs(m.x - centre.x) < 3 && Math.abs(m.y - centre.y) < 3;
+    });
     expectNoProblems(w!);
   });
 

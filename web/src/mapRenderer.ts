@@ -204,6 +204,9 @@ export class MapRenderer {
   private lod: Lod = levelOfDetail(1);
   private restyle = 0;
   private clear?: HTMLElement;
+  /** The viewport the last fit set (and whether it was the readable one): while nobody moves it, a canvas that changes size is fitted again. */
+  private fitted?: { zoom: number; x: number; y: number; readable: boolean };
+  private readonly resizes: ResizeObserver;
 
   constructor(host: HTMLElement, private events: RendererEvents) {
     this.layer = document.createElement('div');
@@ -228,6 +231,10 @@ export class MapRenderer {
       ...(localStorage.getItem('netinventory.renderer') === 'webgl' ? { webgl: true } : {}),
     });
     this.cy.on('viewport', () => this.followViewport());
+    // The canvas changes size when a bar or notice above it appears, a panel opens, a phone turns:
+    // a drawing still as Fit left it is fitted to the new size (Cytoscape only resizes, the pan stays).
+    this.resizes = new ResizeObserver(() => this.refitIfFitted());
+    this.resizes.observe(surface);
     this.cy.on('tap', 'node.element', (e) => this.events.select(e.target.id()));
     // A summary of quiet hosts opens in place with one click (it is nothing to select).
     this.cy.on('tap', 'node.summary', (e) => this.events.toggle(e.target.id()));
@@ -723,6 +730,8 @@ export class MapRenderer {
    */
   private fitTo(boxes: Box[], readable = false, padding = 30) {
     if (!boxes.length) return;
+    // The canvas's size as it is now (Cytoscape's cached size follows a resize only 100 ms later).
+    this.cy.resize();
     const x1 = Math.min(...boxes.map((b) => b.x)), y1 = Math.min(...boxes.map((b) => b.y));
     const x2 = Math.max(...boxes.map((b) => b.x + b.width)), y2 = Math.max(...boxes.map((b) => b.y + b.height));
     const zoomIn = (a: Area) => Math.min(2, Math.max(0.02, Math.min(Math.max(1, a.w - 2 * padding) / Math.max(1, x2 - x1), Math.max(1, a.h - 2 * padding) / Math.max(1, y2 - y1))));
@@ -730,9 +739,19 @@ export class MapRenderer {
     const zoom = zoomIn(area);
     if (readable && this.cy.width() < NARROW_CANVAS && levelOfDetail(zoom).level < 1) {
       this.cy.viewport({ zoom: READABLE_ZOOM, pan: { x: padding - x1 * READABLE_ZOOM, y: padding - y1 * READABLE_ZOOM } });
-      return;
+    } else {
+      this.cy.viewport({ zoom, pan: { x: area.x + (area.w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: area.y + (area.h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
     }
-    this.cy.viewport({ zoom, pan: { x: area.x + (area.w - (x2 - x1) * zoom) / 2 - x1 * zoom, y: area.y + (area.h - (y2 - y1) * zoom) / 2 - y1 * zoom } });
+    this.fitted = { zoom: this.cy.zoom(), ...this.cy.pan(), readable };
+  }
+
+  private refitIfFitted() {
+    const f = this.fitted;
+    if (!f || this.cy.destroyed()) return;
+    const pan = this.cy.pan();
+    const still = Math.abs(this.cy.zoom() - f.zoom) < 1e-9 && Math.abs(pan.x - f.x) < 0.5 && Math.abs(pan.y - f.y) < 0.5;
+    if (still) this.fitTo(Object.values(this.positions), f.readable);
+    else this.fitted = undefined;
   }
 
   /** The parts of the canvas a fit may use (canvas px): all of it, or beside and above what keeps clear (the open legend). */
@@ -846,6 +865,7 @@ export class MapRenderer {
 
   destroy() {
     window.clearTimeout(this.restyle);
+    this.resizes.disconnect();
     this.cy.destroy();
   }
 }
