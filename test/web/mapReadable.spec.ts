@@ -80,6 +80,11 @@ export function unnamedHosts(snapshot: Snapshot, titles: Awaited<ReturnType<type
   return titles.filter((t) => t.id.startsWith('host:') && snapshot[t.id] && !snapshot[t.id]!.classes.includes('in-card') && t.hidden).map((t) => t.id);
 }
 
+/** Containers drawn as cards with nothing on them (no title, no line), not under another card: boxes that say nothing. */
+export function blankCards(snapshot: Snapshot, titles: Awaited<ReturnType<typeof mapTitles>>): string[] {
+  return titles.filter((t) => t.card && t.hidden && snapshot[t.id] && !snapshot[t.id]!.classes.includes('in-card')).map((t) => t.id);
+}
+
 describe('web map: labels whole or not at all, summary cards at Fit, no box over another (Chromium, realistic network)', function () {
   this.timeout(240_000);
   const world = realisticWorld();
@@ -156,6 +161,8 @@ describe('web map: labels whole or not at all, summary cards at Fit, no box over
           const unnamedHostIds = unnamedHosts(atFit, await mapTitles(page));
           expect(unnamedHostIds, 'l2 at Fit: hosts unnamed').to.deep.equal([]);
         }
+        // No card says nothing: boxes too small for their names (a phone at Fit) are drawn together as one card that counts them.
+        expect(blankCards(atFit, await mapTitles(page)), `${view} at Fit: blank cards`).to.deep.equal([]);
         for (let zoom = 1; zoom <= 3; zoom++) {
           await page.click('button[aria-label="Zoom in"]');
           await page.click('button[aria-label="Zoom in"]');
@@ -191,6 +198,29 @@ describe('web map: labels whole or not at all, summary cards at Fit, no box over
     expect(opened.some(([, n]) => n.classes.includes('in-card'))).to.equal(false);
     expect(opened.filter(([, n]) => n.label).length * 2).to.be.at.least(opened.length);
     for (const [id, n] of opened) expect([n.x, n.y], id).to.deep.equal([before[id]!.x, before[id]!.y]);
+    expectNoProblems(w!);
+  });
+
+  it('at 390x844 workloads at Fit draws the hosts too small for their names as blocks that count them; a tap opens one in place, its hosts named', async () => {
+    const page = await openMap(SIZES[1]!, 'workloads');
+    await page.click('#fit');
+    await settled(page);
+    const before = await mapSnapshot(page);
+    // A block: a host's box drawn as a card over others (hidden under it) whose first line counts them.
+    const blocks = Object.entries(before).filter(([, n]) => n.kind === 'host' && /^\d+ hosts$/.test(((n as { card?: string[] }).card ?? [])[0] ?? ''));
+    expect(blocks.length, JSON.stringify(summaryCards(before))).to.be.at.least(2);
+    const hidden = Object.entries(before).filter(([, n]) => n.kind === 'host' && n.classes.includes('in-card'));
+    const counted = blocks.reduce((k, [, n]) => k + Number(/^(\d+)/.exec((n as { card: string[] }).card[0]!)![1]), 0);
+    // (Each block's hosts: its own and those under it.)
+    expect(counted).to.equal(blocks.length + hidden.length);
+    const [id, block] = blocks.sort((a, b) => b[1].screenWidth! * b[1].screenHeight! - a[1].screenWidth! * a[1].screenHeight!)[0]!;
+    await page.mouse.click(block.screenX, block.screenY);
+    await waitFor('the block opened', async () => !((await mapSnapshot(page))[id] as { card?: string[] }).card?.length);
+    await settled(page);
+    const after = await check(page, 'the block opened');
+    const titles = await mapTitles(page);
+    expect(titles.find((t) => t.id === id)!.hidden, 'its first host titled').to.equal(false);
+    expect(after[id]!.classes.includes('in-card')).to.equal(false);
     expectNoProblems(w!);
   });
 

@@ -1,6 +1,6 @@
 // The web map's pure state functions (web/src/mapState.ts): no DOM, no browser.
 import { expect } from 'chai';
-import { changeLines, curveOf, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type GraphEdge, type GraphNode, type TopologyDiff } from '../../web/src/mapState.js';
+import { blockCardLines, blocksOf, changeLines, curveOf, dependencyNamesAt, diffMarks, hostsOnMap, matchHosts, presentAt, type GraphEdge, type GraphNode, type TopologyDiff } from '../../web/src/mapState.js';
 
 const node = (x: Partial<GraphNode> & { id: string }): GraphNode => ({ kind: 'ip_address', entity_id: x.id.split(':')[1] ?? null, parent_id: null, label: x.id, ...x });
 
@@ -63,6 +63,29 @@ describe('web map state (pure)', () => {
     expect(changeLines(diff, (id) => (id === 'ip_address:a' ? 'web 10.0.0.1' : undefined)).map((l) => l.text)).to.deep.equal([
       'new added', 'old removed', 'web 10.0.0.1 changed (host_name: web → web-1)', 'link request_path changed (color: Blue → Green)',
     ]);
+  });
+
+  it('blocks of small boxes: neighbours in a row and the rows under them join, never over a box that stays drawn or another block', () => {
+    const box = (x: number, y: number, width = 10, height = 10) => ({ x, y, width, height });
+    // Two rows of three; a box that stays drawn (titled) under the first of the second row's right.
+    const positions = { a: box(0, 0), b: box(20, 0), c: box(40, 0), d: box(0, 20), e: box(20, 20), f: box(40, 40) };
+    expect(blocksOf(['a', 'b', 'c', 'd', 'e'], positions, [])).to.deep.equal([{ ids: ['a', 'b', 'c', 'd', 'e'], bounds: box(0, 0, 50, 30) }]);
+    // `f` stays drawn at (40, 40): the first row and the second still join (their bounds end at 30).
+    expect(blocksOf(['a', 'b', 'c', 'd', 'e'], positions, [positions.f])).to.have.length(1);
+    // A drawn box between the rows (x 30..40, y 12..18): the rows cannot join; the second starts its own block.
+    expect(blocksOf(['a', 'b', 'c', 'd', 'e'], positions, [box(30, 12, 10, 6)])).to.deep.equal([
+      { ids: ['a', 'b', 'c'], bounds: box(0, 0, 50, 10) },
+      { ids: ['d', 'e'], bounds: box(0, 20, 30, 10) },
+    ]);
+    // A lone box is no block; the order given does not matter (reading order is used).
+    expect(blocksOf(['e', 'a'], { a: box(0, 0), e: box(20, 20) }, [box(0, 20)])).to.deep.equal([]);
+    expect(blocksOf(['b', 'a'], positions, [])).to.deep.equal([{ ids: ['a', 'b'], bounds: box(0, 0, 30, 10) }]);
+  });
+
+  it('a block of hosts counts them by kind, offline and new (as a subnet card); other containers by kind', () => {
+    const host = (id: string, host_kind: string, more: Partial<GraphNode> = {}) => node({ id: `host:${id}`, kind: 'host', host_kind, ...more });
+    expect(blockCardLines([host('a', 'camera'), host('b', 'camera'), host('c', 'printer', { offline: true })])).to.deep.equal(['3 hosts', '2 cameras', '1 printer', '1 offline']);
+    expect(blockCardLines([node({ id: 'subnet:a', kind: 'subnet' }), node({ id: 'subnet:b', kind: 'subnet' }), node({ id: 'tag:c', kind: 'tag' })])).to.deep.equal(['2 subnets', '1 tag']);
   });
 
   it('edge styles map to curves, Scanopy’s aliases included', () => {

@@ -21,7 +21,7 @@
 // Exports (exportDrawing) take what is drawn at the map's 100 % instead, labels whole: the SVG,
 // PNG and draw.io writers (exportSvg.ts, exportDrawio.ts) are given that.
 import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { COLORS, containerCardLines, containerTitle, curveOf, exportLabelOf, groupCardLines, hangingHosts, labelVariants, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
+import { COLORS, blockCardLines, blocksOf, containerCardLines, containerTitle, curveOf, exportLabelOf, groupCardLines, hangingHosts, labelVariants, levelOfDetail, titleThatFits, type Box, type GraphEdge, type GraphNode } from './mapState.js';
 import './mapRenderer.css';
 import { drawnImage, kindIcon, serviceLogo } from './icons.js';
 import type { ExportContainer, ExportDrawing, ExportEdge, ExportNode } from './exportSvg.js';
@@ -44,6 +44,8 @@ const NODE_FONT = 'Helvetica Neue, Helvetica, sans-serif';
 const labelRoom = (w: number, lod: Lod, icon: boolean) => (icon ? w - lod.icon - 12 : w - 12);
 /** Canvas text measurement and the font it is drawn in differ by a little: a label must fit with this to spare. */
 const MEASURE_SLACK = 1.04;
+/** The least height on screen (CSS px) of a card holding one line: 12 px at 1.2 and 1 px of padding at the top (mapRenderer.css: .slim). */
+const SLIM_CARD_PX = 17;
 
 /** Text widths as a canvas draws them (Cytoscape measures its labels so), per font, cached. */
 class TextMeasure {
@@ -193,6 +195,10 @@ export class MapRenderer {
   private groups = new Map<string, string[]>();
   /** Switches drawn at this zoom as one card with their hanging hosts: the card's box (graph units). */
   private groupCards = new Map<string, Box>();
+  /** Blocks of boxes too small for their names drawn as one card, by the id of the box that draws it: all their ids. */
+  private blocks = new Map<string, string[]>();
+  /** What is drawn outside any container, in the order given. */
+  private topLevel: string[] = [];
   /** Nodes and edges hidden under a card at this zoom. */
   private underCards = new Set<string>();
   private readonly measure = new TextMeasure();
@@ -273,6 +279,7 @@ export class MapRenderer {
     const parents = new Set(childrenOf.keys());
     this.containers = parents;
     this.groups = hangingHosts(nodes, edges, parents);
+    this.topLevel = nodes.filter((n) => !n.parent_id || !parents.has(n.parent_id)).map((n) => n.id);
     const known = new Set(nodes.map((n) => n.id));
     const defs: ElementDefinition[] = [];
     for (const n of nodes) {
@@ -412,8 +419,11 @@ export class MapRenderer {
     const setCard = (id: string, all: string[], width: number, height: number, title: string) => {
       const el = this.titles.get(id)!;
       // Lines of 12 px at 1.35 under a title of 12.5 px, 6 px of padding each side (styles: mapRenderer.css).
-      const room = Math.floor((height - (title ? 17 : 0) - 8) / 16.2);
+      // A card too low for that but not for one line of its own (a row of small boxes): its count, slim.
+      const slim = !title && height < 24.2 && height >= SLIM_CARD_PX;
+      const room = slim ? 1 : Math.floor((height - (title ? 17 : 0) - 8) / 16.2);
       const drawn = all.length && lineWidth(all[0]!, true) + 12 <= width ? all.filter((l, i) => lineWidth(l, i === 0) + 12 <= width).slice(0, Math.max(0, room)) : [];
+      el.classList.toggle('slim', slim && drawn.length > 0);
       el.querySelector<HTMLElement>('.card-lines')!.replaceChildren(...drawn.map((l) => Object.assign(document.createElement('div'), { textContent: l })));
       el.classList.add('card');
       this.boxes.get(id)?.classList.add('carded');
@@ -475,6 +485,36 @@ export class MapRenderer {
       for (const c of t.children) hide.add(c.id);
       groupCards.set(head, bounds);
     }
+    // Boxes too small for even their names (a phone at Fit), side by side and row under row: one
+    // card over them saying what they hold, not a field of blank boxes.
+    const blocks = new Map<string, string[]>();
+    const loose = this.topLevel.filter((id) => this.titled.has(id) && this.titles.get(id)?.classList.contains('untitled') && !hanging.has(id) && !groupCards.has(id));
+    if (loose.length > 1) {
+      const isLoose = new Set(loose);
+      const others = this.topLevel.filter((id) => !isLoose.has(id) && !hide.has(id)).map((id) => groupCards.get(id) ?? this.positions[id]).filter((b): b is Box => !!b);
+      for (const block of blocksOf(loose, this.positions, others)) {
+        const b = block.bounds;
+        const lines = blockCardLines(block.ids.map((id) => this.titled.get(id)!.node));
+        // Only where it says something: its count whole, on a line of its own.
+        if (b.height * zoom < SLIM_CARD_PX || lineWidth(lines[0]!, true) + 12 > b.width * zoom) continue;
+        const [head, ...rest] = block.ids as [string, ...string[]];
+        const [el, title] = [this.boxes.get(head)!, this.titles.get(head)!];
+        const place = { left: `${b.x}px`, top: `${b.y}px`, width: `${b.width}px`, height: `${b.height}px` };
+        Object.assign(el.style, place);
+        Object.assign(title.style, place);
+        title.querySelector('.title-text')!.textContent = '';
+        setCard(head, lines, b.width * zoom, b.height * zoom, '');
+        for (const id of block.ids) for (const c of this.titled.get(id)!.children) hide.add(c.id);
+        for (const id of rest) {
+          this.boxes.get(id)?.classList.add('under-card');
+          this.titles.get(id)?.classList.add('under-card');
+          hide.add(id);
+        }
+        groupCards.set(head, b);
+        blocks.set(head, block.ids);
+      }
+    }
+    this.blocks = blocks;
     // The links under a group card, hidden with it.
     if (groupCards.size) this.cy.edges().forEach((e) => { if (hide.has(e.data('source')) && hide.has(e.data('target'))) hide.add(e.id()); });
     this.cards = cards;
@@ -535,7 +575,7 @@ export class MapRenderer {
     const t = this.titled.get(id);
     if (!box || !t) return;
     const elements = t.children.filter((c) => !this.containers.has(c.id)).map((c) => this.cy.getElementById(c.id));
-    const hosts = (this.groups.get(id) ?? []).map((h) => this.titled.get(h)).filter((x) => !!x);
+    const hosts = (this.blocks.get(id) ?? this.groups.get(id) ?? []).map((h) => this.titled.get(h)).filter((x) => !!x);
     const family = this.titleFamily ?? 'sans-serif';
     const titleWidth = (text: string) => this.measure.width(text, 12.5, 'normal 600', family) * MEASURE_SLACK;
     const opened = (lod: Lod) => {
@@ -603,7 +643,7 @@ export class MapRenderer {
       const under = el.classList.contains('under-card') ? ['under-card'] : [];
       el.className = ['box', `box-${el.dataset.kind}`, ...cls, ...(card ? ['carded'] : []), ...under].join(' ');
       const title = this.titles.get(id)!;
-      title.className = ['box-title', ...cls, ...(card ? ['card'] : []), ...['untitled', 'no-icon', 'under-card'].filter((c) => title.classList.contains(c))].join(' ');
+      title.className = ['box-title', ...cls, ...(card ? ['card'] : []), ...['untitled', 'no-icon', 'under-card', 'slim'].filter((c) => title.classList.contains(c))].join(' ');
     }
     this.cy.batch(() => {
       // Only what changes: a class set anew on every element restyles the whole map.

@@ -2,7 +2,7 @@
 // the search over them, what exists at an instant of a timeline, how a diff marks elements. The
 // renderer (mapRenderer.ts) draws what these return; the screen (screens/map.ts) owns the state.
 
-import type { GraphEdge, GraphNode, Interval, TopologyDiff } from './apiTypes.js';
+import type { Box, GraphEdge, GraphNode, Interval, TopologyDiff } from './apiTypes.js';
 import { cardLines, counted } from '../../src/modules/topology/card.js';
 import { containerTitle, containerTitles } from '../../src/modules/topology/names.js';
 export { cardLines, containerTitle };
@@ -236,6 +236,42 @@ export function groupCardLines(head: GraphNode, hosts: GraphNode[], ports: Graph
   // (Hosts counted as a subnet counts its elements: each its own host.)
   const hostLines = containerCardLines({ ...head, kind: 'subnet' }, hosts.map((h) => ({ ...h, host_id: h.entity_id ?? h.id })));
   return [...hostLines, ...(ports.length ? containerCardLines(head, ports) : [])];
+}
+
+/**
+ * Boxes too small on screen for even their names (a phone at Fit), gathered into blocks each drawn
+ * as one card over them: a box joins the first block whose bounds, grown to hold it, cover no other
+ * box (`others`: what stays drawn, the other blocks too); otherwise it starts one. In reading order,
+ * so neighbours in a row, then the rows under them, join. Only blocks of two or more are returned.
+ */
+export function blocksOf(ids: string[], positions: Record<string, Box>, others: Box[]): Array<{ ids: string[]; bounds: Box }> {
+  const union = (a: Box, b: Box): Box => {
+    const x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
+    return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
+  };
+  const meets = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  const blocks: Array<{ ids: string[]; bounds: Box }> = [];
+  const sorted = ids.filter((id) => positions[id]).sort((a, b) => positions[a]!.y - positions[b]!.y || positions[a]!.x - positions[b]!.x);
+  for (const id of sorted) {
+    const box = positions[id]!;
+    const block = blocks.find((b) => {
+      const grown = union(b.bounds, box);
+      return !others.some((o) => meets(grown, o)) && !blocks.some((x) => x !== b && meets(grown, x.bounds));
+    });
+    if (block) {
+      block.ids.push(id);
+      block.bounds = union(block.bounds, box);
+    } else blocks.push({ ids: [id], bounds: { ...box } });
+  }
+  return blocks.filter((b) => b.ids.length > 1);
+}
+
+/** What a block of boxes drawn as one card says: hosts by kind (as a subnet's card), else how many of each kind of container. */
+export function blockCardLines(members: GraphNode[]): string[] {
+  if (members.every((m) => m.kind === 'host')) return containerCardLines({ id: 'block', kind: 'subnet' } as GraphNode, members.map((m) => ({ ...m, host_id: m.entity_id ?? m.id })));
+  const kinds = new Map<string, number>();
+  for (const m of members) kinds.set(m.kind, (kinds.get(m.kind) ?? 0) + 1);
+  return [...kinds].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, v]) => counted(v, k));
 }
 
 /** A switch with at least this many hosts hanging off it may be drawn with them as one card. */
