@@ -47,6 +47,7 @@ import { Migration20261202115300EdgeRoutes } from '../migrations/Migration202612
 import { Migration20261202135900VolatileOnLiveRow } from '../migrations/Migration20261202135900VolatileOnLiveRow.js';
 import { Migration20261202135901OpenStatesByInstant } from '../migrations/Migration20261202135901OpenStatesByInstant.js';
 import { Migration20261202140000RowSecurity } from '../migrations/Migration20261202140000RowSecurity.js';
+import { Migration20261203133000BareHostsKept } from '../migrations/Migration20261203133000BareHostsKept.js';
 import { ensureDatabase } from './core/db.js';
 import { SESSION_OPTIONS } from './core/sql.js';
 import { accountEntities } from './modules/accounts/entities.js';
@@ -98,6 +99,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261202135900VolatileOnLiveRow', class: Migration20261202135900VolatileOnLiveRow },
   { name: 'Migration20261202135901OpenStatesByInstant', class: Migration20261202135901OpenStatesByInstant },
   { name: 'Migration20261202140000RowSecurity', class: Migration20261202140000RowSecurity },
+  { name: 'Migration20261203133000BareHostsKept', class: Migration20261203133000BareHostsKept },
 ];
 
 export async function createOrm(databaseUrl: string, poolMax = 10): Promise<MikroORM> {

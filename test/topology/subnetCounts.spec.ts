@@ -207,7 +207,7 @@ describe('topology: kept subnet counts', function () {
     // A read finds them due; the answer's transaction done, the request compacts them.
     expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${net}&view=l3&max_nodes=12`, owner()));
     const groups = Number((await client.query(
-      `select count(*) from (select 1 from subnet_counts where organization_id = $1 and network_id = $2 group by kind, subnet_id, hidden) g`, [t.orgId, net])).rows[0].count);
+      `select count(*) from (select 1 from subnet_counts where organization_id = $1 and network_id = $2 group by kind, subnet_id, host_id, hidden) g`, [t.orgId, net])).rows[0].count);
     expect(await deltas()).to.equal(groups);
     expect(asObject(await keptL3Counts(db, t.orgId, net, true))).to.deep.equal(before);
     await expectCountsAgree(random(7), 'after compaction');

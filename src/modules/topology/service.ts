@@ -269,39 +269,42 @@ const compactionDue = new Set<string>();
  * The live counts without a tag filter, from the kept deltas (subnet_counts, kept by triggers: the
  * migration says how): one read of the network's few rows per subnet instead of every host and
  * address. The hosts still drawn are read by subnet (the addresses' subnet index): those of the
- * subnets left open and of subnets outside the network, and the hosts with no address only when
- * there are some.
+ * subnets left open and of subnets outside the network; the hosts with no address are the kept rows'
+ * own (kind 'b' by host).
  */
 export async function keptL3Counts(db: Db, organizationId: string, networkId: string, includeHidden: boolean): Promise<L3Counts> {
-  const rows = await db.query<{ kind: 'a' | 'b' | 'h'; subnet_id: string | null; known: boolean; hidden: boolean; n: number; deltas: number }>(
-    `with k as (select kind, subnet_id, hidden, sum(n)::int as n, count(*)::int as deltas from subnet_counts
-                where organization_id = ? and network_id = ? group by kind, subnet_id, hidden)
-     select k.*, k.subnet_id in (select id from subnets y where y.organization_id = ? and y.network_id = ?) as known from k`,
+  // The groups that count (n not 0), and one row 't' with the deltas of all groups: compaction is due when they are many.
+  const rows = await db.query<{ kind: 'a' | 'b' | 'h' | 't'; subnet_id: string | null; host_id: string | null; known: boolean; hidden: boolean; n: number }>(
+    `with k as (select kind, subnet_id, host_id, hidden, sum(n)::int as n, count(*)::int as deltas from subnet_counts
+                where organization_id = ? and network_id = ? group by kind, subnet_id, host_id, hidden)
+     select k.kind, k.subnet_id, k.host_id, k.hidden, k.n, k.subnet_id in (select id from subnets y where y.organization_id = ? and y.network_id = ?) as known
+       from k where k.n <> 0
+     union all
+     select 't', null, null, false, coalesce(sum(k.deltas), 0)::int, false from k`,
     [organizationId, networkId, organizationId, networkId],
   );
-  if (rows.reduce((sum, r) => sum + r.deltas, 0) > 2 * rows.length + 100) compactionDue.add(`${organizationId}/${networkId}`);
-  const shown = rows.filter((r) => r.n !== 0 && (includeHidden || !r.hidden));
+  const groups = rows.filter((r) => r.kind !== 't');
+  if (rows.find((r) => r.kind === 't')!.n > 2 * groups.length + 100) compactionDue.add(`${organizationId}/${networkId}`);
+  const shown = groups.filter((r) => includeHidden || !r.hidden);
   const perSubnet = new Map<string | null, number>();
   for (const r of shown) if (r.kind !== 'h') perSubnet.set(r.known ? r.subnet_id : null, (perSubnet.get(r.known ? r.subnet_id : null) ?? 0) + r.n);
   const outside = shown.filter((r) => r.kind === 'a' && !r.known).map((r) => r.subnet_id!);
-  const bare = shown.filter((r) => r.kind === 'b').reduce((sum, r) => sum + r.n, 0);
-  const hidden = includeHidden ? 0 : rows.filter((r) => r.kind === 'h' && r.hidden).reduce((sum, r) => sum + r.n, 0);
+  // The hosts with no address, by id (kind 'b' rows carry their host).
+  const bare = shown.filter((r) => r.kind === 'b' && r.n > 0).map((r) => r.host_id!);
+  const hidden = includeHidden ? 0 : groups.filter((r) => r.kind === 'h' && r.hidden).reduce((sum, r) => sum + r.n, 0);
   const hostsDrawn = async (collapsedIds: string[]) => {
     const collapsed = new Set(collapsedIds);
     const open = [...perSubnet.keys()].filter((id): id is string => id !== null && !collapsed.has(id)).concat(outside);
     const [dependencies, dp] = dependencyHosts(organizationId, networkId, undefined);
-    const withoutAddress = `select h.id from hosts h where h.organization_id = ? and h.network_id = ? and (? or not h.hidden)
-       and not exists (select 1 from ip_addresses a where a.organization_id = h.organization_id and a.host_id = h.id and a.network_id = h.network_id)`;
     const found = await db.query<{ id: string }>(
       `select a.host_id as id from ip_addresses a
          join hosts h on h.organization_id = a.organization_id and h.id = a.host_id and h.network_id = a.network_id
         where a.organization_id = ? and a.network_id = ? and a.subnet_id = any(?::uuid[]) and (? or not h.hidden)
        union
-       ${bare > 0 ? `${withoutAddress} union` : ''}
        ${dependencies}`,
-      [organizationId, networkId, open, includeHidden, ...(bare > 0 ? [organizationId, networkId, includeHidden] : []), ...dp],
+      [organizationId, networkId, open, includeHidden, ...dp],
     );
-    return found.map((r) => r.id);
+    return [...new Set([...bare, ...found.map((r) => r.id)])];
   };
   return { counts: [...perSubnet].map(([subnet_id, n]) => ({ subnet_id, n })), filteredOut: async () => ({ hidden, untagged: 0 }), hostsDrawn };
 }
@@ -316,9 +319,9 @@ export async function compactSubnetCounts(db: Db, organizationId: string, networ
     const lock = await tx.one<{ held: boolean }>(`select pg_try_advisory_xact_lock(hashtext('subnet_counts:' || ?::text)) as held`, [networkId]);
     if (!lock!.held) return;
     await tx.query(
-      `with d as (delete from subnet_counts where organization_id = ? and network_id = ? returning subnet_id, hidden, kind, n)
-       insert into subnet_counts (organization_id, network_id, subnet_id, hidden, kind, n)
-       select ?::uuid, ?::uuid, subnet_id, hidden, kind, sum(n)::int from d group by subnet_id, hidden, kind having sum(n) <> 0`,
+      `with d as (delete from subnet_counts where organization_id = ? and network_id = ? returning subnet_id, host_id, hidden, kind, n)
+       insert into subnet_counts (organization_id, network_id, subnet_id, host_id, hidden, kind, n)
+       select ?::uuid, ?::uuid, subnet_id, host_id, hidden, kind, sum(n)::int from d group by subnet_id, host_id, hidden, kind having sum(n) <> 0`,
       [organizationId, networkId, organizationId, networkId],
     );
   });
@@ -711,15 +714,14 @@ async function hostsToCompare(db: Db, organizationId: string, q: IntervalQuery, 
   }
   const hosts = await db.query<{ host_id: string; own: boolean }>(...changedHosts(organizationId, window));
   // When most hosts changed themselves, drawing everything costs less than finding and filtering by
-  // them. The hosts' states valid at either instant are counted only up to twice the changed hosts:
-  // past that the answer is known, and a count of all of them would cost what the network holds.
+  // them. The network's hosts are its kept count (subnet_counts, a few rows per subnet): a choice of
+  // cost only (both ways draw the same diff), so today's count serves a past window too; counting
+  // the states valid at either instant walked every older state of the network.
   const changed = new Set(hosts.filter((r) => r.own).map((r) => r.host_id)).size;
   if (changed) {
-    const states = await db.one<{ n: number }>(
-      `select count(*)::int as n from (select 1 from hosts_history h where h.organization_id = ? and h.network_id = ? and ${validAtEither('h')} limit ?) c`,
-      [organizationId, q.network_id, from, to, changed * 2 + 1],
-    );
-    if (changed * 2 > states!.n) return undefined;
+    const hostsNow = await db.one<{ n: number }>(
+      `select coalesce(sum(n), 0)::int as n from subnet_counts where organization_id = ? and network_id = ? and kind = 'h'`, [organizationId, q.network_id]);
+    if (changed * 2 > hostsNow!.n) return undefined;
   }
   const compare = new Set(hosts.map((r) => r.host_id));
   // Edges between hosts: dependencies (members by service or by binding) and virtualization, at either instant.
@@ -848,17 +850,21 @@ async function quietNeighbours(db: Db, organizationId: string, networkId: string
   const at = (alias: string) => `tstzrange(${alias}.valid_from, ${alias}.valid_to) @> w.at`;
   const quiet = (alias: string) => `not exists (select 1 from ip_addresses_history b where b.organization_id = ? and b.host_id = ${alias}.host_id and b.id <> ${alias}.id and ${at('b')})
        and not exists (select 1 from services_history s where s.organization_id = ? and s.host_id = ${alias}.host_id and ${at('s')})`;
+  // Each read starts from its own few rows (the hosts' addresses, then the folded subnets'),
+  // materialized: asked by instant, the planner took every address valid then (the network's size).
+  const folds = await db.query<{ subnet_id: string }>(
+    `with w(at) as (values (?::timestamptz), (?::timestamptz)),
+     mine as materialized (select * from ip_addresses_history a where a.organization_id = ? and a.host_id = any(?::uuid[]) and a.subnet_id is not null)
+     select distinct a.subnet_id from w join mine a on ${at('a')} where ${quiet('a')}
+     union select y.id from subnets_history y where ${changedIn('y')}`,
+    [from, to, organizationId, hostIds, organizationId, organizationId, organizationId, networkId, from, to, from, to],
+  );
+  if (!folds.length) return [];
   const rows = await db.query<{ host_id: string }>(
     `with w(at) as (values (?::timestamptz), (?::timestamptz)),
-     folds as (
-       select a.subnet_id from w join ip_addresses_history a on a.organization_id = ? and a.host_id = any(?::uuid[]) and ${at('a')}
-         where a.subnet_id is not null and ${quiet('a')}
-       union select y.id from subnets_history y where ${changedIn('y')})
-     select distinct a.host_id from w join ip_addresses_history a
-       on a.organization_id = ? and a.network_id = ? and a.subnet_id in (select subnet_id from folds) and ${at('a')}
-     where ${quiet('a')}`,
-    [from, to, organizationId, hostIds, organizationId, organizationId, organizationId, networkId, from, to, from, to,
-      organizationId, networkId, organizationId, organizationId],
+     theirs as materialized (select * from ip_addresses_history a where a.organization_id = ? and a.network_id = ? and a.subnet_id = any(?::uuid[]))
+     select distinct a.host_id from w join theirs a on ${at('a')} where ${quiet('a')}`,
+    [from, to, organizationId, networkId, folds.map((f) => f.subnet_id), organizationId, organizationId],
   );
   return rows.map((r) => r.host_id);
 }
