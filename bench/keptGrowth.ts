@@ -55,11 +55,11 @@ async function measureDatabase(database: string) {
   const config = loadConfig({ databaseUrl: serverUrl(database), redisPrefix: `bench:kept:${randomBytes(3).toString('hex')}:`, heavyReadBudget: { burstMs: 0, refillMsPerSecond: 0 } });
   const services = await createServices(config, createLogger('silent'));
   const server = buildApp(services).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
   try {
     if (process.env.KEPT_MIGRATE !== '0') await migrate(services.orm);
     services.rateLimiter = new AllowAllRateLimiter(services.redis);
     services.topologyGraphs = new GraphCache(0);
-    await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const db = new Db(services.orm.em.fork());
     // growth.ts's organization under test and its password.
@@ -113,7 +113,7 @@ const points: Array<Record<string, unknown>> = [];
 for (const database of DATABASES) points.push(await measureDatabase(database));
 const ratios = Object.fromEntries(['topology', 'diff', 'diffPuts'].map((k) => {
   const [a, b] = [points[0]?.[k] as { p50: number } | undefined, points.at(-1)?.[k] as { p50: number } | undefined];
-  return [k, a && b && points.length > 1 ? round((b.p50 / a.p50) * 100) / 100 : null];
+  return [k, a && b && points.length > 1 ? Math.round((b.p50 / a.p50) * 100) / 100 : null];
 }));
 log(`p50 ratios, last database / first: ${JSON.stringify(ratios)}`);
 const dir = new URL('./results/', import.meta.url);
