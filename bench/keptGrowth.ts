@@ -6,6 +6,7 @@
 //   diff       GET /api/v1/topology/diff?last_changes=50 (the point's ingest: 50 new hosts)
 //   diffPuts   GET /api/v1/topology/diff?from=<just before the point's PUTs> (one host's 42 PUTs; the
 //              ingest after them too), the growth curve's "recent diff"
+//   timeline   GET /api/v1/topology/timeline?from=<the same instant> (to now)
 // with the 1-minute load average, and with KEPT_EXPLAIN=1 every statement of one request (client time,
 // EXPLAIN ANALYZE time; a thread's snapshot reads are not traced, so tasks run inline here).
 // KEPT_MIGRATE=0 leaves the schema as it is (code older than the newest migration).
@@ -72,7 +73,10 @@ async function measureDatabase(database: string) {
     const paths: Record<string, string> = {
       topology: `/api/v1/topology?network_id=${networkId}`,
       diff: `/api/v1/topology/diff?network_id=${networkId}&last_changes=50`,
-      ...(from ? { diffPuts: `/api/v1/topology/diff?network_id=${networkId}&from=${encodeURIComponent(from)}` } : {}),
+      ...(from ? {
+        diffPuts: `/api/v1/topology/diff?network_id=${networkId}&from=${encodeURIComponent(from)}`,
+        timeline: `/api/v1/topology/timeline?network_id=${networkId}&from=${encodeURIComponent(from)}`,
+      } : {}),
     };
     const out: Record<string, unknown> = { database, hosts };
     for (const [name, path] of Object.entries(paths)) {
@@ -90,7 +94,7 @@ async function measureDatabase(database: string) {
         await get();
         ms.push(performance.now() - t);
       }
-      const size = name === 'topology' ? { nodes: answer.nodes.length } : { changed: answer.nodes.changed.length, added: answer.nodes.added.length, removed: answer.nodes.removed.length };
+      const size = name === 'topology' || name === 'timeline' ? { nodes: answer.nodes.length } : { changed: answer.nodes.changed.length, added: answer.nodes.added.length, removed: answer.nodes.removed.length };
       const row: Record<string, unknown> = { p50: round(pct(ms, 50)), p90: round(pct(ms, 90)), load: round(os.loadavg()[0]!), ...size };
       log(`${database} (${hosts} hosts) ${name}: p50 ${row.p50} ms, p90 ${row.p90} ms, load ${row.load} ${JSON.stringify(size)}`);
       if (EXPLAIN) {
@@ -111,7 +115,7 @@ async function measureDatabase(database: string) {
 const started = new Date().toISOString();
 const points: Array<Record<string, unknown>> = [];
 for (const database of DATABASES) points.push(await measureDatabase(database));
-const ratios = Object.fromEntries(['topology', 'diff', 'diffPuts'].map((k) => {
+const ratios = Object.fromEntries(['topology', 'diff', 'diffPuts', 'timeline'].map((k) => {
   const [a, b] = [points[0]?.[k] as { p50: number } | undefined, points.at(-1)?.[k] as { p50: number } | undefined];
   return [k, a && b && points.length > 1 ? Math.round((b.p50 / a.p50) * 100) / 100 : null];
 }));

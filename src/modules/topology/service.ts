@@ -828,15 +828,18 @@ async function quietNeighboursWithin(db: Db, organizationId: string, networkId: 
   const mayBeQuiet = (alias: string) => `not exists (select 1 from ip_addresses_history b where b.organization_id = ? and b.host_id = ${alias}.host_id and b.id <> ${alias}.id and ${validThroughout('b')})
        and not exists (select 1 from services_history s where s.organization_id = ? and s.host_id = ${alias}.host_id and ${validThroughout('s')})`;
   const quietParams = [organizationId, from, to, organizationId, from, to];
+  // As quietNeighbours: each read starts from its own rows, materialized (by window, the planner took every address of it).
+  const folds = await db.query<{ subnet_id: string }>(
+    `with mine as materialized (select * from ip_addresses_history a where a.organization_id = ? and a.host_id = any(?::uuid[]) and a.subnet_id is not null)
+     select a.subnet_id from mine a where ${validWithin('a')} and ${mayBeQuiet('a')}
+     union select y.id from subnets_history y where ${changedIn('y')}`,
+    [organizationId, hostIds, from, to, ...quietParams, organizationId, networkId, from, to, from, to],
+  );
+  if (!folds.length) return [];
   const rows = await db.query<{ host_id: string }>(
-    `with folds as (
-       select a.subnet_id from ip_addresses_history a where a.organization_id = ? and a.host_id = any(?::uuid[]) and ${validWithin('a')}
-         and a.subnet_id is not null and ${mayBeQuiet('a')}
-       union select y.id from subnets_history y where ${changedIn('y')})
-     select distinct a.host_id from ip_addresses_history a
-     where a.organization_id = ? and a.network_id = ? and a.subnet_id in (select subnet_id from folds) and ${validWithin('a')} and ${mayBeQuiet('a')}`,
-    [organizationId, hostIds, from, to, ...quietParams, organizationId, networkId, from, to, from, to,
-      organizationId, networkId, from, to, ...quietParams],
+    `with theirs as materialized (select * from ip_addresses_history a where a.organization_id = ? and a.network_id = ? and a.subnet_id = any(?::uuid[]))
+     select distinct a.host_id from theirs a where ${validWithin('a')} and ${mayBeQuiet('a')}`,
+    [organizationId, networkId, folds.map((f) => f.subnet_id), from, to, ...quietParams],
   );
   return rows.map((r) => r.host_id);
 }
