@@ -12,25 +12,37 @@
 // KEPT_MIGRATE=0 leaves the schema as it is (code older than the newest migration).
 // Results: bench/results/kept-growth-<label>-<date>.json (KEPT_LABEL, e.g. before / after).
 // Run: KEPT_DATABASES=netinv_growth_plain_a,netinv_growth_plain_b node --import tsx bench/keptGrowth.ts
+// BENCH_SMALL=1 without KEPT_DATABASES (bench:small): growth.ts's small run keeps its database for
+// this one, which measures it with 2 runs per read and drops it; results in the small run's directory.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { Db, migrate } from '../src/core/db.js';
+import { Db, migrate, quoteIdent } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
 import { GraphCache } from '../src/modules/topology/graphCache.js';
 import { INLINE_BELOW } from '../src/modules/topology/pool.js';
-import { serverUrl } from '../test/support/app.js';
+import { adminQuery, serverUrl } from '../test/support/app.js';
 import { explainAll, traceQueries } from './diagnose.js';
-import { AllowAllRateLimiter } from './small.js';
+import { AllowAllRateLimiter, resultsDir, sized, SMALL } from './small.js';
 
-const DATABASES = (process.env.KEPT_DATABASES ?? '').split(',').filter(Boolean);
-const RUNS = Number(process.env.KEPT_RUNS ?? 9);
+const RUNS = sized('KEPT_RUNS', 9, 2);
 const LABEL = process.env.KEPT_LABEL ?? 'run';
 const EXPLAIN = process.env.KEPT_EXPLAIN === '1';
-if (!DATABASES.length) throw new Error('KEPT_DATABASES names the databases kept by growth.ts (BENCH_KEEP=1)');
+
+/** The databases to measure: KEPT_DATABASES, or (small run) the one growth.ts's small run kept, made here. */
+function databases(): { names: string[]; made: boolean } {
+  const named = (process.env.KEPT_DATABASES ?? '').split(',').filter(Boolean);
+  if (named.length) return { names: named, made: false };
+  if (!SMALL) throw new Error('KEPT_DATABASES names the databases kept by growth.ts (BENCH_KEEP=1)');
+  const growth = spawnSync(process.execPath, ['--import', 'tsx', new URL('./growth.ts', import.meta.url).pathname], { stdio: 'inherit', env: { ...process.env, BENCH_KEEP: '1', BENCH_RESULTS_DIR: fileURLToPath(resultsDir()) } });
+  if (growth.status !== 0) throw new Error(`growth.ts's small run failed (${growth.status ?? growth.signal})`);
+  return { names: growthResults().flatMap((r) => r.variants.map((v: any) => v.database as string)).slice(0, 1), made: true };
+}
 // Inline: every statement goes through the traced Db (a thread reads on a connection of its own).
 if (EXPLAIN) for (const k of Object.keys(INLINE_BELOW)) (INLINE_BELOW as Record<string, number>)[k] = Number.MAX_SAFE_INTEGER;
 
@@ -41,12 +53,17 @@ const pct = (values: number[], p: number) => {
 };
 const log = (line: string) => console.log(`[kept-growth ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
+/** growth.ts's results, newest first. */
+function growthResults(): any[] {
+  const dir = resultsDir();
+  return readdirSync(dir).filter((f) => f.startsWith('growth-') && f.endsWith('.json')).sort().reverse()
+    .map((f) => JSON.parse(readFileSync(new URL(f, dir), 'utf8'))).filter((r) => Array.isArray(r.variants));
+}
+
 /** The recent diff's `from` growth.ts used at this database's (last) point, from its results. */
 function putsInstant(database: string): string | undefined {
-  const dir = new URL('./results/', import.meta.url);
-  for (const f of readdirSync(dir).filter((f) => f.startsWith('growth-')).sort().reverse()) {
-    const r = JSON.parse(readFileSync(new URL(f, dir), 'utf8'));
-    const v = (r.variants ?? []).find((x: any) => x.database === database);
+  for (const r of growthResults()) {
+    const v = r.variants.find((x: any) => x.database === database);
     if (v) return v.points.at(-1)?.diff?.recent?.from;
   }
   return undefined;
@@ -114,13 +131,18 @@ async function measureDatabase(database: string) {
 
 const started = new Date().toISOString();
 const points: Array<Record<string, unknown>> = [];
-for (const database of DATABASES) points.push(await measureDatabase(database));
+const { names, made } = databases();
+try {
+  for (const database of names) points.push(await measureDatabase(database));
+} finally {
+  if (made) for (const database of names) await adminQuery(`drop database if exists ${quoteIdent(database)} with (force)`);
+}
 const ratios = Object.fromEntries(['topology', 'diff', 'diffPuts', 'timeline'].map((k) => {
   const [a, b] = [points[0]?.[k] as { p50: number } | undefined, points.at(-1)?.[k] as { p50: number } | undefined];
   return [k, a && b && points.length > 1 ? Math.round((b.p50 / a.p50) * 100) / 100 : null];
 }));
 log(`p50 ratios, last database / first: ${JSON.stringify(ratios)}`);
-const dir = new URL('./results/', import.meta.url);
+const dir = resultsDir();
 mkdirSync(dir, { recursive: true });
 const file = new URL(`kept-growth-${LABEL}-${started.replace(/[:.]/g, '-')}.json`, dir);
 writeFileSync(file, JSON.stringify({ bench: 'kept-growth', label: LABEL, started, cpus: os.cpus().length, runs: RUNS, points, ratios }, null, 2));

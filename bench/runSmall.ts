@@ -44,6 +44,7 @@ const BENCHES: Bench[] = [
   { name: 'rescan', script: 'bench/rescan.ts' },
   { name: 'rls', script: 'bench/rls.ts' },
   { name: 'edgeRoutes', script: 'bench/edgeRoutes.ts' },
+  { name: 'keptGrowth', script: 'bench/keptGrowth.ts' },
 ];
 /** A bench still running after this long is stopped and counted as failed (a hung bench must not hang CI). */
 const TIMEOUT_MS = Number(process.env.BENCH_SMALL_TIMEOUT_S ?? 300) * 1000;
