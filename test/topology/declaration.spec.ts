@@ -110,8 +110,11 @@ describe('topology: the declaration is what graph.ts reads and draws', function 
       { maxNodes: 5000, expand: s.subnets.map((x) => `summary:${x.id}`), newHostIds: s.hosts.slice(0, 5).map((h) => h.id) },
       { maxNodes: 5000, tagIds: [...new Set(s.hosts.flatMap((h) => h.tags ?? []))].slice(0, 1) },
     ];
-    for (let round = 0; round < 3; round++) {
-      for (let k = 0; k < 5; k++) await changeBySql(w, rnd, ['hide host', 'delete service', 'delete address', 'add address', 'rename dependency']);
+    // Round 0 draws the network as generated, which alone draws every declared kind (ghosts too); the
+    // random changes after it pick by random ids and can take the last ghost away (l3 drew none in a
+    // CI run of three changed rounds).
+    for (let round = 0; round < 4; round++) {
+      if (round > 0) for (let k = 0; k < 5; k++) await changeBySql(w, rnd, ['hide host', 'delete service', 'delete address', 'add address', 'rename dependency']);
       const s = await loadSnapshot(w.db, w.t.orgId, w.networkId); // the declared columns, as the service reads them
       for (const view of VIEWS) for (const o of shapes(s)) draw(s, view, o, `generated network, round ${round}, ${JSON.stringify(o).slice(0, 80)}`);
     }
