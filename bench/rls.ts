@@ -24,7 +24,7 @@ import type autocannon from 'autocannon';
 import pg from 'pg';
 import { buildApp, closeServices, createServices } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { Db, migrate, quoteIdent, TENANT_ROLE } from '../src/core/db.js';
+import { Db, migrate, quoteIdent, setRowSecurity, TENANT_ROLE } from '../src/core/db.js';
 import { createLogger } from '../src/core/logger.js';
 import { createOrm } from '../src/database.js';
 import { ingestHost } from '../src/modules/discovery/ingest.js';
@@ -114,11 +114,13 @@ async function startSide(name: SideName, databaseUrl: string, redisPrefix: strin
 }
 
 /**
- * One discovery pass: each report ingested in a transaction of its own, `concurrency` at a time;
- * `rowSecurity`: through a Db with the organization (the role and organization set per transaction).
+ * One discovery pass: each report ingested in a transaction of its own, `concurrency` at a time, by a
+ * Db speaking for the daemon and its organization as the discovery-sync worker's (the actor's
+ * settings open each transaction); `rowSecurity`: held to the organization (its settings join the actor's).
  */
 async function ingestPass(databaseUrl: string, ctx: Parameters<typeof ingestHost>[1], reports: DaemonHostRequest[], concurrency = 4, rowSecurity = false) {
   const orm = await createOrm(databaseUrl, 10);
+  setRowSecurity(orm.em, rowSecurity);
   try {
     let next = 0;
     const latencies: number[] = [];
@@ -129,7 +131,7 @@ async function ingestPass(databaseUrl: string, ctx: Parameters<typeof ingestHost
         const { value, error } = daemonHostRequestBody.validate(report, { abortEarly: true, convert: true });
         if (error) throw error;
         const s = performance.now();
-        await new Db(orm.em.fork(), rowSecurity ? { organizationId: ctx.organizationId } : {}).transaction((tx) => ingestHost(tx, ctx, value as DaemonHostRequest));
+        await new Db(orm.em.fork(), { actor: { type: 'daemon', id: ctx.daemonId }, organizationId: ctx.organizationId }).transaction((tx) => ingestHost(tx, ctx, value as DaemonHostRequest));
         latencies.push(performance.now() - s);
       }
     }));
@@ -197,7 +199,7 @@ async function main() {
       const [a, b, c] = [await http(owner.base, 'GET', path, { cookie: tenant.cookie }), await http(rls.base, 'GET', path, { cookie: tenant.cookie }), await http(viaDb.base, 'GET', path, { cookie: tenant.cookie })];
       mustAgree(`GET ${path} as owner, under RLS as a login role and through the Db`, a.status === 200 && a.text === b.text && a.text === c.text, `${a.status} ${b.status} ${c.status}`);
     }
-    const viaDbSeen = await new Db(owner.services.orm.em.fork(), { organizationId: tenant.organizationId }).one<{ orgs: string[] }>(`select array(select distinct organization_id::text from subnets) as orgs`);
+    const viaDbSeen = await new Db(viaDb.services.orm.em.fork(), { organizationId: tenant.organizationId }).one<{ orgs: string[] }>(`select array(select distinct organization_id::text from subnets) as orgs`);
     mustAgree('a statement without its organization predicate, through a Db with the organization, sees only it', JSON.stringify(viaDbSeen!.orgs) === JSON.stringify([tenant.organizationId]), JSON.stringify(viaDbSeen!.orgs));
     const rlsOrm = await createOrm(rlsUrl, 1);
     try {

@@ -6,6 +6,7 @@ import Router from '@koa/router';
 import type { AppConfig } from './config.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createOrm } from './database.js';
+import { setRowSecurity } from './core/db.js';
 import { AppError } from './core/errors.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { ReadReplica } from './core/readReplica.js';
@@ -45,6 +46,7 @@ export async function createServices(
 ): Promise<Services> {
   useSecretKeys(loadSecretKeys(config)); // before anything can read or store a credential
   const orm = existingOrm ?? await createOrm(config.databaseUrl);
+  setRowSecurity(orm.em, config.databaseRowSecurity);
   // A Redis outage must not stall requests: no offline queue, fail fast, reconnect in the background.
   // One Redis or a Redis Cluster (REDIS_CLUSTER_NODES): src/core/redis.ts decides.
   const redis = createRedis(config, 'requests');
@@ -67,7 +69,11 @@ export async function createServices(
   if (config.databaseReplicaUrl) {
     readReplica = new ReadReplica(orm, redis, logger, metrics.registry, {
       replicaUrl: config.databaseReplicaUrl, maxLagSeconds: config.replicaMaxLagSeconds, waitMs: config.replicaWaitMs,
-      redisPrefix: config.redisPrefix, probeIntervalMs: config.replicaProbeIntervalMs, openOrm: (url) => createOrm(url),
+      redisPrefix: config.redisPrefix, probeIntervalMs: config.replicaProbeIntervalMs, openOrm: async (url) => {
+        const replicaOrm = await createOrm(url);
+        setRowSecurity(replicaOrm.em, config.databaseRowSecurity);
+        return replicaOrm;
+      },
     });
     await readReplica.start();
   }

@@ -3,6 +3,7 @@
 import type { Job, WorkerOptions } from 'bullmq';
 import type { AppConfig } from '../src/config.js';
 import { createOrm } from '../src/database.js';
+import { setRowSecurity } from '../src/core/db.js';
 import type { Logger } from '../src/core/logger.js';
 import { openQueues, SharedMetricsStore, type QueueName, type QueueSettings } from '../src/core/queues.js';
 import { createRedis } from '../src/core/redis.js';
@@ -26,6 +27,7 @@ export async function createWorkerServices(config: AppConfig, settings: QueueSet
   useSecretKeys(loadSecretKeys(config)); // webhook deliveries sign, the server-poll poller calls daemons
   // WORKER_DB_POOL (20): webhook deliveries run 50 at a time, each a query before and after its POST.
   const orm = await createOrm(config.databaseUrl, setting('WORKER_DB_POOL'));
+  setRowSecurity(orm.em, config.databaseRowSecurity);
   const redis = createRedis(config, 'worker');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = openQueues(config, settings);

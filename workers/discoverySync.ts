@@ -33,7 +33,7 @@ export async function processDiscoverySync(services: Services, job: Job<Discover
     return null;
   };
   // One job is one transaction, so its changes share one batch_id; the daemon that reported them is their actor.
-  const db = new Db(services.orm.em.fork(), { actor: { type: 'daemon', id: ctx.daemonId } });
+  const db = new Db(services.orm.em.fork(), { actor: { type: 'daemon', id: ctx.daemonId }, organizationId: ctx.organizationId });
   return db.transaction(async (tx) => {
     const result: DiscoverySyncResult = { subnets: [], hosts: [] };
     for (const subnet of subnets) {

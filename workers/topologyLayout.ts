@@ -19,7 +19,7 @@ import { timed, workerOptions, type WorkerServices } from './context.js';
 export const TOPOLOGY_LAYOUT_QUEUE = QUEUE_NAMES.topologyLayout;
 
 export async function runLayoutJob(services: Pick<WorkerServices, 'orm' | 'logger'>, job: LayoutJob): Promise<{ nodes: number; duration_ms: number; route_ms: number }> {
-  const db = new Db(services.orm.em.fork());
+  const db = new Db(services.orm.em.fork(), { organizationId: job.organization_id });
   const { graph, digest } = job.timeline
     ? await timelineGraph(db, job.organization_id, { ...job, ...job.timeline }).then((u) => ({ graph: u, digest: u.digest }))
     : await graphAt(db, job.organization_id, job, job.as_of);

@@ -67,6 +67,11 @@ interface RouteBase {
    * DATABASE_REPLICA_URL may serve it; 'primary', never. Unset: `readsFromReplica` derives it.
    */
   reads?: 'replica' | 'primary';
+  /**
+   * The handler's statements are one read (Db.reads: with row security, one snapshot transaction
+   * that sets the organization once): a GET that writes nothing and answers JSON, not a stream.
+   */
+  readsTogether?: boolean;
   /** Exempt from the rate limiter (health, version). */
   unlimited?: boolean;
   /**
@@ -200,8 +205,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const body = run.body ? validate(run.body.required(), hasBody(ctx) ? rawBody : undefined, 'body') : undefined;
       const afterCommit: Array<[string, () => Promise<unknown>, number | undefined]> = [];
       // With row security on, the request's statements are held to its organization by the database too.
-      const organizationId = services.config.databaseRowSecurity ? scope?.organizationId : undefined;
-      const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope), organizationId });
+      const primary = new Db(services.orm.em.fork(), { actor: actorOf(scope), organizationId: scope?.organizationId });
       const input = {
         afterCommit: (what: string, fn: () => Promise<unknown>, timeoutMs?: number) => { afterCommit.push([what, fn, timeoutMs]); },
         params: validate(route.params, inward({ ...ctx.params }), 'params') as Record<string, any>,
@@ -226,11 +230,14 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         }
         result = once.data;
       } else {
-        result = await handle(input).catch((err: unknown) => {
+        const read = route.readsTogether && run === route && !isWriteRoute(route)
+          ? (req: typeof input) => req.db.reads((db) => handle({ ...req, db }))
+          : handle;
+        result = await read(input).catch((err: unknown) => {
           // The standby failed, not the request: the same read again, on the primary.
           if (!(err instanceof ReplicaUnavailable) || input.db === primary) throw err;
           replica!.failed(err);
-          return handle({ ...input, db: primary });
+          return read({ ...input, db: primary });
         });
       }
       // A write committed (any write method, not POST alone): this principal's replica-eligible reads

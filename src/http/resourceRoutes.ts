@@ -56,7 +56,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
   const fixedNetwork = readOnlyNetworkOf(schemas.update); // the update schema declares network_id read-only
   const routes: Record<Exclude<Operation, BulkOperation | 'patch'>, ProtectedRoute> = {
     list: {
-      operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, summary: `List (as of \`at\`, when given)`,
+      operationId: `list${many}`, method: 'get', path, group, auth: 'Viewer', paginated: true, readsTogether: true, summary: `List (as of \`at\`, when given)`,
       query: schemas.list, response: schemas.response,
       handler: ({ db, scope, query }) => s.list(db, scope, query),
     },
@@ -66,7 +66,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
       handler: ({ db, scope, body }) => s.create(db, scope, body),
     },
     get: {
-      operationId: `get${one}`, method: 'get', path: item, group, auth: 'Viewer', summary: `Get ${noun} (as of \`at\`, when given)`,
+      operationId: `get${one}`, method: 'get', path: item, group, auth: 'Viewer', readsTogether: true, summary: `Get ${noun} (as of \`at\`, when given)`,
       params: idParams, query: Joi.object({ at: at() }), response: schemas.response,
       handler: ({ db, scope, params, query }) => s.get(db, scope, params.id, query.at),
     },
@@ -86,7 +86,7 @@ export function resourceRoutes(r: ResourceDef): RouteDef[] {
       handler: ({ db, scope, params }) => s.remove(db, scope, params.id),
     },
     history: {
-      operationId: `get${one}History`, method: 'get', path: `${item}/history`, group, auth: 'Viewer', summary: `Every state of ${noun}, newest first`, list: true,
+      operationId: `get${one}History`, method: 'get', path: `${item}/history`, group, auth: 'Viewer', readsTogether: true, summary: `Every state of ${noun}, newest first`, list: true,
       params: idParams, response: schemas.response,
       handler: ({ db, scope, params }) => s.history(db, scope, params.id),
     },

@@ -5,11 +5,13 @@
 // of the service with their organization predicate taken out see and change nothing of the other
 // organization through a Db with an organization.
 import { expect } from 'chai';
-import { ACROSS_ORGANIZATIONS, Db, TENANT_ROLE } from '../../src/core/db.js';
+import { ACROSS_ORGANIZATIONS, Db, setRowSecurity as switchRowSecurity, TENANT_ROLE } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
 import { registerTenant, type Tenant } from '../support/world.js';
 import { createHostWithChildren, createSubnet } from '../hosts/fixtures.js';
+import { CpuPool, INLINE_BELOW } from '../../src/modules/topology/pool.js';
+import { readSnapshotHere } from '../../src/modules/topology/threadReads.js';
 
 interface World { t: Tenant; subnet: any; host: any }
 
@@ -19,7 +21,7 @@ describe('core/row security', () => {
   let b: World;
   const owner = () => new Db(app.services.orm.em.fork());
   const tenantDb = (organizationId: string) => new Db(app.services.orm.em.fork(), { organizationId });
-  const setRowSecurity = (on: boolean) => { app.services.config.databaseRowSecurity = on; };
+  const setRowSecurity = (on: boolean) => { switchRowSecurity(app.services.orm.em, on); };
 
   before(async () => {
     app = await startTestApp({ databaseRowSecurity: true });
@@ -94,6 +96,24 @@ describe('core/row security', () => {
     expect(on[1]!.body.data.map((h: any) => h.description)).to.deep.equal([a.host.description]);
   });
 
+  it('a list, a get and a history read their statements in one transaction: the role and organization set once', async () => {
+    const run = (Db.prototype as unknown as { run: (sql: string, params: unknown[]) => Promise<unknown[]> }).run;
+    const settings: string[] = [];
+    (Db.prototype as unknown as { run: typeof run }).run = function (this: Db, sql: string, params: unknown[]) {
+      if (sql.includes(`set_config('role'`)) settings.push(sql);
+      return run.call(this, sql, params);
+    };
+    try {
+      for (const path of ['/api/v1/hosts?limit=50', `/api/v1/hosts/${a.host.id}`, `/api/v1/hosts/${a.host.id}/history`, '/api/v1/ip-addresses?limit=50', `/api/v1/subnets/${a.subnet.id}`]) {
+        settings.length = 0;
+        expectOk(await call(app.url, 'GET', path, { auth: a.t.owner }));
+        expect(settings, path).to.have.length(1);
+      }
+    } finally {
+      (Db.prototype as unknown as { run: typeof run }).run = run;
+    }
+  });
+
   // Statements of the service (source in the comment) with their `organization_id = ?` taken out:
   // through a Db with organization A they must return no row of B (the policy alone holds them),
   // while as the owner they do (else the check would prove nothing).
@@ -155,6 +175,45 @@ describe('core/row security', () => {
       expect((await tx.one<{ u: string }>(`select current_user as u`))!.u).to.equal(TENANT_ROLE);
       expect(orgs(await tx.query(`select distinct organization_id from hosts where id = any(?::uuid[])`, [[a.host.id, b.host.id]]))).to.deep.equal([a.t.orgId]);
     });
+  });
+
+  it('a topology thread\'s read takes the organization of the transaction whose snapshot it imports', async () => {
+    const url = String(app.services.orm.em.config.get('clientUrl'));
+    const reads: Array<[string, string, unknown[]]> = [['hosts', `select distinct organization_id from hosts`, []]];
+    const seen = (organizationId?: string) => tenantDb(a.t.orgId).transaction(async (tx) => {
+      const { id } = (await tx.one<{ id: string }>('select pg_export_snapshot() as id'))!;
+      const rows = await readSnapshotHere({ url, snapshot: id, reads, organizationId });
+      return (JSON.parse(rows.hosts!.rows) as Array<{ organization_id: string }>).map((r) => r.organization_id).sort();
+    }, { snapshot: true });
+    expect(await seen(), 'without an organization the thread reads as the owner').to.deep.equal([a.t.orgId, b.t.orgId].sort());
+    expect(await seen(a.t.orgId)).to.deep.equal([a.t.orgId]);
+    const refused = await seen(`${a.t.orgId}'); select 1; --`).then(() => undefined, (e: Error) => e);
+    expect(refused?.message).to.match(/not an organization id/);
+  });
+
+  it('a drawing read on a thread answers as inline under row security, and the request hands the thread its organization', async function () {
+    this.timeout(60_000);
+    const now = (expectOk(await call(app.url, 'GET', `/api/v1/topology?network_id=${a.t.defaultNetworkId}`, { auth: a.t.owner })) as { as_of: string }).as_of;
+    const path = `/api/v1/topology?network_id=${a.t.defaultNetworkId}&view=l3&at=${encodeURIComponent(now)}`;
+    const inline = expectOk(await call(app.url, 'GET', `${path}&max_nodes=1000`, { auth: a.t.owner }));
+    const handed: Array<string | undefined> = [];
+    const saved = { ...INLINE_BELOW };
+    const run = CpuPool.prototype.run;
+    CpuPool.prototype.run = function (this: CpuPool, organizationId, task, input, size) {
+      const rows = (input as { rows?: { snapshot?: string; organizationId?: string } }).rows;
+      if (rows?.snapshot) handed.push(rows.organizationId);
+      return run.call(this, organizationId, task, input, size);
+    } as typeof run;
+    try {
+      for (const k of Object.keys(INLINE_BELOW) as Array<keyof typeof INLINE_BELOW>) INLINE_BELOW[k] = 0;
+      const threaded = expectOk(await call(app.url, 'GET', `${path}&max_nodes=1001`, { auth: a.t.owner }));
+      expect({ ...threaded, layout: undefined }).to.deep.equal({ ...inline, layout: undefined });
+    } finally {
+      CpuPool.prototype.run = run;
+      Object.assign(INLINE_BELOW, saved);
+    }
+    expect(handed.length).to.be.above(0);
+    expect(new Set(handed)).to.deep.equal(new Set([a.t.orgId]));
   });
 
   it('a Db with an organization refuses to join a transaction not set for it', async () => {

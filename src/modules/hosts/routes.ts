@@ -15,7 +15,7 @@ import { hostTable } from './table.js';
 
 const hostRoutesDeclared = defineRoutes([
   {
-    operationId: 'listHosts', method: 'get', path: '/api/v1/hosts', group: 'Hosts', auth: 'Viewer', paginated: true,
+    operationId: 'listHosts', method: 'get', path: '/api/v1/hosts', group: 'Hosts', auth: 'Viewer', paginated: true, readsTogether: true,
     summary: 'List hosts with their children (filters network_id, tag_ids, hidden, q; `at` for a past instant)',
     query: hostListQuery, response: hostResponse,
     handler: ({ db, scope, query }) => hostService.list(db, scope, query),
@@ -26,7 +26,7 @@ const hostRoutesDeclared = defineRoutes([
     handler: ({ db, scope, body }) => hostService.create(db, scope, body),
   },
   {
-    operationId: 'getHost', method: 'get', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Viewer', summary: 'Get a host with its children (as of `at`)',
+    operationId: 'getHost', method: 'get', path: '/api/v1/hosts/:id', group: 'Hosts', auth: 'Viewer', readsTogether: true, summary: 'Get a host with its children (as of `at`)',
     params: idParams, query: Joi.object({ at: at() }), response: hostResponse,
     handler: ({ db, scope, params, query }) => hostService.get(db, scope, params.id, query.at),
   },
@@ -52,7 +52,7 @@ const hostRoutesDeclared = defineRoutes([
     handler: ({ db, scope, params }) => hostService.remove(db, scope, params.id),
   },
   {
-    operationId: 'getHostHistory', method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', list: true,
+    operationId: 'getHostHistory', method: 'get', path: '/api/v1/hosts/:id/history', group: 'Hosts', auth: 'Viewer', list: true, readsTogether: true,
     summary: 'Every state of a host with its children, newest first: one entry per instant at which the host or one of its IP addresses, ports, services, bindings or interfaces changed, each the host as `GET /hosts/{id}?at=` answers it then, with `changes` (what changed then); paged by `limit` and `before`',
     params: idParams, query: hostHistoryQuery, response: hostHistoryResponse,
     handler: ({ db, scope, params, query }) => hostService.history(db, scope, params.id, query),

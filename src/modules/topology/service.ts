@@ -138,7 +138,7 @@ async function rowsFor(db: Db, task: TaskName, size: number, organizationId: str
   if (cpuPool().runsInline(task, size)) return readSnapshotText(db, organizationId, networkId, at, hostIds);
   const { id } = (await db.one<{ id: string }>(`select pg_export_snapshot() as id`))!;
   const reads = Object.entries(snapshotReads(organizationId, networkId, at, hostIds)).map(([table, [sql, params]]) => [table, sql, params]);
-  return { url: String(db.em.config.get('clientUrl')), snapshot: id, reads } as SnapshotRead;
+  return { url: String(db.em.config.get('clientUrl')), snapshot: id, reads, organizationId: db.heldTo } as SnapshotRead;
 }
 
 /** The network's inventory as of `at` (now when absent). Tenancy: the caller checked the network. */

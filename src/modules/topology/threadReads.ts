@@ -7,13 +7,18 @@
 // every other organization's requests and webhook deliveries). Now those strings live and die in
 // the thread's own heap, and the event loop only learns how many rows there were.
 import pg from 'pg';
+import { tenantSettings } from '../../core/db.js';
 import { boundStatement, SESSION_OPTIONS } from '../../core/sql.js';
 
 /** A table's rows as PostgreSQL's JSON text of them (json_agg) and their count. */
 export interface RowsText { n: number; rows: string }
 
-/** Where and what a thread reads: the database of the request's transaction, the snapshot it exported, each table's statement. */
-export interface SnapshotRead { url: string; snapshot: string; reads: Array<[table: string, sql: string, params: unknown[]]> }
+/**
+ * Where and what a thread reads: the database of the request's transaction, the snapshot it
+ * exported, each table's statement, and the organization the transaction was held to (row security
+ * on): the thread's transaction takes the same role and organization.
+ */
+export interface SnapshotRead { url: string; snapshot: string; reads: Array<[table: string, sql: string, params: unknown[]]>; organizationId?: string }
 
 /**
  * Every table's rows as one JSON text each, with their counts, in ONE statement (one round trip,
@@ -39,6 +44,8 @@ export const READ_SETTINGS = `select set_config('max_parallel_workers_per_gather
 
 // A snapshot id is hex words and dashes ('00000003-0000001B-1'); SET TRANSACTION SNAPSHOT takes no bind parameter.
 const SNAPSHOT_ID = /^[0-9A-Fa-f]+(-[0-9A-Fa-f]+)+$/;
+// The organization goes into the same simple query as text, so it must be a uuid and nothing else.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** This thread's connections, by database URL (the primary's, a standby's): one each, as the thread runs one task at a time. */
 const pools = new Map<string, pg.Pool>();
@@ -62,11 +69,13 @@ function poolFor(url: string): pg.Pool {
 /** Each table's rows of `read`, in its snapshot. */
 export async function readSnapshotHere(read: SnapshotRead): Promise<Record<string, RowsText>> {
   if (!SNAPSHOT_ID.test(read.snapshot)) throw new Error(`not a snapshot id: ${read.snapshot}`);
+  if (read.organizationId !== undefined && !UUID.test(read.organizationId)) throw new Error(`not an organization id: ${read.organizationId}`);
+  const tenant = read.organizationId === undefined ? '' : `; ${tenantSettings(read.organizationId)}`;
   const client = await poolFor(read.url).connect();
   let failed: Error | undefined;
   try {
     // One round trip for the three (a simple query may hold several statements when it binds nothing).
-    await client.query(`begin isolation level repeatable read read only; set transaction snapshot '${read.snapshot}'; ${READ_SETTINGS}`);
+    await client.query(`begin isolation level repeatable read read only; set transaction snapshot '${read.snapshot}'; ${READ_SETTINGS}${tenant}`);
     const { text, values } = boundStatement(...asJsonTexts(read.reads.map(([, sql, params]) => [sql, params])));
     const { rows } = await client.query(text, values);
     await client.query('commit');
