@@ -98,8 +98,12 @@ export const UNIQUE_CONSTRAINTS: Record<string, { entity: string; field: string 
   ip_addresses_host_subnet_ip_uq: { entity: 'IPAddress', field: 'subnet_id/ip_address' },
 };
 
-/** Maps a PostgreSQL unique violation to 409, using the key in its detail as the value. */
-export function fromUniqueViolation(err: { code?: string; constraint?: string; message?: string; detail?: string }): AppError | undefined {
+/**
+ * Maps a PostgreSQL unique violation to 409, using the key in its detail as the value. Under row
+ * security PostgreSQL leaves the key out of the detail (it could show another organization's row):
+ * then the value is the `written` row's fields, when the caller knows what it wrote.
+ */
+export function fromUniqueViolation(err: { code?: string; constraint?: string; message?: string; detail?: string }, written?: Record<string, unknown>): AppError | undefined {
   if (err.code !== '23505') return undefined;
   const text = `${err.message ?? ''} ${err.detail ?? ''}`;
   const name = err.constraint ?? /constraint "([^"]+)"/.exec(text)?.[1];
@@ -109,6 +113,7 @@ export function fromUniqueViolation(err: { code?: string; constraint?: string; m
   // "Key (organization_id, name)=(…, prod) already exists": drop the scoping column(s) of the key
   // (organization_id, which every tenant key carries since migration 23, then the owner column).
   const tuple = /Key \(([^)]*)\)=\((.*?)\) already exists/.exec(text);
+  if (!tuple && written) return alreadyExists(known.entity, known.field, known.field.split('/').map((f) => String(written[f] ?? '')).join('/'));
   const columns = tuple ? tuple[1]!.split(', ') : [];
   const values = tuple ? tuple[2]!.split(', ').filter((_, i) => columns[i] !== 'organization_id') : [];
   return alreadyExists(known.entity, known.field, values.slice(values.length > 1 ? 1 : 0).join('/'));

@@ -3,7 +3,7 @@
 // once. The triggers installed by `history_enable()` (see the foundation migration) record the
 // states, so writes here are ordinary INSERT/UPDATE/DELETE statements.
 import type { Db } from './db.js';
-import { AppError, accessDenied, invalidReference, notFound } from './errors.js';
+import { AppError, accessDenied, fromUniqueViolation, invalidReference, notFound } from './errors.js';
 import { canSeeNetwork, type Scope } from './scope.js';
 
 export interface TableSpec {
@@ -249,7 +249,7 @@ export class HistoryTable {
       `insert into ${this.spec.table} (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})
        returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
       cols.map((c) => values[c]),
-    ).then((r) => this.toResponse(r!)));
+    ).then((r) => this.toResponse(r!), (err: unknown) => { throw fromUniqueViolation(err as object, input) ?? err; }));
   }
 
   /**
@@ -271,7 +271,7 @@ export class HistoryTable {
       `update ${this.spec.table} set ${cols.map((c) => `${c} = ?`).join(', ')} where id = ? and organization_id = ?${check}
        returning ${this.spec.columns.join(', ')}, null::timestamptz as valid_to`,
       params,
-    );
+    ).catch((err: unknown) => { throw fromUniqueViolation(err as object, input) ?? err; });
     if (row) return this.toResponse(row);
     const current = await this.get(db, scope, id);
     throw new AppError('entity_modified', {

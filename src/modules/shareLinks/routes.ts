@@ -51,9 +51,11 @@ export const sharedMapRoutes = defineRoutes([
     summary: 'The map a share link shows: the same graph as GET /api/v1/topology for its network, view and instant (expand: containers to open); 404 for an unknown, expired or revoked link alike',
     handler: async ({ db, params, query, services }) => {
       const link = await s.resolve(db, params.token);
+      // Found by its token (no organization yet); then held to the link's organization like a request of it.
+      const held = db.withContext({ organizationId: link.organizationId });
       const q = topologyQuery.validate({ network_id: link.networkId, view: link.view, at: link.at ?? undefined, expand: query.expand }).value as TopologyQuery;
-      const map = await topologyService.get(db, shareScope(link), q, services.queues.topologyLayout, services.topologyGraphs, services.heavyReadBudget);
-      await s.touch(db, link);
+      const map = await topologyService.get(held, shareScope(link), q, services.queues.topologyLayout, services.topologyGraphs, services.heavyReadBudget);
+      await s.touch(held, link);
       return { ...map, share: { network_name: link.networkName, label: link.label, view: link.view, at: link.at, expires_at: link.expiresAt } };
     },
   },
