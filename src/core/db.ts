@@ -3,7 +3,7 @@
 // and writes are plain SQL through `Db` (history triggers and "as of" queries are SQL anyway,
 // and stack notes measured entity hydration at 4x the cost of plain rows on list endpoints).
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { boundStatement } from './sql.js';
 
@@ -76,6 +76,12 @@ export interface WriteContext {
   organizationId?: string;
 }
 
+/** A read of Db.reads: its reserved connection, in a read-only snapshot transaction held to the organization. */
+interface BoundRead { kysely: Kysely<any>; organizationId: string }
+
+// An organization id goes into a simple query as text (Db.reads, tenantSettings' callers): a uuid and nothing else.
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The ORMs (their configuration, shared by every fork) whose Dbs hold statements to their organization. */
 const rowSecurityOn = new WeakSet<object>();
 
@@ -133,7 +139,15 @@ function writeCommitted(em: EntityManager): void {
  * A Db made for a caller (`context`) opens every transaction by telling PostgreSQL who writes.
  */
 export class Db {
-  constructor(readonly em: EntityManager, readonly context: WriteContext = {}) {}
+  /**
+   * `bound`: a read of Db.reads, on one reserved connection in a transaction of its own (not the
+   * ORM's), held to that organization.
+   */
+  constructor(readonly em: EntityManager, readonly context: WriteContext = {}, private readonly bound?: BoundRead) {}
+
+  private get inTransaction(): boolean {
+    return this.bound !== undefined || this.em.isInTransaction();
+  }
 
   /** The organization the database holds this Db's statements to: its own with row security on, else none. */
   get heldTo(): string | undefined {
@@ -142,7 +156,7 @@ export class Db {
 
   /** The same connection handle speaking for another actor or batch. */
   withContext(context: WriteContext): Db {
-    return new Db(this.em, { ...this.context, ...context });
+    return new Db(this.em, { ...this.context, ...context }, this.bound);
   }
 
   /**
@@ -151,14 +165,14 @@ export class Db {
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     const owner = runsAsOwner(sql);
-    if (!this.em.isInTransaction()) {
+    if (!this.inTransaction) {
       // Outside a transaction: one is opened to carry the organization (every statement) or the actor (writes).
       if (owner && this.heldTo !== undefined) return this.withContext({ organizationId: undefined }).query<T>(sql, params);
       if (this.heldTo !== undefined || ((this.context.actor || this.context.batchId) && isWrite(sql))) {
         return this.transaction((tx) => tx.query<T>(sql, params));
       }
     } else {
-      const set = tenantOf.get(this.em);
+      const set = this.bound?.organizationId ?? tenantOf.get(this.em);
       if (owner && set !== undefined) return this.asOwnerInside<T>(sql, params);
       if (!owner && this.heldTo !== undefined && set !== this.heldTo) {
         // A transaction opened without this organization (or with another): its statements would not
@@ -172,8 +186,8 @@ export class Db {
   private async run<T>(sql: string, params: unknown[]): Promise<T[]> {
     const { text, values } = boundStatement(sql, params);
     const writes = isWrite(sql);
-    const inTransaction = writes && this.em.isInTransaction();
-    const result = await this.em.getKysely().executeQuery(CompiledQuery.raw(text, values));
+    const inTransaction = writes && this.inTransaction;
+    const result = await (this.bound?.kysely ?? this.em.getKysely()).executeQuery(CompiledQuery.raw(text, values));
     if (inTransaction) wroteIn.add(this.em);
     else if (writes) writeCommitted(this.em);
     return result.rows as T[];
@@ -200,7 +214,24 @@ export class Db {
    * statement on its own as always.
    */
   reads<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    return this.heldTo !== undefined && !this.em.isInTransaction() ? this.transaction(fn, { snapshot: true }) : fn(this);
+    const organizationId = this.heldTo;
+    if (organizationId === undefined || this.inTransaction) return fn(this);
+    if (!UUID.test(organizationId)) throw new Error(`not an organization id: ${organizationId}`);
+    // Its own transaction on a reserved connection rather than the ORM's: the transaction and its
+    // settings go in one round trip (a simple query, which may hold several statements when it
+    // binds nothing, as a topology thread's), and the ORM's unit of work is not needed for reads.
+    return this.em.getKysely().connection().execute(async (kysely) => {
+      await kysely.executeQuery(CompiledQuery.raw(`start transaction isolation level repeatable read read only; ${tenantSettings(organizationId)}`));
+      let value: T;
+      try {
+        value = await fn(new Db(this.em, this.context, { kysely, organizationId }));
+      } catch (err) {
+        await kysely.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
+        throw err;
+      }
+      await kysely.executeQuery(CompiledQuery.raw('commit'));
+      return value;
+    });
   }
 
   /**
@@ -208,7 +239,7 @@ export class Db {
    * reads of several tables that must agree; otherwise READ COMMITTED, each statement its own.
    */
   transaction<T>(fn: (db: Db) => Promise<T>, opts: { snapshot?: boolean } = {}): Promise<T> {
-    if (this.em.isInTransaction()) return fn(this);
+    if (this.inTransaction) return fn(this);
     let inner: EntityManager | undefined;
     const done = this.em.transactional(async (em) => {
       inner = em as EntityManager;

@@ -89,6 +89,14 @@ export class ReplicaDb extends Db {
     }
   }
 
+  override async reads<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    try {
+      return await super.reads(fn);
+    } catch (err) {
+      throw asReplicaFailure(err);
+    }
+  }
+
   override async transaction<T>(fn: (db: Db) => Promise<T>, opts: { snapshot?: boolean } = {}): Promise<T> {
     if (!opts.snapshot) return this.primary.transaction(fn, opts);
     try {

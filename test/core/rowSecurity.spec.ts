@@ -5,6 +5,7 @@
 // of the service with their organization predicate taken out see and change nothing of the other
 // organization through a Db with an organization.
 import { expect } from 'chai';
+import pg from 'pg';
 import { ACROSS_ORGANIZATIONS, Db, setRowSecurity as switchRowSecurity, TENANT_ROLE } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { call, expectOk } from '../support/client.js';
@@ -96,21 +97,24 @@ describe('core/row security', () => {
     expect(on[1]!.body.data.map((h: any) => h.description)).to.deep.equal([a.host.description]);
   });
 
-  it('a list, a get and a history read their statements in one transaction: the role and organization set once', async () => {
-    const run = (Db.prototype as unknown as { run: (sql: string, params: unknown[]) => Promise<unknown[]> }).run;
-    const settings: string[] = [];
-    (Db.prototype as unknown as { run: typeof run }).run = function (this: Db, sql: string, params: unknown[]) {
-      if (sql.includes(`set_config('role'`)) settings.push(sql);
-      return run.call(this, sql, params);
-    };
+  it('a list, a get and a history read their statements in one transaction: the role and organization set once, with its begin', async () => {
+    // Every statement any connection of this process sends (the test app runs here).
+    const query = pg.Client.prototype.query;
+    const sent: string[] = [];
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if (typeof args[0] === 'string') sent.push(args[0]);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
     try {
       for (const path of ['/api/v1/hosts?limit=50', `/api/v1/hosts/${a.host.id}`, `/api/v1/hosts/${a.host.id}/history`, '/api/v1/ip-addresses?limit=50', `/api/v1/subnets/${a.subnet.id}`]) {
-        settings.length = 0;
+        sent.length = 0;
         expectOk(await call(app.url, 'GET', path, { auth: a.t.owner }));
+        const settings = sent.filter((sql) => sql.includes(`set_config('role'`));
         expect(settings, path).to.have.length(1);
+        expect(settings[0], path).to.match(/^start transaction isolation level repeatable read read only; select set_config\('role'/);
       }
     } finally {
-      (Db.prototype as unknown as { run: typeof run }).run = run;
+      pg.Client.prototype.query = query;
     }
   });
 

@@ -7,7 +7,7 @@
 // every other organization's requests and webhook deliveries). Now those strings live and die in
 // the thread's own heap, and the event loop only learns how many rows there were.
 import pg from 'pg';
-import { tenantSettings } from '../../core/db.js';
+import { tenantSettings, UUID } from '../../core/db.js';
 import { boundStatement, SESSION_OPTIONS } from '../../core/sql.js';
 
 /** A table's rows as PostgreSQL's JSON text of them (json_agg) and their count. */
@@ -44,8 +44,7 @@ export const READ_SETTINGS = `select set_config('max_parallel_workers_per_gather
 
 // A snapshot id is hex words and dashes ('00000003-0000001B-1'); SET TRANSACTION SNAPSHOT takes no bind parameter.
 const SNAPSHOT_ID = /^[0-9A-Fa-f]+(-[0-9A-Fa-f]+)+$/;
-// The organization goes into the same simple query as text, so it must be a uuid and nothing else.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 
 /** This thread's connections, by database URL (the primary's, a standby's): one each, as the thread runs one task at a time. */
 const pools = new Map<string, pg.Pool>();
