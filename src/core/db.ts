@@ -210,7 +210,7 @@ export class Db {
   /**
    * Reads that belong together (a page, its count and its rows' children): with an organization, one
    * snapshot transaction, so that the role and organization are set once for all of them rather than
-   * around each statement (a list's nine statements: 12 round trips instead of 36); without one, each
+   * around each statement (a list's nine statements: 11 round trips instead of 36); without one, each
    * statement on its own as always.
    */
   reads<T>(fn: (db: Db) => Promise<T>): Promise<T> {
